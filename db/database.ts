@@ -1,0 +1,116 @@
+/**
+ * Kysely<Database> for SQLite (default, a file in DATA_DIR) or PostgreSQL (`DATABASE_URL=postgres://`).
+ * Both dialects hand the application the same value shapes: timestamps as ISO 8601 strings,
+ * JSON columns as text (repositories parse them), 64-bit integers as numbers.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.ts';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface DatabaseHandle {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  /** The underlying client, for libraries that need their own (rate limiter stores). */
+  raw: { kind: 'sqlite'; client: SQLite.Database } | { kind: 'postgres'; pool: pg.Pool };
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** `postgres://...`; otherwise SQLite at `sqliteFile`. */
+  url?: string | null;
+  sqliteFile?: string;
+  /** PostgreSQL schema to use (tests give each suite its own). */
+  schema?: string;
+  poolSize?: number;
+}
+
+export function isPostgresUrl(url: string | null | undefined): url is string {
+  return !!url && /^postgres(ql)?:\/\//.test(url);
+}
+
+export function openDatabase(options: OpenDatabaseOptions): DatabaseHandle {
+  if (isPostgresUrl(options.url)) return openPostgres(options.url, options);
+  const file = options.sqliteFile ?? ':memory:';
+  return openSqlite(file);
+}
+
+function openSqlite(file: string): DatabaseHandle {
+  if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  const client = new SQLite(file);
+  client.pragma('journal_mode = WAL');
+  // FULL: a commit is on disk before the reply that announces it (WAL + NORMAL can lose the last
+  // commits on power loss).
+  client.pragma('synchronous = FULL');
+  client.pragma('foreign_keys = ON');
+  client.pragma('busy_timeout = 5000');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: client }) });
+  return {
+    db,
+    dialect: 'sqlite',
+    raw: { kind: 'sqlite', client },
+    close: () => db.destroy(),
+  };
+}
+
+const pgTypes = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    switch (oid) {
+      case 20: // int8: counts and sums; values stay far below 2^53
+        return (v: string) => Number(v);
+      case 114: // json
+      case 3802: // jsonb
+        return (v: string) => v;
+      case 1184: // timestamptz
+      case 1114: {
+        // timestamp
+        const parse = pg.types.getTypeParser(oid, 'text') as (v: string) => Date;
+        return (v: string) => parse(v).toISOString();
+      }
+      default:
+        return pg.types.getTypeParser(oid, format ?? 'text');
+    }
+  },
+};
+
+function openPostgres(url: string, options: OpenDatabaseOptions): DatabaseHandle {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    types: pgTypes as unknown as pg.CustomTypesConfig,
+    ...(options.schema ? { options: `-c search_path=${quoteIdent(options.schema)}` } : {}),
+  });
+  // An idle client that errors (server restart) must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    dialect: 'postgres',
+    raw: { kind: 'postgres', pool },
+    close: () => db.destroy(),
+  };
+}
+
+export function quoteIdent(name: string): string {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`unsafe identifier: ${name}`);
+  return `"${name}"`;
+}
+
+/** Round trip to the database; throws when it is unreachable. */
+export async function pingDatabase(db: Kysely<Database>): Promise<void> {
+  await sql`select 1`.execute(db);
+}
+
+/** Unique-constraint violation, on either dialect. */
+export function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string } | undefined;
+  return (
+    e?.code === '23505' ||
+    e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ||
+    e?.code === 'SQLITE_CONSTRAINT_UNIQUE'
+  );
+}

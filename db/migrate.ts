@@ -1,0 +1,37 @@
+/**
+ * Applies pending migrations. Runs on every start (`servers/main.ts`) and as `npm run migrate`.
+ * Kysely's migrator takes a lock table, so concurrent processes on PostgreSQL apply each migration once.
+ */
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Kysely } from 'kysely';
+import { FileMigrationProvider, Migrator } from 'kysely/migration';
+import { loadConfig, sqliteFile } from '../servers/config.ts';
+import { openDatabase } from './database.ts';
+
+const migrationFolder = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
+
+// biome-ignore lint/suspicious/noExplicitAny: the migrator works on any schema
+export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+  const migrator = new Migrator({
+    db,
+    provider: new FileMigrationProvider({ fs, path, migrationFolder }),
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const config = loadConfig();
+  const handle = openDatabase({ url: config.database_url, sqliteFile: sqliteFile(config) });
+  try {
+    const applied = await migrateToLatest(handle.db);
+    process.stdout.write(
+      `${handle.dialect}: ${applied.length ? `applied ${applied.join(', ')}` : 'already up to date'}\n`,
+    );
+  } finally {
+    await handle.close();
+  }
+}

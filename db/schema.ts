@@ -1,0 +1,126 @@
+/**
+ * The data model, one place to read it (STYLE.md 11). Migrations in `db/migrations/` create these
+ * tables on SQLite and PostgreSQL alike; this file is their typed view for kysely.
+ *
+ * Value conventions on both dialects (see `database.ts`):
+ * - timestamps: ISO 8601 strings in UTC (`timestamptz` on PostgreSQL, `text` on SQLite);
+ * - JSON documents: text holding JSON (`jsonb` on PostgreSQL);
+ * - ids: UUID v4 strings (`uuid` on PostgreSQL);
+ * - money: integer minor units (cents), never floats.
+ *
+ * Tables owned by libraries, not listed here: `kysely_migration`, `kysely_migration_lock`
+ * (migrations applied), `rate_limits` (rate-limiter-flexible's fixed windows per hashed client).
+ */
+import type { Insertable, Selectable, Updateable } from 'kysely';
+
+/** Secrets the service generates for itself on first start (HMAC keys, ...). Never leaves the database. */
+export interface ServiceSecretsTable {
+  name: string;
+  value: string;
+  created_at: string;
+}
+
+/**
+ * How a brand receives return requests. A brand with a webhook gets signed POSTs (Standard Webhooks);
+ * otherwise its email, or the support email from the brand registry, is used when SMTP is configured.
+ */
+export interface BrandChannelsTable {
+  brand_domain: string;
+  webhook_url: string | null;
+  /** Shared secret for the webhook signature (`whsec_` + base64). */
+  webhook_secret: string | null;
+  email: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/**
+ * A return or refund request started by a personal agent. Holds the person's name and contact:
+ * these leave the service only towards the brand, never through the status endpoint or logs.
+ */
+export interface ReturnRequestsTable {
+  id: string;
+  brand_domain: string;
+  /** Brand name from the registry at the time of the request (null for unknown brands). */
+  brand_name: string | null;
+  requester_name: string;
+  contact: string;
+  contact_kind: 'email' | 'phone';
+  order_number: string | null;
+  card_last4: string | null;
+  /** Purchase date, ISO 8601 calendar date. */
+  purchase_date: string | null;
+  amount_cents: number | null;
+  currency: string | null;
+  message: string | null;
+  agent_id: string | null;
+  /** How the person's agent wants to hear back (see `returns/schemas.ts` ReplyProtocol). */
+  protocol: string;
+  callback_url: string | null;
+  /** JSON: the approval proof as received plus what verifying it established. */
+  approval: string | null;
+  status: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Every status change of a return request, in order: the request's history. */
+export interface ReturnEventsTable {
+  id: string;
+  request_id: string;
+  seq: number;
+  from_status: string | null;
+  to_status: string;
+  actor: 'service' | 'brand' | 'requester';
+  note: string | null;
+  at: string;
+}
+
+/**
+ * The delivery outbox: one row per attempt to hand a return request to the brand over one channel.
+ * Written in the same transaction as the request; a worker claims due rows with a lease, so a
+ * crashed process's delivery is retried by another after the lease expires. `id` is the delivery id
+ * sent with each attempt (`webhook-id`, email Message-ID) so receivers can drop duplicates.
+ */
+export interface DeliveriesTable {
+  id: string;
+  request_id: string;
+  channel: 'webhook' | 'email';
+  /** Webhook URL or email address at the time the delivery was queued. */
+  target: string;
+  state: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  next_attempt_at: string;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  /** Short technical reason of the last failure (HTTP status, network error code); no personal data. */
+  last_error: string | null;
+  created_at: string;
+  delivered_at: string | null;
+}
+
+/** `Idempotency-Key` records: the same key and body replays the stored response; another body is refused. */
+export interface IdempotencyKeysTable {
+  operation: string;
+  key: string;
+  /** SHA-256 of the canonical (RFC 8785) input. */
+  fingerprint: string;
+  response: string;
+  created_at: string;
+}
+
+export interface Database {
+  service_secrets: ServiceSecretsTable;
+  brand_channels: BrandChannelsTable;
+  return_requests: ReturnRequestsTable;
+  return_events: ReturnEventsTable;
+  deliveries: DeliveriesTable;
+  idempotency_keys: IdempotencyKeysTable;
+}
+
+export type ReturnRequestRow = Selectable<ReturnRequestsTable>;
+export type NewReturnRequest = Insertable<ReturnRequestsTable>;
+export type ReturnEventRow = Selectable<ReturnEventsTable>;
+export type DeliveryRow = Selectable<DeliveriesTable>;
+export type DeliveryUpdate = Updateable<DeliveriesTable>;
+export type BrandChannelRow = Selectable<BrandChannelsTable>;

@@ -1,0 +1,226 @@
+/**
+ * Configuration: `mcp.config.json` (defaults, documented in the README) overridden by environment
+ * variables, validated by one zod schema. Every problem is reported at once, naming the key and
+ * where its value came from (STYLE.md 8).
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+
+export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+export const serviceVersion: string = (
+  JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string }
+).version;
+
+const absoluteUrl = z
+  .url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' })
+  .transform((u) => u.replace(/\/+$/, ''));
+
+const positiveInt = z.number().int().positive();
+
+export const Config = z
+  .object({
+    port: z.number().int().min(0).max(65535),
+    host: z.string().min(1),
+    site_url: absoluteUrl,
+    base_url: absoluteUrl,
+    public_api_url: absoluteUrl,
+    mcp_url: absoluteUrl,
+    auth_url: absoluteUrl,
+    functions_url: absoluteUrl,
+    data_dir: z.string().min(1),
+    database_url: z
+      .string()
+      .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must be a postgres:// URL or sqlite:<file>')
+      .nullable(),
+    log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    /** Express `trust proxy`: false, true, a hop count or a list of addresses/subnets. */
+    trust_proxy: z.union([z.boolean(), z.number().int().min(0), z.string()]),
+    mcp: z.strictObject({
+      /** Host names accepted in `Host`/`Origin` of MCP requests (DNS-rebinding protection). Empty: derived. */
+      allowed_hosts: z.array(z.string().min(1)),
+    }),
+    http: z.strictObject({ body_limit_bytes: positiveInt }),
+    rate_limits: z.strictObject({
+      unauthenticated_writes: z.strictObject({ points: positiveInt, duration_s: positiveInt }),
+    }),
+    outbound: z.strictObject({
+      /** Lets outbound fetches reach loopback and private networks. For tests and self-hosting only. */
+      allow_private_networks: z.boolean(),
+      timeout_ms: positiveInt,
+      user_agent: z.string().min(1),
+    }),
+    returns: z.strictObject({
+      delivery: z.strictObject({
+        poll_interval_ms: positiveInt,
+        batch_size: positiveInt,
+        lease_ms: positiveInt,
+        max_attempts: positiveInt,
+        base_delay_ms: positiveInt,
+        max_delay_ms: positiveInt,
+      }),
+    }),
+    smtp: z.strictObject({
+      url: z
+        .string()
+        .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
+        .nullable(),
+      from: z.string().min(3),
+    }),
+  })
+  .strict();
+export type Config = z.infer<typeof Config>;
+
+type EnvBinding = { key: string; parse?: (raw: string) => unknown };
+
+/** Environment variable -> config key (dotted path). The README's configuration table mirrors this. */
+export const envBindings: Record<string, EnvBinding> = {
+  PORT: { key: 'port', parse: numberOrRaw },
+  HOST: { key: 'host' },
+  SITE_URL: { key: 'site_url' },
+  BASE_URL: { key: 'base_url' },
+  PUBLIC_API_URL: { key: 'public_api_url' },
+  MCP_URL: { key: 'mcp_url' },
+  AUTH_URL: { key: 'auth_url' },
+  FUNCTIONS_URL: { key: 'functions_url' },
+  DATA_DIR: { key: 'data_dir' },
+  DATABASE_URL: { key: 'database_url' },
+  LOG_LEVEL: { key: 'log_level' },
+  TRUST_PROXY: {
+    key: 'trust_proxy',
+    parse: (raw) => (raw === 'true' ? true : raw === 'false' ? false : numberOrRaw(raw)),
+  },
+  MCP_ALLOWED_HOSTS: { key: 'mcp.allowed_hosts', parse: list },
+  OUTBOUND_ALLOW_PRIVATE: { key: 'outbound.allow_private_networks', parse: flag },
+  SMTP_URL: { key: 'smtp.url' },
+  SMTP_FROM: { key: 'smtp.from' },
+  RATE_LIMIT_WRITES_PER_MINUTE: { key: 'rate_limits.unauthenticated_writes.points', parse: numberOrRaw },
+  DELIVERY_BASE_DELAY_MS: { key: 'returns.delivery.base_delay_ms', parse: numberOrRaw },
+  DELIVERY_MAX_ATTEMPTS: { key: 'returns.delivery.max_attempts', parse: numberOrRaw },
+  DELIVERY_LEASE_MS: { key: 'returns.delivery.lease_ms', parse: numberOrRaw },
+  DELIVERY_POLL_INTERVAL_MS: { key: 'returns.delivery.poll_interval_ms', parse: numberOrRaw },
+};
+
+function numberOrRaw(raw: string): unknown {
+  return raw.trim() !== '' && Number.isFinite(Number(raw)) ? Number(raw) : raw;
+}
+function list(raw: string): string[] {
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+function flag(raw: string): unknown {
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off|)$/i.test(raw)) return false;
+  return raw;
+}
+
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+export interface LoadConfigOptions {
+  /** Defaults to `mcp.config.json` at the project root; `CONFIG_FILE` overrides. */
+  file?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Applied last (tests). Dotted keys allowed: `{ 'returns.delivery.lease_ms': 500 }`. */
+  overrides?: Record<string, unknown>;
+}
+
+export function loadConfig(options: LoadConfigOptions = {}): Config {
+  const env = options.env ?? process.env;
+  const file = options.file ?? env.CONFIG_FILE ?? path.join(projectRoot, 'mcp.config.json');
+  const problems: string[] = [];
+  const origin = new Map<string, string>();
+
+  let raw: Record<string, unknown>;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  } catch (err) {
+    throw new ConfigError([`${file}: ${(err as Error).message}`]);
+  }
+  delete raw.$comment;
+
+  for (const [name, binding] of Object.entries(envBindings)) {
+    const value = env[name];
+    if (value === undefined) continue;
+    setPath(raw, binding.key, binding.parse ? binding.parse(value) : value);
+    origin.set(binding.key, `environment ${name}`);
+  }
+  for (const [key, value] of Object.entries(options.overrides ?? {})) {
+    setPath(raw, key, value);
+    origin.set(key, 'override');
+  }
+
+  const resolved = resolveTemplates(raw, problems);
+  const parsed = Config.safeParse(resolved);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const key = issue.path.join('.') || '(root)';
+      const where = origin.get(key) ?? path.basename(file);
+      const keys = issue.code === 'unrecognized_keys' ? ` (${issue.keys.join(', ')})` : '';
+      problems.push(`${key}: ${issue.message}${keys} [from ${where}]`);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return parsed.data as Config;
+}
+
+function setPath(target: Record<string, unknown>, dotted: string, value: unknown): void {
+  const parts = dotted.split('.');
+  let node = target;
+  for (const part of parts.slice(0, -1)) {
+    const next = node[part];
+    if (typeof next !== 'object' || next === null) node[part] = {};
+    node = node[part] as Record<string, unknown>;
+  }
+  node[parts.at(-1) as string] = value;
+}
+
+/** Expands `{port}`, `{site_url}` and `{version}` inside string values (site_url first, it may use port). */
+function resolveTemplates(raw: Record<string, unknown>, problems: string[]): Record<string, unknown> {
+  const vars: Record<string, string> = { port: String(raw.port), version: serviceVersion };
+  const expand = (value: string, key: string): string =>
+    value.replace(/\{(\w+)\}/g, (whole, name: string) => {
+      const v = vars[name];
+      if (v === undefined) {
+        problems.push(`${key}: unknown placeholder ${whole}`);
+        return whole;
+      }
+      return v;
+    });
+  if (typeof raw.site_url === 'string') {
+    vars.site_url = expand(raw.site_url, 'site_url').replace(/\/+$/, '');
+  }
+  const walk = (node: unknown, key: string): unknown => {
+    if (typeof node === 'string') return expand(node, key);
+    if (Array.isArray(node)) return node.map((v, i) => walk(v, `${key}.${i}`));
+    if (node && typeof node === 'object') {
+      return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, walk(v, key ? `${key}.${k}` : k)]));
+    }
+    return node;
+  };
+  return walk(raw, '') as Record<string, unknown>;
+}
+
+/** The host names the MCP endpoints accept (DNS-rebinding protection, MCP transports "Security warning"). */
+export function mcpAllowedHosts(config: Config): string[] {
+  if (config.mcp.allowed_hosts.length > 0) return config.mcp.allowed_hosts;
+  const host = new URL(config.mcp_url).hostname;
+  const loopback = ['localhost', '127.0.0.1', '[::1]'];
+  return loopback.includes(host) ? loopback : [host];
+}
+
+/** Where SQLite lives when no `database_url` is given. */
+export function sqliteFile(config: Config): string {
+  if (config.database_url?.startsWith('sqlite:')) return config.database_url.slice('sqlite:'.length);
+  return path.resolve(config.data_dir, 'service.db');
+}

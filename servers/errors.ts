@@ -1,0 +1,83 @@
+/**
+ * One error type with a fixed set of stable codes (STYLE.md 6). REST renders it as
+ * `application/problem+json` (RFC 9457), MCP as an `isError` tool result carrying the same code.
+ * `expose` is false for 5xx: the client gets the code and a generic title, the log gets the cause.
+ */
+
+export const errorCodes = {
+  validation_failed: { status: 400, title: 'The request has invalid fields' },
+  malformed_json: { status: 400, title: 'The request body is not valid JSON' },
+  unauthorized: { status: 401, title: 'Authentication is required' },
+  forbidden: { status: 403, title: 'Not allowed' },
+  not_found: { status: 404, title: 'No such resource' },
+  route_not_found: { status: 404, title: 'No such endpoint' },
+  method_not_allowed: { status: 405, title: 'Method not allowed on this endpoint' },
+  not_acceptable: { status: 406, title: 'No acceptable representation' },
+  idempotency_key_reused: { status: 409, title: 'Idempotency-Key already used with a different request' },
+  idempotency_in_progress: {
+    status: 409,
+    title: 'A request with this Idempotency-Key is still being processed',
+  },
+  illegal_transition: { status: 409, title: 'That status change is not allowed from the current status' },
+  payload_too_large: { status: 413, title: 'The request body is too large' },
+  unsupported_media_type: { status: 415, title: 'Unsupported content type' },
+  rate_limited: { status: 429, title: 'Too many requests' },
+  internal_error: { status: 500, title: 'Internal error' },
+  service_unavailable: { status: 503, title: 'Service temporarily unavailable' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ErrorCode = keyof typeof errorCodes;
+
+/** One failing field of a request, named by its path (`amount`, `approval_proof.jws`). */
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export interface ServiceErrorOptions {
+  detail?: string;
+  errors?: FieldError[];
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+export class ServiceError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly title: string;
+  /** Whether `detail` may be shown to the caller. */
+  readonly expose: boolean;
+  readonly errors: FieldError[] | undefined;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, options: ServiceErrorOptions = {}) {
+    const { status, title } = errorCodes[code];
+    super(options.detail ?? title, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'ServiceError';
+    this.code = code;
+    this.status = status;
+    this.title = title;
+    this.expose = status < 500;
+    this.errors = options.errors;
+    this.headers = options.headers ?? {};
+  }
+
+  /** What the caller may see. */
+  get publicDetail(): string {
+    return this.expose ? this.message : this.title;
+  }
+}
+
+export const invalid = (errors: FieldError[], detail?: string): ServiceError =>
+  new ServiceError('validation_failed', {
+    errors,
+    detail: detail ?? errors.map((e) => `${e.field}: ${e.message}`).join('; '),
+  });
+
+export const notFound = (detail: string): ServiceError => new ServiceError('not_found', { detail });
+
+/** Anything thrown that is not a ServiceError is an internal error; its message never reaches the caller. */
+export function toServiceError(err: unknown): ServiceError {
+  if (err instanceof ServiceError) return err;
+  return new ServiceError('internal_error', { cause: err });
+}
