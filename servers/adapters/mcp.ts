@@ -1,0 +1,380 @@
+/**
+ * MCP projection of the registry over Streamable HTTP (MCP 2025-11-25), stateless, JSON responses
+ * (SSE only while a request that asked for progress runs).
+ *
+ * One long-lived SDK `Server` serves every HTTP request through a multiplexing transport: each
+ * incoming JSON-RPC request gets a fresh internal id, and the reply is routed back to the HTTP
+ * exchange that owns that id with the caller's own id restored. Requests of different clients can
+ * therefore never collide (the reason the SDK's stateless transport refuses reuse), and nothing is
+ * constructed per request - a new `McpServer` + transport per POST, as in the SDK's stateless
+ * example, spends most of the request building them (see `npm run bench`).
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
+import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  isInitializeRequest,
+  isJSONRPCErrorResponse,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  type JSONRPCMessage,
+  JSONRPCMessageSchema,
+  ListToolsRequestSchema,
+  McpError,
+  type MessageExtraInfo,
+  type RequestId,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import express, { type Request, type RequestHandler, type Response, Router } from 'express';
+import { serviceVersion } from '../config.ts';
+import { toServiceError } from '../errors.ts';
+import {
+  type AnyOperation,
+  invokeOperation,
+  type McpServerName,
+  type OperationContext,
+} from '../operation.ts';
+import type { Services } from '../services.ts';
+import { jsonSchemaOf } from './openapi.ts';
+
+/** JSON-RPC "server error" code the MCP SDK uses for transport-level refusals. */
+const SERVER_ERROR = -32000;
+
+/** The MCP tool list of one server, derived from the registry. */
+export function toolsOf(operations: readonly AnyOperation[], server: McpServerName): Tool[] {
+  return operations
+    .filter((op) => op.mcp?.includes(server))
+    .map((op) => ({
+      name: op.toolName,
+      title: op.title,
+      description: op.description,
+      inputSchema: jsonSchemaOf(op.input, 'input') as Tool['inputSchema'],
+      outputSchema: jsonSchemaOf(op.output, 'output') as Tool['outputSchema'],
+      annotations: { title: op.title, ...op.annotations },
+    }));
+}
+
+/** One HTTP POST: the JSON-RPC requests it carried and the replies still owed. */
+class Exchange {
+  readonly req: Request;
+  private readonly res: Response;
+  private readonly streaming: boolean;
+  private readonly owed = new Set<number>();
+  private readonly replies: JSONRPCMessage[] = [];
+  private readonly batch: boolean;
+
+  constructor(req: Request, res: Response, streaming: boolean, batch: boolean) {
+    this.req = req;
+    this.res = res;
+    this.streaming = streaming;
+    this.batch = batch;
+    if (streaming) {
+      res.writeHead(200, {
+        'Content-Type': 'text/event-stream',
+        'Cache-Control': 'no-cache, no-transform',
+        'X-Accel-Buffering': 'no',
+      });
+    }
+  }
+
+  get open(): boolean {
+    return this.owed.size > 0;
+  }
+
+  owe(id: number): void {
+    this.owed.add(id);
+  }
+
+  pendingIds(): number[] {
+    return [...this.owed];
+  }
+
+  notify(message: JSONRPCMessage): void {
+    if (this.streaming && !this.res.writableEnded)
+      this.res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+  }
+
+  reply(internalId: number, message: JSONRPCMessage): void {
+    if (!this.owed.delete(internalId)) return;
+    if (this.streaming) {
+      this.notify(message);
+      if (this.owed.size === 0) this.res.end();
+      return;
+    }
+    this.replies.push(message);
+    if (this.owed.size === 0 && !this.res.headersSent) {
+      this.res.status(200).json(this.batch ? this.replies : this.replies[0]);
+    }
+  }
+}
+
+/**
+ * A Transport that many HTTP exchanges share. Internal ids are unique for the life of the process,
+ * so the SDK's per-request state (abort controllers, handlers) stays per request.
+ */
+export class MultiplexTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
+  private nextId = 0;
+  private readonly pending = new Map<number, { exchange: Exchange; callerId: RequestId }>();
+
+  async start(): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.onclose?.();
+  }
+
+  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
+      const id = message.id as number;
+      const entry = this.pending.get(id);
+      if (!entry) return; // the caller went away
+      this.pending.delete(id);
+      entry.exchange.reply(id, { ...message, id: entry.callerId } as JSONRPCMessage);
+      return;
+    }
+    if (isJSONRPCNotification(message)) {
+      const related = options?.relatedRequestId;
+      if (related !== undefined) this.pending.get(related as number)?.exchange.notify(message);
+      return; // stateless: no standalone stream for unrelated notifications
+    }
+    throw new McpError(
+      ErrorCode.InvalidRequest,
+      'This server is stateless and does not send requests to clients',
+    );
+  }
+
+  dispatch(exchange: Exchange, messages: JSONRPCMessage[], extra: MessageExtraInfo): void {
+    for (const message of messages) {
+      if (isJSONRPCRequest(message)) {
+        const id = ++this.nextId;
+        this.pending.set(id, { exchange, callerId: message.id });
+        exchange.owe(id);
+        this.onmessage?.({ ...message, id }, extra);
+      } else if (isJSONRPCNotification(message)) {
+        // A cancellation names the caller's id, which is not unique across stateless clients; the
+        // request is cancelled when its HTTP exchange closes instead (see `abandon`).
+        if (message.method !== 'notifications/cancelled') this.onmessage?.(message, extra);
+      }
+    }
+  }
+
+  /** The client disconnected: cancel what it still waits for, so handlers see their signal abort. */
+  abandon(exchange: Exchange): void {
+    for (const id of exchange.pendingIds()) {
+      if (!this.pending.delete(id)) continue;
+      this.onmessage?.({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: id, reason: 'client disconnected' },
+      });
+    }
+  }
+
+  exchangeOf(requestId: RequestId): Exchange | undefined {
+    return this.pending.get(requestId as number)?.exchange;
+  }
+}
+
+export interface McpEndpointOptions {
+  server: McpServerName;
+  /** Host names accepted in Host and Origin (DNS-rebinding protection). */
+  allowedHosts: string[];
+  instructions: string;
+}
+
+export function createMcpEndpoint(
+  services: Services,
+  operations: readonly AnyOperation[],
+  options: McpEndpointOptions,
+): { router: Router; close: () => Promise<void> } {
+  const tools = toolsOf(operations, options.server);
+  const byTool = new Map(
+    operations.filter((op) => op.mcp?.includes(options.server)).map((op) => [op.toolName, op]),
+  );
+  const transport = new MultiplexTransport();
+  const server = new Server(
+    { name: `agent-service-${options.server}`, title: 'Agent service', version: serviceVersion },
+    { capabilities: { tools: { listChanged: false } }, instructions: options.instructions },
+  );
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const op = byTool.get(request.params.name);
+    if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+    const exchange = transport.exchangeOf(extra.requestId);
+    const req = exchange?.req;
+    const progressToken = extra._meta?.progressToken;
+    const ctx: OperationContext = {
+      services,
+      request: {
+        id: req ? String(req.id) : String(extra.requestId),
+        ip: req?.ip ?? 'unknown',
+        via: 'mcp',
+        headers: (req?.headers ?? {}) as Record<string, string | undefined>,
+      },
+      log: req?.log ?? services.log,
+      signal: extra.signal,
+      ...(progressToken !== undefined
+        ? {
+            reportProgress: (progress: number, total?: number, message?: string) =>
+              extra.sendNotification({
+                method: 'notifications/progress',
+                params: {
+                  progressToken,
+                  progress,
+                  ...(total !== undefined ? { total } : {}),
+                  ...(message ? { message } : {}),
+                },
+              }),
+          }
+        : {}),
+    };
+    try {
+      const output = await invokeOperation(op, ctx, request.params.arguments ?? {});
+      return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
+    } catch (err) {
+      const error = toServiceError(err);
+      if (error.status >= 500)
+        ctx.log.error(
+          { err: err instanceof Error && error.cause ? error.cause : err, tool: op.toolName },
+          'tool failed',
+        );
+      const body = {
+        code: error.code,
+        message: error.publicDetail,
+        ...(error.errors ? { errors: error.errors } : {}),
+      };
+      return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] };
+    }
+  });
+  void server.connect(transport);
+
+  const router = Router();
+  router.use(hostHeaderValidation(options.allowedHosts));
+  router.use(originValidation(options.allowedHosts));
+  router.options('/', (_req, res) => {
+    res
+      .status(204)
+      .set({
+        'Access-Control-Allow-Methods': 'POST, OPTIONS',
+        'Access-Control-Allow-Headers':
+          'Content-Type, Accept, Authorization, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-Id',
+        'Access-Control-Max-Age': '600',
+      })
+      .end();
+  });
+  router.post(
+    '/',
+    express.json({ limit: services.config.http.body_limit_bytes, type: () => true }),
+    (req, res) => {
+      const accept = req.headers.accept ?? '*/*';
+      if (!/application\/json|\*\/\*|text\/event-stream/.test(accept)) {
+        return rpcError(
+          res,
+          406,
+          SERVER_ERROR,
+          'Not Acceptable: accept application/json and text/event-stream',
+        );
+      }
+      if (!req.is('application/json')) {
+        return rpcError(
+          res,
+          415,
+          ErrorCode.InvalidRequest,
+          'Unsupported Media Type: Content-Type must be application/json',
+        );
+      }
+      const version = req.headers['mcp-protocol-version'];
+      if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+        return rpcError(
+          res,
+          400,
+          ErrorCode.InvalidRequest,
+          `Unsupported protocol version: ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
+        );
+      }
+      const batch = Array.isArray(req.body);
+      const raw: unknown[] = batch ? (req.body as unknown[]) : [req.body];
+      const messages: JSONRPCMessage[] = [];
+      for (const item of raw) {
+        const parsed = JSONRPCMessageSchema.safeParse(item);
+        if (!parsed.success)
+          return rpcError(res, 400, ErrorCode.InvalidRequest, 'Invalid Request: not a JSON-RPC 2.0 message');
+        messages.push(parsed.data);
+      }
+      if (messages.length === 0)
+        return rpcError(res, 400, ErrorCode.InvalidRequest, 'Invalid Request: empty batch');
+      if (messages.some(isInitializeRequest) && messages.length > 1) {
+        return rpcError(res, 400, ErrorCode.InvalidRequest, 'Invalid Request: initialize must be sent alone');
+      }
+      const requests = messages.filter(isJSONRPCRequest);
+      if (requests.length === 0) {
+        transport.dispatch(new Exchange(req, res, false, batch), messages, extraOf(req));
+        res.status(202).end();
+        return;
+      }
+      const wantsProgress = requests.some((r) => r.params?._meta?.progressToken !== undefined);
+      const streaming = wantsProgress && /text\/event-stream/.test(accept);
+      const exchange = new Exchange(req, res, streaming, batch);
+      res.once('close', () => {
+        if (exchange.open) transport.abandon(exchange);
+      });
+      transport.dispatch(exchange, messages, extraOf(req));
+    },
+  );
+  const stateless: RequestHandler = (_req, res) => {
+    res.set('Allow', 'POST, OPTIONS');
+    rpcError(res, 405, SERVER_ERROR, 'Method not allowed: this server is stateless; send JSON-RPC with POST');
+  };
+  router.get('/', stateless);
+  router.delete('/', stateless);
+  router.use(((err, _req, res, _next) => {
+    const type = (err as { type?: string }).type;
+    if (type === 'entity.too.large')
+      return rpcError(res, 413, ErrorCode.InvalidRequest, 'Request body too large');
+    if (type === 'entity.parse.failed')
+      return rpcError(res, 400, ErrorCode.ParseError, 'Parse error: invalid JSON');
+    services.log.error({ err }, 'mcp endpoint failed');
+    return rpcError(res, 500, ErrorCode.InternalError, 'Internal error');
+  }) as express.ErrorRequestHandler);
+
+  return { router, close: () => server.close() };
+}
+
+function extraOf(req: Request): MessageExtraInfo {
+  return { requestInfo: { headers: req.headers as Record<string, string | string[] | undefined> } };
+}
+
+function rpcError(res: Response, status: number, code: number, message: string): void {
+  res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+/** MCP transports, security warning: validate Origin to prevent DNS rebinding. */
+function originValidation(allowedHosts: string[]): RequestHandler {
+  return (req, res, next) => {
+    const origin = req.headers.origin;
+    if (origin === undefined) return next();
+    let hostname: string;
+    try {
+      hostname = new URL(origin).hostname;
+    } catch {
+      return rpcError(res, 403, SERVER_ERROR, 'Invalid Origin header');
+    }
+    if (!allowedHosts.includes(hostname)) {
+      return rpcError(res, 403, SERVER_ERROR, `Origin not allowed: ${origin}`);
+    }
+    res.set({
+      'Access-Control-Allow-Origin': origin,
+      Vary: 'Origin',
+      'Access-Control-Expose-Headers': 'Mcp-Session-Id',
+    });
+    next();
+  };
+}

@@ -1,0 +1,152 @@
+/**
+ * OpenAPI 3.1.0 documents generated from the registry, one per REST surface. The JSON Schemas
+ * come from the same zod schemas (and the same conversion) as the MCP tools' input and output
+ * schemas, so the two cannot drift.
+ */
+import { stringify } from 'yaml';
+import { z } from 'zod';
+import { type Config, serviceVersion } from '../config.ts';
+import { errorCodes } from '../errors.ts';
+import type { AnyOperation, Surface } from '../operation.ts';
+import { PROBLEM_CONTENT_TYPE, Problem } from './problem.ts';
+
+export type JsonSchema = Record<string, unknown>;
+
+/** zod -> JSON Schema (draft 2020-12, the dialect of OpenAPI 3.1 and MCP 2025-11-25). */
+export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
+    target: 'draft-2020-12',
+    io,
+    unrepresentable: 'any',
+  }) as JsonSchema;
+  return rest;
+}
+
+export const surfaceInfo: Record<Surface, { title: string; version: string; description: string }> = {
+  cs: {
+    title: 'Customer service agent',
+    version: '1.0.0',
+    description:
+      'Keyless tools for personal agents: find which brand is behind a card charge, start a return or refund ' +
+      "request with that brand, and read the request's status. No authentication. Errors are RFC 9457 " +
+      'problem details with a stable `code`. Unauthenticated writes are rate limited per client address ' +
+      '(429 with Retry-After). The same operations are tools of the public MCP server.',
+  },
+  public_api: {
+    title: 'Public API',
+    version: serviceVersion,
+    description: 'Free read endpoints about the agent-readiness of websites and agent identity.',
+  },
+  site: {
+    title: 'Site',
+    version: serviceVersion,
+    description: 'Discovery documents and the agent identity API.',
+  },
+};
+
+export function surfaceUrl(config: Config, surface: Surface): string {
+  switch (surface) {
+    case 'cs':
+      return config.base_url;
+    case 'public_api':
+      return config.public_api_url;
+    case 'site':
+      return config.site_url;
+  }
+}
+
+/** Express `/a/:id` -> OpenAPI `/a/{id}`. */
+const openApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
+
+export function openApiDocument(
+  surface: Surface,
+  operations: readonly AnyOperation[],
+  config: Config,
+): JsonSchema {
+  const info = surfaceInfo[surface];
+  const paths: Record<string, Record<string, unknown>> = {};
+  const usedCodes = new Set<string>(['internal_error']);
+
+  for (const op of operations) {
+    const http = op.http;
+    if (!http || http.surface !== surface) continue;
+    const input = jsonSchemaOf(op.input, 'input');
+    const parameters: unknown[] = [];
+    let requestBody: unknown;
+    if (http.input === 'query') {
+      const properties = (input.properties ?? {}) as Record<string, JsonSchema>;
+      const required = new Set((input.required ?? []) as string[]);
+      for (const [name, schema] of Object.entries(properties)) {
+        const { description, ...rest } = schema;
+        parameters.push({ name, in: 'query', required: required.has(name), description, schema: rest });
+      }
+    } else {
+      requestBody = { required: true, content: { 'application/json': { schema: input } } };
+    }
+    for (const header of http.headers ?? []) {
+      parameters.push({
+        name: header.name,
+        in: 'header',
+        required: header.required ?? false,
+        description: header.description,
+        schema: { type: 'string', maxLength: 255 },
+      });
+    }
+
+    const codes = [
+      ...(op.errors ?? []),
+      ...(http.input === 'body'
+        ? (['unsupported_media_type', 'payload_too_large', 'malformed_json'] as const)
+        : []),
+    ];
+    const responses: Record<string, unknown> = {
+      '200': {
+        description: op.title,
+        content: { 'application/json': { schema: jsonSchemaOf(op.output, 'output') } },
+      },
+    };
+    for (const code of [...codes, 'internal_error' as const]) {
+      usedCodes.add(code);
+      const status = String(errorCodes[code].status);
+      const existing = responses[status] as { description: string } | undefined;
+      responses[status] = {
+        description: existing ? `${existing.description}; ${code}` : code,
+        content: { [PROBLEM_CONTENT_TYPE]: { schema: { $ref: '#/components/schemas/Problem' } } },
+        ...(code === 'rate_limited'
+          ? { headers: { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } } } }
+          : {}),
+      };
+    }
+    if (http.status)
+      responses['503'] = {
+        description: 'Degraded (same body as 200).',
+        content: (responses['200'] as { content: unknown }).content,
+      };
+
+    const path = openApiPath(http.path);
+    paths[path] ??= {};
+    (paths[path] as Record<string, unknown>)[http.method.toLowerCase()] = {
+      operationId: op.name,
+      summary: op.title,
+      description: op.description,
+      tags: op.tags ?? [],
+      ...(parameters.length ? { parameters } : {}),
+      ...(requestBody ? { requestBody } : {}),
+      responses,
+      ...(op.mcp?.length ? { 'x-mcp-tool': op.toolName } : {}),
+    };
+  }
+
+  return {
+    openapi: '3.1.0',
+    info: { title: info.title, version: info.version, description: info.description },
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    servers: [{ url: surfaceUrl(config, surface) }],
+    paths,
+    components: { schemas: { Problem: jsonSchemaOf(Problem, 'output') } },
+  };
+}
+
+export function asYaml(document: JsonSchema): string {
+  return stringify(document, { aliasDuplicateObjects: false, lineWidth: 0 });
+}

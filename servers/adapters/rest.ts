@@ -1,0 +1,131 @@
+/**
+ * REST projection of the registry: one Express router per surface, one route per operation.
+ * The adapter only translates (query or JSON body in, JSON or problem+json out); behaviour lives in
+ * `invokeOperation` and the handlers.
+ */
+import express, {
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+  Router,
+} from 'express';
+import { ServiceError, toServiceError } from '../errors.ts';
+import { type AnyOperation, invokeOperation, type OperationContext, type Surface } from '../operation.ts';
+import type { Services } from '../services.ts';
+import { sendProblem } from './problem.ts';
+
+export function restContext(req: Request, res: Response, services: Services): OperationContext {
+  const controller = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  return {
+    services,
+    request: {
+      id: String(req.id),
+      ip: req.ip ?? req.socket.remoteAddress ?? 'unknown',
+      via: 'rest',
+      headers: req.headers as Record<string, string | undefined>,
+    },
+    log: req.log,
+    signal: controller.signal,
+  };
+}
+
+/** JSON bodies only; anything else is 415 before the body is read. */
+export function requireJson(): RequestHandler {
+  return (req, _res, next) => {
+    if (!req.is('application/json')) {
+      next(
+        new ServiceError('unsupported_media_type', {
+          detail: `Send the body as application/json (got ${req.headers['content-type'] ?? 'no content type'})`,
+        }),
+      );
+      return;
+    }
+    next();
+  };
+}
+
+export function surfaceRouter(
+  surface: Surface,
+  operations: readonly AnyOperation[],
+  services: Services,
+): Router {
+  const router = Router({ strict: false });
+  const methodsByPath = new Map<string, Set<string>>();
+  const jsonBody = express.json({ limit: services.config.http.body_limit_bytes, strict: true });
+
+  for (const op of operations) {
+    const http = op.http;
+    if (!http || http.surface !== surface) continue;
+    const handle: RequestHandler = async (req, res) => {
+      const ctx = restContext(req, res, services);
+      const output = await invokeOperation(op, ctx, http.input === 'query' ? req.query : req.body);
+      res.status(http.status?.(output) ?? 200).json(output);
+    };
+    const method = http.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
+    if (http.input === 'body') router[method](http.path, requireJson(), jsonBody, handle);
+    else router[method](http.path, handle);
+    const methods = methodsByPath.get(http.path) ?? new Set<string>();
+    methods.add(http.method);
+    if (http.method === 'GET') methods.add('HEAD');
+    methodsByPath.set(http.path, methods);
+  }
+
+  for (const [path, methods] of methodsByPath) router.all(path, methodNotAllowed([...methods]));
+  return router;
+}
+
+export function methodNotAllowed(methods: string[]): RequestHandler {
+  const allow = methods.join(', ');
+  return (req, _res, next) => {
+    next(
+      new ServiceError('method_not_allowed', {
+        detail: `${req.method} is not allowed here; use ${allow}`,
+        headers: { Allow: allow },
+      }),
+    );
+  };
+}
+
+export function routeNotFound(): RequestHandler {
+  return (req, _res, next) => {
+    next(new ServiceError('route_not_found', { detail: `No endpoint at ${req.path}` }));
+  };
+}
+
+/** body-parser failures and everything thrown, as problem+json. 5xx details go to the log only. */
+export function problemHandler(siteUrl: string) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    const error = fromBodyParser(err) ?? toServiceError(err);
+    if (error.status >= 500) req.log.error({ err: error.cause ?? err, code: error.code }, 'request failed');
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    sendProblem(req, res, error, siteUrl);
+  };
+}
+
+function fromBodyParser(err: unknown): ServiceError | undefined {
+  const type = (err as { type?: string } | undefined)?.type;
+  switch (type) {
+    case 'entity.too.large':
+      return new ServiceError('payload_too_large', {
+        detail: `The body is larger than ${(err as { limit: number }).limit} bytes`,
+      });
+    case 'entity.parse.failed':
+      return new ServiceError('malformed_json', { detail: 'The body is not valid JSON' });
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new ServiceError('unsupported_media_type', { detail: (err as Error).message });
+    case 'request.aborted':
+    case 'request.size.invalid':
+    case 'stream.encoding.set':
+      return new ServiceError('malformed_json', { detail: 'The body could not be read' });
+    default:
+      return undefined;
+  }
+}

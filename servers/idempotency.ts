@@ -1,0 +1,94 @@
+/**
+ * `Idempotency-Key` (draft-ietf-httpapi-idempotency-key-header): a retried write with the same key
+ * and the same input returns the first response; the same key with another input is refused (409).
+ * The record is written in the transaction that performs the write, so a key is never bound to a
+ * write that did not commit, and two concurrent requests with one key produce one write.
+ */
+import { createHash } from 'node:crypto';
+import canonicalize from 'canonicalize';
+import type { Kysely, Transaction } from 'kysely';
+import { isUniqueViolation } from '../db/database.ts';
+import type { Database } from '../db/schema.ts';
+import { invalid, ServiceError } from './errors.ts';
+
+export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
+const keyPattern = /^[\x21-\x7e]{1,255}$/;
+
+/** Reads and checks the header value; undefined when absent. */
+export function idempotencyKeyFrom(headers: Record<string, string | undefined>): string | undefined {
+  const key = headers['idempotency-key'];
+  if (key === undefined) return undefined;
+  const unquoted = key.replace(/^"(.*)"$/, '$1');
+  if (!keyPattern.test(unquoted)) {
+    throw invalid([{ field: IDEMPOTENCY_HEADER, message: 'must be 1 to 255 visible ASCII characters' }]);
+  }
+  return unquoted;
+}
+
+export function fingerprint(input: unknown): string {
+  return createHash('sha256')
+    .update(canonicalize(input) ?? '')
+    .digest('base64url');
+}
+
+export async function withIdempotency<T>(
+  db: Kysely<Database>,
+  operation: string,
+  key: string | undefined,
+  input: unknown,
+  write: (trx: Transaction<Database>) => Promise<T>,
+  now: () => Date,
+): Promise<T> {
+  if (key === undefined) return db.transaction().execute(write);
+  const print = fingerprint(input);
+
+  const replay = async (): Promise<T | undefined> => {
+    const found = await db
+      .selectFrom('idempotency_keys')
+      .select(['fingerprint', 'response'])
+      .where('operation', '=', operation)
+      .where('key', '=', key)
+      .executeTakeFirst();
+    if (!found) return undefined;
+    if (found.fingerprint !== print) {
+      throw new ServiceError('idempotency_key_reused', {
+        detail: `${IDEMPOTENCY_HEADER} was already used with a different request body`,
+      });
+    }
+    return JSON.parse(found.response) as T;
+  };
+
+  const earlier = await replay();
+  if (earlier !== undefined) return earlier;
+  try {
+    return await db.transaction().execute(async (trx) => {
+      const result = await write(trx);
+      await trx
+        .insertInto('idempotency_keys')
+        .values({
+          operation,
+          key,
+          fingerprint: print,
+          response: JSON.stringify(result),
+          created_at: now().toISOString(),
+        })
+        .execute();
+      return result;
+    });
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    // A concurrent request with the same key committed first.
+    const winner = await replay();
+    if (winner === undefined) throw new ServiceError('idempotency_in_progress');
+    return winner;
+  }
+}
+
+/** Keys are kept for a day (the draft's suggested minimum is "long enough for retries"). */
+export async function sweepIdempotencyKeys(db: Kysely<Database>, olderThan: Date): Promise<number> {
+  const result = await db
+    .deleteFrom('idempotency_keys')
+    .where('created_at', '<', olderThan.toISOString())
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -1,0 +1,137 @@
+/**
+ * An operation is defined once - data plus a handler that knows nothing about HTTP or MCP
+ * (ARCHITECTURE.md section 2). The REST routes, MCP tools and OpenAPI documents are projections of
+ * the registry (`registry.ts`); `invokeOperation` is the one path every adapter calls through.
+ */
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { type ErrorCode, type FieldError, invalid, ServiceError } from './errors.ts';
+import type { Services } from './services.ts';
+
+/** Who may call an operation; the adapters enforce it before the handler runs. */
+export type Access = 'public' | 'service_key' | 'bearer' | 'owner' | 'paid';
+
+/** REST surfaces, each mounted at the path of its URL from the configuration. */
+export type Surface = 'cs' | 'public_api' | 'site';
+
+/** The MCP servers an operation is exposed on. */
+export type McpServerName = 'public' | 'owner';
+
+export interface HttpBinding {
+  surface: Surface;
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Express path relative to the surface URL, e.g. `/status`. */
+  path: string;
+  /** Where the input object comes from. */
+  input: 'query' | 'body';
+  /** Request headers the operation reads (documented in OpenAPI), e.g. `Idempotency-Key`. */
+  headers?: { name: string; description: string; required?: boolean }[];
+  /** HTTP status of a successful result when it is not always 200 (health answers 503 when degraded). */
+  // biome-ignore lint/suspicious/noExplicitAny: the output type is the operation's
+  status?: (output: any) => number;
+}
+
+/** MCP tool annotations (MCP 2025-11-25, server/tools#tool). */
+export interface Annotations {
+  readOnlyHint: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+/** The request an operation runs for, whichever adapter received it. */
+export interface RequestInfo {
+  id: string;
+  /** Client address as Express resolves it (honours `trust_proxy`); never logged or stored raw. */
+  ip: string;
+  via: 'rest' | 'mcp';
+  headers: Record<string, string | undefined>;
+}
+
+export interface OperationContext {
+  services: Services;
+  request: RequestInfo;
+  log: Logger;
+  signal: AbortSignal;
+  /** Present when the caller asked for progress (MCP `progressToken`). */
+  reportProgress?: (progress: number, total?: number, message?: string) => Promise<void>;
+}
+
+export interface OperationSpec<I extends z.ZodType, O extends z.ZodType> {
+  /** operationId, camelCase; the MCP tool name is its snake_case form. */
+  name: string;
+  title: string;
+  /** Written for a model: what it does, when to use it, what it returns. */
+  description: string;
+  input: I;
+  output: O;
+  annotations: Annotations;
+  access: Access;
+  http?: HttpBinding;
+  mcp?: McpServerName[];
+  /** Unauthenticated writes are limited per client address (config `rate_limits`). */
+  rateLimit?: 'unauthenticated_writes';
+  /** Error codes the operation itself may answer with (documented per route in OpenAPI). */
+  errors?: ErrorCode[];
+  tags?: string[];
+  handler: (ctx: OperationContext, input: z.output<I>) => Promise<z.input<O>>;
+}
+
+export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType>
+  extends OperationSpec<I, O> {
+  toolName: string;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the registry holds operations of every shape
+export type AnyOperation = Operation<any, any>;
+
+export function defineOperation<I extends z.ZodType, O extends z.ZodType>(
+  spec: OperationSpec<I, O>,
+): Operation<I, O> {
+  return { ...spec, toolName: spec.name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`) };
+}
+
+/** zod issues -> field errors that name the field and never echo the value (it may be personal data). */
+export function fieldErrors(error: z.ZodError): FieldError[] {
+  const out: FieldError[] = [];
+  for (const issue of error.issues) {
+    const field = issue.path.map(String).join('.') || '(body)';
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) {
+        out.push({ field: issue.path.length ? `${field}.${key}` : key, message: 'is not a known field' });
+      }
+    } else if (issue.code === 'invalid_type' && issue.input === undefined) {
+      out.push({ field, message: 'is required' });
+    } else {
+      out.push({ field, message: issue.message });
+    }
+  }
+  return out;
+}
+
+export function parseInput<I extends z.ZodType>(op: Operation<I>, raw: unknown): z.output<I> {
+  const parsed = op.input.safeParse(raw ?? {}, { reportInput: true });
+  if (!parsed.success) throw invalid(fieldErrors(parsed.error));
+  return parsed.data;
+}
+
+/**
+ * Runs an operation for any adapter: input validation, per-address rate limit, the handler, and
+ * the output contract (the output schema strips anything it does not declare).
+ */
+export async function invokeOperation<I extends z.ZodType, O extends z.ZodType>(
+  op: Operation<I, O>,
+  ctx: OperationContext,
+  rawInput: unknown,
+): Promise<z.output<O>> {
+  const input = parseInput(op, rawInput);
+  if (op.rateLimit) await ctx.services.rateLimits.consume(op.rateLimit, ctx.request.ip);
+  const result = await op.handler(ctx, input);
+  const checked = op.output.safeParse(result);
+  if (!checked.success) {
+    throw new ServiceError('internal_error', {
+      cause: new Error(`${op.name} returned output outside its schema: ${z.prettifyError(checked.error)}`),
+    });
+  }
+  return checked.data;
+}

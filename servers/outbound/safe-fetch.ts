@@ -1,0 +1,89 @@
+/**
+ * Outbound HTTP for URLs that users or brands supply: only http(s), and every connection - the
+ * first and each redirect hop - goes to a public unicast address. Names are resolved by our own
+ * lookup, checked with ipaddr.js, and the connection is made to the checked address, so DNS
+ * rebinding between check and connect is not possible. Loopback and private ranges are allowed
+ * only with `outbound.allow_private_networks` (tests, self-hosting).
+ */
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import type { LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { Agent, buildConnector, fetch, Headers, type RequestInit, type Response } from 'undici';
+
+export class BlockedDestinationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'BlockedDestinationError';
+  }
+}
+
+/** True for addresses that are routable on the public internet (ipaddr.js range `unicast`). */
+export function isPublicAddress(address: string): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  let parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
+    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  }
+  return parsed.range() === 'unicast';
+}
+
+export interface SafeFetchOptions {
+  allowPrivateNetworks: boolean;
+  timeoutMs: number;
+  userAgent: string;
+}
+
+export interface SafeFetch {
+  (url: string | URL, init?: RequestInit): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export function createSafeFetch(options: SafeFetchOptions): SafeFetch {
+  const guardedLookup: LookupFunction = (hostname, lookupOptions, callback) => {
+    dnsLookup(hostname, { ...lookupOptions, all: true }, (err, addresses) => {
+      if (err) return callback(err, '', 0);
+      const list = addresses as unknown as LookupAddress[];
+      const blocked = list.find((a) => !options.allowPrivateNetworks && !isPublicAddress(a.address));
+      if (blocked || list.length === 0) {
+        return callback(new BlockedDestinationError(`${hostname} resolves to a non-public address`), '', 0);
+      }
+      if (lookupOptions.all) return callback(null, list as never, 0);
+      const first = list[0] as LookupAddress;
+      return callback(null, first.address, first.family);
+    });
+  };
+
+  // Every connection passes here, redirects included; IP literals never reach the lookup hook.
+  const baseConnect = buildConnector({ lookup: guardedLookup, timeout: options.timeoutMs });
+  const connect: buildConnector.connector = (connectOptions, callback) => {
+    const host = connectOptions.hostname.replace(/^\[|\]$/g, '');
+    if (ipaddr.isValid(host) && !options.allowPrivateNetworks && !isPublicAddress(host)) {
+      return callback(new BlockedDestinationError(`${host} is not a public address`), null);
+    }
+    return baseConnect(connectOptions, callback);
+  };
+  const agent = new Agent({
+    connect,
+    headersTimeout: options.timeoutMs,
+    bodyTimeout: options.timeoutMs,
+  });
+
+  const safeFetch = (async (input: string | URL, init: RequestInit = {}) => {
+    const url = new URL(input);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new BlockedDestinationError(`only http and https URLs are fetched (got ${url.protocol})`);
+    }
+    if (url.username || url.password)
+      throw new BlockedDestinationError('URLs with credentials are not fetched');
+    const headers = new Headers(init.headers);
+    if (!headers.has('user-agent')) headers.set('user-agent', options.userAgent);
+    return fetch(url, {
+      ...init,
+      headers,
+      dispatcher: agent,
+      signal: init.signal ?? AbortSignal.timeout(options.timeoutMs),
+    });
+  }) as SafeFetch;
+  safeFetch.close = () => agent.close();
+  return safeFetch;
+}

@@ -1,0 +1,28 @@
+/**
+ * Every operation of the service. Routes, MCP tools and OpenAPI documents are derived from this
+ * list; a feature adds its operations here and no adapter changes.
+ */
+import { chargeOperations } from './features/charges/operations.ts';
+import { healthOperations } from './features/health/operations.ts';
+import { returnOperations } from './features/returns/operations.ts';
+import type { AnyOperation } from './operation.ts';
+
+export const operations: readonly AnyOperation[] = checked([
+  ...chargeOperations,
+  ...returnOperations,
+  ...healthOperations,
+]);
+
+/** Names, tool names and routes must be unique; a clash is a programming error caught at start. */
+function checked(list: AnyOperation[]): AnyOperation[] {
+  const seen = new Set<string>();
+  for (const op of list) {
+    const keys = [`name:${op.name}`, `tool:${op.toolName}`];
+    if (op.http) keys.push(`route:${op.http.surface} ${op.http.method} ${op.http.path}`);
+    for (const key of keys) {
+      if (seen.has(key)) throw new Error(`registry: duplicate ${key}`);
+      seen.add(key);
+    }
+  }
+  return list;
+}

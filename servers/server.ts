@@ -1,0 +1,89 @@
+/**
+ * Starting and stopping the whole service: config -> database (migrated) -> services -> app -> listen.
+ * `main.ts` runs it for `npm start`; tests and benchmarks start it the same way on port 0.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { type DatabaseHandle, openDatabase } from '../db/database.ts';
+import { migrateToLatest } from '../db/migrate.ts';
+import { createApp } from './app.ts';
+import { type Config, type LoadConfigOptions, loadConfig, sqliteFile } from './config.ts';
+import type { BrandMatcher } from './features/charges/matcher.ts';
+import { createLogger } from './logger.ts';
+import { createServices, type Services } from './services.ts';
+
+export interface StartOptions extends LoadConfigOptions {
+  /** Use this database instead of opening one from the configuration (it is not closed on stop). */
+  database?: DatabaseHandle;
+  brands?: BrandMatcher;
+  log?: Logger;
+  /** Start the delivery worker and housekeeping (default true). */
+  background?: boolean;
+}
+
+export interface RunningService {
+  url: string;
+  config: Config;
+  services: Services;
+  server: http.Server;
+  database: DatabaseHandle;
+  stop(): Promise<void>;
+}
+
+export async function startService(options: StartOptions = {}): Promise<RunningService> {
+  let config = loadConfig(options);
+  const server = http.createServer((_req, res) => {
+    res.writeHead(503, { 'Retry-After': '1' }).end();
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  if (config.port === 0) config = loadConfig({ ...options, overrides: { ...options.overrides, port } });
+
+  const log = options.log ?? createLogger(config);
+  const ownsDatabase = !options.database;
+  const database =
+    options.database ?? openDatabase({ url: config.database_url, sqliteFile: sqliteFile(config) });
+  try {
+    await migrateToLatest(database.db);
+    const services = await createServices({
+      config,
+      database,
+      log,
+      ...(options.brands ? { brands: options.brands } : {}),
+    });
+    const { app, close } = createApp(services);
+    server.removeAllListeners('request');
+    server.on('request', app);
+    if (options.background !== false) services.startBackground();
+
+    let stopping: Promise<void> | undefined;
+    const stop = () => {
+      stopping ??= (async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+          setTimeout(() => server.closeAllConnections(), 10_000).unref();
+        });
+        await services.stop();
+        await close();
+        if (ownsDatabase) await database.close();
+      })();
+      return stopping;
+    };
+    return { url: `http://${hostFor(config.host)}:${port}`, config, services, server, database, stop };
+  } catch (err) {
+    server.close();
+    if (ownsDatabase) await database.close();
+    throw err;
+  }
+}
+
+function hostFor(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
+}

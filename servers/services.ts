@@ -1,0 +1,106 @@
+/**
+ * The services handlers run against, built once from the configuration. Handlers receive them as
+ * `ctx.services`; nothing here knows about HTTP or MCP.
+ */
+import type { Kysely } from 'kysely';
+import nodemailer, { type Transporter } from 'nodemailer';
+import type { Logger } from 'pino';
+import type { DatabaseHandle, Dialect } from '../db/database.ts';
+import type { Database } from '../db/schema.ts';
+import type { Config } from './config.ts';
+import { loadBrands } from './features/charges/brand-registry.ts';
+import { BrandMatcher } from './features/charges/matcher.ts';
+import { DeliveryWorker } from './features/returns/outbox.ts';
+import { ReturnsService, statusUrl } from './features/returns/service.ts';
+import { sweepIdempotencyKeys } from './idempotency.ts';
+import { createSafeFetch, type SafeFetch } from './outbound/safe-fetch.ts';
+import { createRateLimits, type RateLimits } from './rate-limit.ts';
+import { serviceSecret } from './secrets.ts';
+
+export interface Services {
+  config: Config;
+  db: Kysely<Database>;
+  dialect: Dialect;
+  log: Logger;
+  brands: BrandMatcher;
+  returns: ReturnsService;
+  deliveries: DeliveryWorker;
+  rateLimits: RateLimits;
+  fetch: SafeFetch;
+  /** Starts background work (delivery outbox, housekeeping). */
+  startBackground(): void;
+  /** Stops background work and waits for what is in flight. Does not close the database. */
+  stop(): Promise<void>;
+}
+
+export interface CreateServicesOptions {
+  config: Config;
+  database: DatabaseHandle;
+  log: Logger;
+  /** Prebuilt brand matcher (tests and benchmarks share one across servers). */
+  brands?: BrandMatcher;
+  now?: () => Date;
+}
+
+const HOUR_MS = 3_600_000;
+
+export async function createServices(options: CreateServicesOptions): Promise<Services> {
+  const { config, database, log } = options;
+  const now = options.now ?? (() => new Date());
+  const db = database.db;
+  const brands = options.brands ?? new BrandMatcher(loadBrands());
+  const fetch = createSafeFetch({
+    allowPrivateNetworks: config.outbound.allow_private_networks,
+    timeoutMs: config.outbound.timeout_ms,
+    userAgent: config.outbound.user_agent,
+  });
+  const mailer: Transporter | null = config.smtp.url ? nodemailer.createTransport(config.smtp.url) : null;
+  const rateLimits = await createRateLimits(config, database, await serviceSecret(db, 'rate_limit_key'));
+  const deliveries = new DeliveryWorker({
+    db,
+    dialect: database.dialect,
+    config,
+    log: log.child({ component: 'deliveries' }),
+    fetch,
+    mailer,
+    statusUrl: (id) => statusUrl(config, id),
+    now,
+  });
+  const returns = new ReturnsService({
+    db,
+    dialect: database.dialect,
+    config,
+    brands,
+    worker: deliveries,
+    smtpConfigured: mailer !== null,
+    now,
+  });
+
+  let housekeeping: NodeJS.Timeout | undefined;
+  return {
+    config,
+    db,
+    dialect: database.dialect,
+    log,
+    brands,
+    returns,
+    deliveries,
+    rateLimits,
+    fetch,
+    startBackground() {
+      deliveries.start();
+      const sweep = () =>
+        sweepIdempotencyKeys(db, new Date(now().getTime() - 24 * HOUR_MS)).catch((err) =>
+          log.warn({ err }, 'idempotency sweep failed'),
+        );
+      housekeeping = setInterval(sweep, HOUR_MS);
+      housekeeping.unref();
+    },
+    async stop() {
+      clearInterval(housekeeping);
+      await deliveries.stop();
+      mailer?.close();
+      await fetch.close();
+    },
+  };
+}
