@@ -1,0 +1,157 @@
+/**
+ * Card statement line -> merchant tokens.
+ *
+ * A descriptor is what the acquirer sent in ISO 8583 DE43 (name 22-25 characters, city 13, state or
+ * country 2-3), decorated by the issuer (`POS PURCHASE`, `CHECKCARD 0312`, dates, card digits) and
+ * often by a payment facilitator prefix (`SQ *`, `TST*`, `PAYPAL *`). For card-not-present charges
+ * the city field holds a phone number or a URL. This module peels those layers off; `matcher.ts`
+ * decides which brand the remaining tokens name.
+ */
+import { getDomain } from 'tldts';
+import { detectProcessor, type Processor } from './processors.ts';
+
+export interface NormalizedDescriptor {
+  /** Best-effort merchant name: noise, references, location and city removed. */
+  normalized: string;
+  /** Canonical tokens of the merchant part, city still included (matching tolerates it). */
+  tokens: string[];
+  /** `tokens` without the trailing city guess. */
+  merchantTokens: string[];
+  processor: Processor | null;
+  /** Registrable domains that appeared in the line (`HELP.UBER.COM` -> `uber.com`). */
+  domains: string[];
+}
+
+/** Issuer-added words and codes that precede the merchant (US and European banks). */
+const issuerNoise = new RegExp(
+  String.raw`^(?:` +
+    [
+      String.raw`POS(?: DEBIT| PURCHASE| PUR| PRCH| REFUND| SALE)?`,
+      String.raw`(?:DEBIT |DBT |VISA DDA |DDA |VISA )?(?:CARD )?PURCHASE(?: RETURN)?(?: WITH PIN)?(?: AUTHORI[ZS]ED ON \d{1,2}/\d{1,2})?`,
+      String.raw`VISA DDA PUR`,
+      String.raw`CHECK ?CARD(?: \d{4})?`,
+      String.raw`RECURRING(?: PAYMENT| CHARGE| DEBIT| CARD)?(?: AUTHORI[ZS]ED ON \d{1,2}/\d{1,2})?`,
+      String.raw`PRE-?AUTHORI[ZS]ED(?: DEBIT| PAYMENT)?`,
+      String.raw`PRE-?AUTH`,
+      String.raw`APLPAY|APPLE ?PAY|GPAY|GOOGLE PAY|SAMSUNG PAY|CONTACTLESS|TAP`,
+      String.raw`ONLINE(?: PURCHASE| PAYMENT| TRANSFER)?|INTL|INTERNATIONAL|PENDING|DEBIT|SALE|VISA|MASTERCARD|MC`,
+      String.raw`CARD(?: ENDING(?: IN)?)? \d{4}|X{2,}\d{4}|\*{2,}\d{4}`,
+      String.raw`\d{1,2}/\d{1,2}(?:/\d{2,4})?|\d{4}-\d{2}-\d{2}|\d{1,2}\.\d{1,2}\.(?:\d{2,4})?`,
+      String.raw`KARTENZAHLUNG|LASTSCHRIFT|GIROCARD|CB|ACHAT CB|PAIEMENT(?: PAR)? CARTE|CARTE \d{4}|PAGO(?: CON)? TARJETA|COMPRA`,
+    ].join('|') +
+    String.raw`)(?=[\s:*-]|$)[\s:-]*`,
+);
+
+const dates = /\b(?:\d{1,2}\/\d{1,2}(?:\/\d{2,4})?|\d{4}-\d{2}-\d{2}|\d{1,2}\.\d{1,2}\.\d{2,4})\b/g;
+const phones = /(?:\+\d{1,3}[ .-]?)?\(?\b\d{3}\)?[ .-]?\d{3}[ .-]?\d{4}\b|\+\d{1,3}(?:[ .-]?\d{2,4}){2,5}\b/g;
+const tlds =
+  'COM|NET|ORG|IO|CO\\.UK|CO|UK|DE|FR|NL|ES|IT|IE|EU|BE|AT|CH|SE|DK|NO|FI|PL|PT|APP|AI|TV|ME|US|CA|AU|FM|GG|LY|SO|TO|XYZ|SHOP|STORE|ONLINE|BIZ|INFO';
+const domainish = new RegExp(
+  String.raw`\b(?:HTTPS?://)?(?:WWW\.)?((?:[A-Z0-9-]+\.)+(?:${tlds}))\b(?:/[A-Z0-9/_.-]*)?`,
+  'g',
+);
+const storeNumbers =
+  /(?:\b(?:STORE|STR|STO|SHOP|UNIT|LOC|LOCATION|NO|NR|NUM|FILIALE|MAGASIN)\.? ?#? ?\d+\b|#\s?\d+\b|\b[A-Z]-\d{3,}\b)/g;
+/** Card-number and reference tails some issuers append: `S464071234567890 CARD 1234`. */
+const cardTails = /\b(?:CARD(?: ENDING(?: IN)?)? \d{4}|X{2,}\d{4}|S\d{10,})\b/g;
+
+const countryCodes = new Set(
+  (
+    'US USA CA CAN GB GBR UK IE IRL DE DEU FR FRA NL NLD BE BEL LU LUX ES ESP IT ITA PT PRT AT AUT CH CHE ' +
+    'SE SWE DK DNK NO NOR FI FIN PL POL CZ CZE IS ISL AU AUS NZ NZL MX MEX SG SGP HK HKG JP JPN IN IND BR BRA ' +
+    'GR GRC HU HUN RO ROU EE EST LV LVA LT LTU SK SVK SI SVN HR HRV BG BGR MT MLT CY CYP'
+  ).split(' '),
+);
+const regionCodes = new Set(
+  (
+    'AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND OH ' +
+    'OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY DC PR AB BC MB NB NL NS NT NU ON PE QC SK YT'
+  ).split(' '),
+);
+/** First words of multi-word city names, dropped with the city ("LOS GATOS", "SAN JOSE"). */
+const cityPrefixes = new Set(
+  'SAN SANTA LOS LAS NEW SAINT ST FORT FT EL LA SALT PALO MOUNTAIN NORTH SOUTH EAST WEST PORT GRAND BATON COLLEGE PALM'.split(
+    ' ',
+  ),
+);
+
+/**
+ * Canonical tokens of any text, used alike for registry aliases and statement lines: upper case,
+ * no diacritics, `NETFLIX.COM` -> `NETFLIX`, punctuation dropped (`MCDONALD'S` -> `MCDONALDS`).
+ */
+export function canonicalTokens(text: string): string[] {
+  const upper = text
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toUpperCase()
+    .replace(/ß/g, 'SS');
+  const withoutTld = upper.replace(new RegExp(String.raw`\.(?:${tlds})\b`, 'g'), ' ');
+  return withoutTld
+    .replace(/['’`´.]/g, '')
+    .split(/[^A-Z0-9&]+/)
+    .filter((t) => t !== '' && t !== '&');
+}
+
+const digitCount = (token: string): number => token.replace(/\D/g, '').length;
+
+export function normalizeDescriptor(raw: string): NormalizedDescriptor {
+  let line = raw
+    .normalize('NFKC')
+    .toUpperCase()
+    // \p{Cc}: control characters (tabs, NULs) from CSV exports.
+    .replace(/[\p{Cc}\s]+/gu, ' ')
+    .trim();
+
+  for (let previous = ''; previous !== line; ) {
+    previous = line;
+    line = line.replace(issuerNoise, '').trim();
+  }
+
+  const detected = detectProcessor(line);
+  const processor = detected?.processor ?? null;
+  if (detected) line = detected.rest;
+
+  line = line.replace(cardTails, ' ').replace(dates, ' ').replace(phones, ' ').trim();
+
+  // A domain at the start names the merchant (NETFLIX.COM); elsewhere it is the city field.
+  const domains: string[] = [];
+  line = line.replace(domainish, (match, host: string, offset: number) => {
+    const registrable = getDomain(host.toLowerCase());
+    if (registrable && !domains.includes(registrable)) domains.push(registrable);
+    return offset === 0 ? ` ${match.replace(/\/.*$/, '')} ` : ' ';
+  });
+
+  line = line.replace(storeNumbers, ' ');
+  // Stripe-style `PREFIX* SUFFIX` and `*REFERENCE` tails: the star only separates.
+  line = line.replace(/\*/g, ' ');
+
+  // References and store numbers: letters mixed with 3+ digits anywhere, 3+ digit numbers after the
+  // first token (a leading number can be the name: "365 BY WHOLE FOODS").
+  let tokens = canonicalTokens(line).filter((token, i) => {
+    if (digitCount(token) < 3) return true;
+    return i === 0 && /^\d+$/.test(token);
+  });
+  while (tokens.length > 1 && /^\d+$/.test(tokens.at(-1) as string)) tokens.pop();
+
+  // After a processor prefix the merchant may be absent (APPLE.COM/BILL CA): location codes can go entirely.
+  const keep = processor ? 0 : 1;
+  let hadLocation = false;
+  if (tokens.length > keep && countryCodes.has(tokens.at(-1) as string)) {
+    tokens = tokens.slice(0, -1);
+    hadLocation = true;
+  }
+  if (tokens.length > keep && regionCodes.has(tokens.at(-1) as string)) {
+    tokens = tokens.slice(0, -1);
+    hadLocation = true;
+  }
+
+  let merchantTokens = tokens;
+  if (hadLocation && tokens.length > 1) {
+    merchantTokens = tokens.slice(0, -1);
+    if (merchantTokens.length > 1 && cityPrefixes.has(merchantTokens.at(-1) as string)) {
+      merchantTokens = merchantTokens.slice(0, -1);
+    }
+  }
+
+  return { normalized: merchantTokens.join(' '), tokens, merchantTokens, processor, domains };
+}

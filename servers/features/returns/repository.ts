@@ -1,0 +1,228 @@
+/**
+ * Data access for return requests, their history, brand channels and the delivery outbox.
+ * Functions of `(db | trx)` (STYLE.md 10); callers own the transaction.
+ */
+import { randomUUID } from 'node:crypto';
+import { type Kysely, sql } from 'kysely';
+import type { Dialect } from '../../../db/database.ts';
+import type {
+  BrandChannelRow,
+  Database,
+  DeliveryRow,
+  NewReturnRequest,
+  ReturnEventRow,
+  ReturnRequestRow,
+} from '../../../db/schema.ts';
+import { ServiceError } from '../../errors.ts';
+import { type Actor, assertTransition, type ReturnStatus } from './state-machine.ts';
+
+type Db = Kysely<Database>;
+
+export async function insertReturnRequest(
+  trx: Db,
+  row: NewReturnRequest,
+  actor: Actor,
+  note: string,
+): Promise<void> {
+  await trx.insertInto('return_requests').values(row).execute();
+  await appendEvent(trx, row.id, null, row.status as ReturnStatus, actor, note, row.created_at);
+}
+
+async function appendEvent(
+  trx: Db,
+  requestId: string,
+  from: ReturnStatus | null,
+  to: ReturnStatus,
+  actor: Actor,
+  note: string | null,
+  at: string,
+): Promise<void> {
+  await trx
+    .insertInto('return_events')
+    .values((eb) => ({
+      id: randomUUID(),
+      request_id: requestId,
+      seq: eb
+        .selectFrom('return_events')
+        .select(sql<number>`coalesce(max(seq), 0) + 1`.as('next'))
+        .where('request_id', '=', requestId),
+      from_status: from,
+      to_status: to,
+      actor,
+      note,
+      at,
+    }))
+    .execute();
+}
+
+/**
+ * Moves a request to `to` if the state machine allows `actor` to, recording the change.
+ * The row is locked (PostgreSQL) and the update is conditional on the status read, so two
+ * concurrent transitions cannot both apply.
+ */
+export async function transitionRequest(
+  trx: Db,
+  dialect: Dialect,
+  requestId: string,
+  to: ReturnStatus,
+  actor: Actor,
+  note: string | null,
+  at: string,
+): Promise<ReturnStatus> {
+  const current = await trx
+    .selectFrom('return_requests')
+    .select('status')
+    .where('id', '=', requestId)
+    .$if(dialect === 'postgres', (q) => q.forUpdate())
+    .executeTakeFirst();
+  if (!current) throw new ServiceError('not_found', { detail: `No return request ${requestId}` });
+  const from = current.status as ReturnStatus;
+  assertTransition(from, to, actor);
+  const updated = await trx
+    .updateTable('return_requests')
+    .set({ status: to, updated_at: at })
+    .where('id', '=', requestId)
+    .where('status', '=', from)
+    .executeTakeFirst();
+  if (Number(updated.numUpdatedRows) !== 1) {
+    throw new ServiceError('illegal_transition', {
+      detail: `The request changed status concurrently (was ${from})`,
+    });
+  }
+  await appendEvent(trx, requestId, from, to, actor, note, at);
+  return to;
+}
+
+export function findReturnRequest(db: Db, id: string): Promise<ReturnRequestRow | undefined> {
+  return db.selectFrom('return_requests').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function listHistory(db: Db, id: string): Promise<ReturnEventRow[]> {
+  return db.selectFrom('return_events').selectAll().where('request_id', '=', id).orderBy('seq').execute();
+}
+
+export function latestDelivery(db: Db, requestId: string): Promise<DeliveryRow | undefined> {
+  return db
+    .selectFrom('deliveries')
+    .selectAll()
+    .where('request_id', '=', requestId)
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+export async function queueDelivery(
+  trx: Db,
+  requestId: string,
+  channel: DeliveryRow['channel'],
+  target: string,
+  at: string,
+): Promise<string> {
+  const id = randomUUID();
+  await trx
+    .insertInto('deliveries')
+    .values({
+      id,
+      request_id: requestId,
+      channel,
+      target,
+      state: 'pending',
+      attempts: 0,
+      next_attempt_at: at,
+      lease_owner: null,
+      lease_expires_at: null,
+      last_error: null,
+      created_at: at,
+      delivered_at: null,
+    })
+    .execute();
+  return id;
+}
+
+/**
+ * Claims up to `limit` due deliveries for `owner` until `leaseUntil`, counting the attempt.
+ * PostgreSQL skips rows other processes hold (`FOR UPDATE SKIP LOCKED`); SQLite has one writer.
+ */
+export function claimDueDeliveries(
+  db: Db,
+  dialect: Dialect,
+  owner: string,
+  now: string,
+  leaseUntil: string,
+  limit: number,
+): Promise<DeliveryRow[]> {
+  return db
+    .updateTable('deliveries')
+    .set((eb) => ({ lease_owner: owner, lease_expires_at: leaseUntil, attempts: eb('attempts', '+', 1) }))
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('deliveries')
+        .select('id')
+        .where('state', '=', 'pending')
+        .where('next_attempt_at', '<=', now)
+        .where((w) => w.or([w('lease_expires_at', 'is', null), w('lease_expires_at', '<', now)]))
+        .orderBy('next_attempt_at')
+        .limit(limit)
+        .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked()),
+    )
+    .returningAll()
+    .execute();
+}
+
+/** Settles a claimed delivery; false when the lease was lost to another worker meanwhile. */
+export async function settleDelivery(
+  trx: Db,
+  delivery: Pick<DeliveryRow, 'id' | 'lease_owner'>,
+  outcome:
+    | { state: 'delivered'; at: string }
+    | { state: 'failed'; error: string }
+    | { state: 'pending'; error: string; nextAttemptAt: string },
+): Promise<boolean> {
+  const result = await trx
+    .updateTable('deliveries')
+    .set({
+      state: outcome.state,
+      lease_owner: null,
+      lease_expires_at: null,
+      ...(outcome.state === 'delivered' ? { delivered_at: outcome.at } : { last_error: outcome.error }),
+      ...(outcome.state === 'pending' ? { next_attempt_at: outcome.nextAttemptAt } : {}),
+    })
+    .where('id', '=', delivery.id)
+    .where('lease_owner', '=', delivery.lease_owner)
+    .where('state', '=', 'pending')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export function findBrandChannel(db: Db, domain: string): Promise<BrandChannelRow | undefined> {
+  return db.selectFrom('brand_channels').selectAll().where('brand_domain', '=', domain).executeTakeFirst();
+}
+
+export async function upsertBrandChannel(
+  trx: Db,
+  channel: Pick<BrandChannelRow, 'brand_domain' | 'webhook_url' | 'webhook_secret' | 'email'>,
+  at: string,
+): Promise<void> {
+  await trx
+    .insertInto('brand_channels')
+    .values({ ...channel, created_at: at, updated_at: at })
+    .onConflict((oc) =>
+      oc.column('brand_domain').doUpdateSet({
+        webhook_url: channel.webhook_url,
+        webhook_secret: channel.webhook_secret,
+        email: channel.email,
+        updated_at: at,
+      }),
+    )
+    .execute();
+}
+
+/** Requests for a brand that wait for a channel (or ran out of retries) - re-queued when one appears. */
+export function requestsWithoutChannel(db: Db, domain: string): Promise<{ id: string }[]> {
+  return db
+    .selectFrom('return_requests')
+    .select('id')
+    .where('brand_domain', '=', domain)
+    .where('status', 'in', ['awaiting_channel', 'undeliverable'])
+    .execute();
+}

@@ -1,0 +1,236 @@
+/**
+ * Return request payloads. The specification names the request fields; formats, the reply
+ * protocols, the approval proof and every response field are designed here and documented in the
+ * OpenAPI document generated from these schemas.
+ *
+ * Input schemas validate only (no transforms or defaults), so the parsed input equals what the
+ * caller sent - the approval proof signs exactly that (see `approval.ts`).
+ */
+import { isValidPhoneNumber } from 'libphonenumber-js/min';
+import { getDomain } from 'tldts';
+import { z } from 'zod';
+import { BrandContact, BrandReturns } from '../charges/brand-registry.ts';
+import { NextStep, ReturnStatus } from './state-machine.ts';
+
+const e164 = /^\+[1-9]\d{6,14}$/;
+const emailAddress = z.email();
+const currencies = new Set(Intl.supportedValuesOf('currency'));
+
+export function contactKind(contact: string): 'email' | 'phone' | null {
+  if (e164.test(contact)) return isValidPhoneNumber(contact) ? 'phone' : null;
+  return emailAddress.safeParse(contact).success ? 'email' : null;
+}
+
+export function isRegistrableDomain(value: string): boolean {
+  if (value !== value.toLowerCase() || value.endsWith('.')) return false;
+  return getDomain(value, { allowPrivateDomains: true }) === value;
+}
+
+export const ReplyProtocol = z
+  .enum(['email', 'phone', 'webhook', 'mcp', 'a2a', 'poll'])
+  .describe(
+    "How the person's agent wants to hear back from the brand. email: reply to the contact address; phone: " +
+      "call or text the contact number; webhook: POST updates to callback_url; mcp: reach the agent's MCP " +
+      "server at callback_url; a2a: reach the agent's A2A endpoint at callback_url; poll: the agent polls " +
+      'status_url. Default: email or phone, following the kind of contact.',
+  );
+export type ReplyProtocol = z.infer<typeof ReplyProtocol>;
+
+const compactJws = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
+export const ApprovalProof = z
+  .discriminatedUnion('format', [
+    z
+      .strictObject({
+        format: z.literal('jws'),
+        jws: z.string().max(16_384).regex(compactJws, 'must be a compact JWS (RFC 7515)'),
+      })
+      .describe(
+        "A compact JWS (RFC 7515) signed by the approving person's or agent's key. Protected header: alg " +
+          '(ES256, ES384, EdDSA, RS256 or PS256) and jwk (the public key, RFC 7515 section 4.1.3). Payload, ' +
+          'JSON: request_sha256 (required: base64url SHA-256 of the RFC 8785 canonical JSON of this request ' +
+          'body without approval_proof), iat (required, seconds; not in the future, at most 7 days old), exp ' +
+          '(optional, must not have passed), aud (optional; if present, the URL of this endpoint), sub ' +
+          '(optional: an opaque identifier of the approving person). The request is refused when the ' +
+          'signature or a claim does not verify; the key thumbprint (RFC 7638) is recorded.',
+      ),
+    z
+      .strictObject({
+        format: z.literal('declaration'),
+        statement: z
+          .string()
+          .min(1)
+          .max(1000)
+          .describe("What the person approved, in their or the agent's words."),
+        approved_at: z.iso.datetime({ offset: true }).describe('When the person approved (RFC 3339).'),
+        method: z
+          .enum(['chat', 'voice', 'in_app', 'email', 'other'])
+          .optional()
+          .describe('How the approval was given.'),
+      })
+      .describe('An unsigned declaration by the agent that the person approved; recorded as unverified.'),
+  ])
+  .describe(
+    'Evidence that the person approved this request. Forwarded to the brand with the verification result.',
+  );
+export type ApprovalProof = z.infer<typeof ApprovalProof>;
+
+export const StartReturnRequestInput = z
+  .strictObject({
+    brand_domain: z
+      .string()
+      .max(253)
+      .refine(isRegistrableDomain, 'must be a registrable domain in lower case, such as netflix.com')
+      .describe('Registrable domain of the brand (lookup_card_charge returns it as domain).')
+      .meta({ examples: ['netflix.com'] }),
+    name: z
+      .string()
+      .max(200)
+      .refine((v) => v.trim().length > 0, 'must not be blank')
+      .describe('Name of the person asking for the return or refund.'),
+    contact: z
+      .string()
+      .max(320)
+      .refine(
+        (v) => contactKind(v) !== null,
+        'must be an email address or an E.164 phone number such as +14155550123',
+      )
+      .describe('Where the brand can reach the person: an email address or an E.164 phone number.')
+      .meta({ examples: ['jane@example.com', '+14155550123'] }),
+    order_number: z.string().min(1).max(100).optional().describe("The brand's order or invoice number."),
+    card_last4: z
+      .string()
+      .regex(/^\d{4}$/, 'must be exactly 4 digits')
+      .optional()
+      .describe('Last four digits of the card that was charged.'),
+    date: z.iso
+      .date('must be an ISO 8601 calendar date (YYYY-MM-DD)')
+      .refine((d) => Date.parse(d) <= Date.now() + 86_400_000, 'must not be in the future')
+      .optional()
+      .describe('Date of the purchase or charge.'),
+    amount: z
+      .number()
+      .positive('must be greater than 0')
+      .max(1_000_000_000)
+      .refine((a) => Math.abs(a * 100 - Math.round(a * 100)) < 1e-6, 'must have at most 2 decimals')
+      .optional()
+      .describe("Amount charged, in the currency's major unit (12.34)."),
+    currency: z
+      .string()
+      .regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code such as USD')
+      .refine((c) => currencies.has(c), 'is not an ISO 4217 currency code')
+      .optional()
+      .describe('ISO 4217 currency of amount.'),
+    message: z.string().max(2000).optional().describe('What the person wants, in their words.'),
+    agent_id: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe('Identifier of the agent acting for the person.'),
+    protocol: ReplyProtocol.optional(),
+    callback_url: z
+      .url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' })
+      .max(2048)
+      .optional()
+      .describe('Required with protocol webhook, mcp or a2a: where the brand reaches the agent.'),
+    approval_proof: ApprovalProof.optional(),
+  })
+  .superRefine((body, ctx) => {
+    const kind = contactKind(body.contact);
+    if ((body.protocol === 'email' || body.protocol === 'phone') && kind && kind !== body.protocol) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['protocol'],
+        message: `is ${body.protocol} but contact is not an ${body.protocol === 'email' ? 'email address' : 'phone number'}`,
+      });
+    }
+    const needsCallback = body.protocol === 'webhook' || body.protocol === 'mcp' || body.protocol === 'a2a';
+    if (needsCallback && !body.callback_url) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['callback_url'],
+        message: `is required with protocol ${body.protocol}`,
+      });
+    }
+    if (!needsCallback && body.callback_url) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['callback_url'],
+        message: 'is only used with protocol webhook, mcp or a2a',
+      });
+    }
+  })
+  .describe('A return or refund request on behalf of a person.');
+export type StartReturnRequestInput = z.infer<typeof StartReturnRequestInput>;
+
+export const ApprovalSummary = z
+  .object({
+    format: z.enum(['jws', 'declaration']),
+    verified: z.boolean().describe('True when a signature over this request was verified.'),
+    key_thumbprint: z.string().optional().describe('RFC 7638 thumbprint of the signing key (jws).'),
+  })
+  .describe('What the approval proof established.');
+export type ApprovalSummary = z.infer<typeof ApprovalSummary>;
+
+export const DeliveryChannel = z
+  .enum(['webhook', 'email'])
+  .describe(
+    "webhook: a signed POST to the brand's registered endpoint; email: a message to the brand's address.",
+  );
+
+export const BrandSummary = z.object({
+  domain: z.string(),
+  name: z.string().nullable().describe('Brand name from the registry; null when the brand is not in it.'),
+  known: z.boolean().describe('Whether the brand is in the brand registry.'),
+  contact: BrandContact,
+  returns: BrandReturns,
+});
+
+export const StartReturnRequestResult = z.object({
+  request_id: z.uuid({ version: 'v4' }),
+  status_url: z.url().describe('Absolute URL of get_return_status for this request.'),
+  status: ReturnStatus,
+  brand: BrandSummary,
+  delivery: z.object({
+    channel: DeliveryChannel.nullable().describe('null while no channel to the brand exists.'),
+  }),
+  approval: ApprovalSummary.nullable(),
+  next_step: NextStep.nullable(),
+  created_at: z.iso.datetime(),
+});
+export type StartReturnRequestResult = z.infer<typeof StartReturnRequestResult>;
+
+export const ReturnStatusInput = z.strictObject({
+  request_id: z.uuid('must be a UUID').describe('The request_id returned by start_return_request.'),
+});
+
+export const HistoryEntry = z.object({
+  status: ReturnStatus,
+  from: ReturnStatus.nullable(),
+  at: z.iso.datetime(),
+  by: z.enum(['service', 'brand', 'requester']),
+  note: z.string().nullable(),
+});
+
+export const ReturnStatusResult = z
+  .object({
+    request_id: z.uuid(),
+    status: ReturnStatus,
+    final: z.boolean().describe('True once the status can no longer change.'),
+    brand_domain: z.string(),
+    brand_name: z.string().nullable(),
+    created_at: z.iso.datetime(),
+    updated_at: z.iso.datetime(),
+    history: z.array(HistoryEntry).describe('Every status change, oldest first.'),
+    next_step: NextStep.nullable(),
+    delivery: z.object({
+      channel: DeliveryChannel.nullable(),
+      state: z.enum(['pending', 'delivered', 'failed']).nullable(),
+      attempts: z.number().int(),
+      next_attempt_at: z.iso.datetime().nullable(),
+      delivered_at: z.iso.datetime().nullable(),
+    }),
+  })
+  .describe("Status of a return request. Never includes the person's name or contact details.");
+export type ReturnStatusResult = z.infer<typeof ReturnStatusResult>;

@@ -1,0 +1,248 @@
+/**
+ * Return requests: accept (durably, idempotently), report status, connect brand channels.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Dialect } from '../../../db/database.ts';
+import type { Database, DeliveryRow, ReturnRequestRow } from '../../../db/schema.ts';
+import type { Config } from '../../config.ts';
+import { notFound } from '../../errors.ts';
+import { withIdempotency } from '../../idempotency.ts';
+import type { BrandMatcher } from '../charges/matcher.ts';
+import { verifyApproval } from './approval.ts';
+import type { DeliveryWorker } from './outbox.ts';
+import {
+  findBrandChannel,
+  findReturnRequest,
+  insertReturnRequest,
+  latestDelivery,
+  listHistory,
+  queueDelivery,
+  requestsWithoutChannel,
+  transitionRequest,
+  upsertBrandChannel,
+} from './repository.ts';
+import {
+  contactKind,
+  type ReturnStatusResult,
+  type StartReturnRequestInput,
+  type StartReturnRequestResult,
+} from './schemas.ts';
+import { type Actor, isFinal, nextStep, type ReturnStatus } from './state-machine.ts';
+
+export interface ReturnsDeps {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  config: Config;
+  brands: BrandMatcher;
+  worker: DeliveryWorker;
+  smtpConfigured: boolean;
+  now: () => Date;
+}
+
+type Channel = { channel: DeliveryRow['channel']; target: string };
+
+/** Absolute URL of get_return_status for a request. */
+export function statusUrl(config: Pick<Config, 'base_url'>, requestId: string): string {
+  return `${config.base_url}/status?request_id=${requestId}`;
+}
+
+export class ReturnsService {
+  private readonly deps: ReturnsDeps;
+
+  constructor(deps: ReturnsDeps) {
+    this.deps = deps;
+  }
+
+  async start(
+    input: StartReturnRequestInput,
+    idempotencyKey: string | undefined,
+  ): Promise<StartReturnRequestResult> {
+    const { db, dialect, config, brands, worker, now } = this.deps;
+    const approval = input.approval_proof
+      ? await verifyApproval(input.approval_proof, input, `${config.base_url}/return`, now())
+      : null;
+    const brand = brands.brandByDomain(input.brand_domain);
+
+    const result = await withIdempotency(
+      db,
+      'startReturnRequest',
+      idempotencyKey,
+      input,
+      async (trx) => {
+        const id = randomUUID();
+        const at = now().toISOString();
+        const channel = await this.resolveChannel(trx, input.brand_domain);
+        const kind = contactKind(input.contact) as 'email' | 'phone';
+        await insertReturnRequest(
+          trx,
+          {
+            id,
+            brand_domain: input.brand_domain,
+            brand_name: brand?.name ?? null,
+            requester_name: input.name,
+            contact: input.contact,
+            contact_kind: kind,
+            order_number: input.order_number ?? null,
+            card_last4: input.card_last4 ?? null,
+            purchase_date: input.date ?? null,
+            amount_cents: input.amount === undefined ? null : Math.round(input.amount * 100),
+            currency: input.currency ?? null,
+            message: input.message ?? null,
+            agent_id: input.agent_id ?? null,
+            protocol: input.protocol ?? kind,
+            callback_url: input.callback_url ?? null,
+            approval: approval ? JSON.stringify(approval.record) : null,
+            status: 'received',
+            created_at: at,
+            updated_at: at,
+          },
+          'service',
+          'Request received',
+        );
+        let status: ReturnStatus = 'received';
+        if (channel) {
+          await queueDelivery(trx, id, channel.channel, channel.target, at);
+        } else {
+          status = await transitionRequest(
+            trx,
+            dialect,
+            id,
+            'awaiting_channel',
+            'service',
+            'The brand has no channel for return requests yet',
+            at,
+          );
+        }
+        return {
+          request_id: id,
+          status_url: statusUrl(this.deps.config, id),
+          status,
+          brand: {
+            domain: input.brand_domain,
+            name: brand?.name ?? null,
+            known: brand !== undefined,
+            contact: brand?.contact ?? {},
+            returns: brand?.returns ?? {},
+          },
+          delivery: { channel: channel?.channel ?? null },
+          approval: approval
+            ? {
+                format: approval.format,
+                verified: approval.verified,
+                ...(approval.key_thumbprint ? { key_thumbprint: approval.key_thumbprint } : {}),
+              }
+            : null,
+          next_step: nextStep(status),
+          created_at: at,
+        } satisfies StartReturnRequestResult;
+      },
+      now,
+    );
+    if (result.delivery.channel) worker.nudge();
+    return result;
+  }
+
+  async status(requestId: string): Promise<ReturnStatusResult> {
+    const { db } = this.deps;
+    const request = await findReturnRequest(db, requestId);
+    if (!request) throw notFound(`No return request ${requestId}`);
+    const [history, delivery] = await Promise.all([
+      listHistory(db, requestId),
+      latestDelivery(db, requestId),
+    ]);
+    return statusOf(request, history, delivery);
+  }
+
+  /** A status change by the brand or the requester; the state machine decides whether it is legal. */
+  async advance(
+    requestId: string,
+    to: ReturnStatus,
+    actor: Actor,
+    note: string | null,
+  ): Promise<ReturnStatusResult> {
+    const { db, dialect, now } = this.deps;
+    await db
+      .transaction()
+      .execute((trx) => transitionRequest(trx, dialect, requestId, to, actor, note, now().toISOString()));
+    return this.status(requestId);
+  }
+
+  /**
+   * Registers how a brand receives requests and queues every request that was waiting for it.
+   * Returns how many requests were queued.
+   */
+  async connectBrandChannel(channel: {
+    brand_domain: string;
+    webhook_url: string | null;
+    webhook_secret: string | null;
+    email: string | null;
+  }): Promise<number> {
+    const { db, dialect, worker, now } = this.deps;
+    const queued = await db.transaction().execute(async (trx) => {
+      const at = now().toISOString();
+      await upsertBrandChannel(trx, channel, at);
+      const target = await this.resolveChannel(trx, channel.brand_domain);
+      if (!target) return 0;
+      const waiting = await requestsWithoutChannel(trx, channel.brand_domain);
+      for (const { id } of waiting) {
+        await transitionRequest(
+          trx,
+          dialect,
+          id,
+          'received',
+          'service',
+          `Brand connected a ${target.channel} channel`,
+          at,
+        );
+        await queueDelivery(trx, id, target.channel, target.target, at);
+      }
+      return waiting.length;
+    });
+    if (queued > 0) worker.nudge();
+    return queued;
+  }
+
+  /** Webhook when the brand registered one; else email when SMTP is configured and an address is known. */
+  private async resolveChannel(db: Kysely<Database>, domain: string): Promise<Channel | null> {
+    const registered = await findBrandChannel(db, domain);
+    if (registered?.webhook_url && registered.webhook_secret) {
+      return { channel: 'webhook', target: registered.webhook_url };
+    }
+    const email = registered?.email ?? this.deps.brands.brandByDomain(domain)?.contact.email;
+    if (email && this.deps.smtpConfigured) return { channel: 'email', target: email };
+    return null;
+  }
+}
+
+function statusOf(
+  request: ReturnRequestRow,
+  history: { to_status: string; from_status: string | null; at: string; actor: Actor; note: string | null }[],
+  delivery: DeliveryRow | undefined,
+): ReturnStatusResult {
+  const status = request.status as ReturnStatus;
+  return {
+    request_id: request.id,
+    status,
+    final: isFinal(status),
+    brand_domain: request.brand_domain,
+    brand_name: request.brand_name,
+    created_at: request.created_at,
+    updated_at: request.updated_at,
+    history: history.map((e) => ({
+      status: e.to_status as ReturnStatus,
+      from: e.from_status as ReturnStatus | null,
+      at: e.at,
+      by: e.actor,
+      note: e.note,
+    })),
+    next_step: nextStep(status),
+    delivery: {
+      channel: delivery?.channel ?? null,
+      state: delivery?.state ?? null,
+      attempts: delivery?.attempts ?? 0,
+      next_attempt_at: delivery?.state === 'pending' ? delivery.next_attempt_at : null,
+      delivered_at: delivery?.delivered_at ?? null,
+    },
+  };
+}
