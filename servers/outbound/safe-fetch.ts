@@ -31,6 +31,8 @@ export interface SafeFetchOptions {
   allowPrivateNetworks: boolean;
   timeoutMs: number;
   userAgent: string;
+  /** Overrides the address policy (tests exercise redirect checks with it). */
+  allowAddress?: (address: string) => boolean;
 }
 
 export interface SafeFetch {
@@ -39,11 +41,13 @@ export interface SafeFetch {
 }
 
 export function createSafeFetch(options: SafeFetchOptions): SafeFetch {
+  const allowed =
+    options.allowAddress ?? ((address: string) => options.allowPrivateNetworks || isPublicAddress(address));
   const guardedLookup: LookupFunction = (hostname, lookupOptions, callback) => {
     dnsLookup(hostname, { ...lookupOptions, all: true }, (err, addresses) => {
       if (err) return callback(err, '', 0);
       const list = addresses as unknown as LookupAddress[];
-      const blocked = list.find((a) => !options.allowPrivateNetworks && !isPublicAddress(a.address));
+      const blocked = list.find((a) => !allowed(a.address));
       if (blocked || list.length === 0) {
         return callback(new BlockedDestinationError(`${hostname} resolves to a non-public address`), '', 0);
       }
@@ -57,7 +61,7 @@ export function createSafeFetch(options: SafeFetchOptions): SafeFetch {
   const baseConnect = buildConnector({ lookup: guardedLookup, timeout: options.timeoutMs });
   const connect: buildConnector.connector = (connectOptions, callback) => {
     const host = connectOptions.hostname.replace(/^\[|\]$/g, '');
-    if (ipaddr.isValid(host) && !options.allowPrivateNetworks && !isPublicAddress(host)) {
+    if (ipaddr.isValid(host) && !allowed(host)) {
       return callback(new BlockedDestinationError(`${host} is not a public address`), null);
     }
     return baseConnect(connectOptions, callback);

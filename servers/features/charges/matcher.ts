@@ -75,6 +75,14 @@ export class BrandMatcher {
         for (const gram of trigramsOf(squashed)) push(postings, gram, id);
       }
     });
+    // A domain glued without its dots ("BESTBUYCOM806...") names the brand too.
+    brands.forEach((brand, index) => {
+      const glued = brand.domain.replace(/[^a-z0-9]/g, '').toUpperCase();
+      if (this.spaced.has(glued) || this.squashed.has(glued)) return;
+      const id = this.aliases.length;
+      this.aliases.push({ brand: index, kind: 'domain', text: brand.domain, squashed: glued });
+      push(this.squashed, glued, id);
+    });
     for (const [gram, ids] of postings) this.trigrams.set(gram, Int32Array.from(new Set(ids)));
     this.counts = new Uint16Array(this.aliases.length);
   }
@@ -125,11 +133,26 @@ export class BrandMatcher {
       .map(([index, hit]) => this.toMatch(index, hit.confidence, hit.on, hit.text, processor));
   }
 
+  /** Longest leading run of tokens that is an alias; with a processor, also the line with its prefix. */
   private exact(
     descriptor: NormalizedDescriptor,
     offer: (brand: number, confidence: number, on: CardChargeMatch['matched_on'], text: string) => void,
   ): void {
-    const { tokens, merchantTokens } = descriptor;
+    this.exactRun(descriptor.tokens, descriptor.merchantTokens.length, offer);
+    if (descriptor.prefixTokens.length > 0) {
+      this.exactRun(
+        [...descriptor.prefixTokens, ...descriptor.tokens],
+        descriptor.prefixTokens.length + descriptor.merchantTokens.length,
+        offer,
+      );
+    }
+  }
+
+  private exactRun(
+    tokens: string[],
+    merchantLength: number,
+    offer: (brand: number, confidence: number, on: CardChargeMatch['matched_on'], text: string) => void,
+  ): void {
     for (let k = Math.min(tokens.length, this.maxAliasTokens); k >= 1; k--) {
       const head = tokens.slice(0, k);
       const ids = this.spaced.get(head.join(' '));
@@ -137,12 +160,13 @@ export class BrandMatcher {
       const hits =
         ids ?? this.squashed.get(squashedKey) ?? (k > 1 ? this.spaced.get(squashedKey) : undefined);
       if (!hits) continue;
-      const whole = k >= merchantTokens.length;
-      const short = head.join('').length <= 3;
-      const ambiguity = new Set(hits.map((id) => this.aliases[id]?.brand)).size;
-      let confidence = whole ? 0.99 : short ? 0.72 : 0.9 + 0.05 * (k / tokens.length);
+      // Merchant words the alias leaves unexplained ("DELTA" in "DELTA DENTAL INS" leaves two).
+      const unexplained = Math.max(0, merchantLength - k);
+      const length = squashedKey.length;
+      let confidence = unexplained === 0 ? 0.99 : unexplained === 1 ? 0.88 : 0.78;
+      if (unexplained > 0 && (length <= 3 || (k === 1 && length <= 5 && unexplained > 1))) confidence = 0.6;
       if (!ids) confidence -= 0.02;
-      if (ambiguity > 1) confidence -= 0.15;
+      if (new Set(hits.map((id) => this.aliases[id]?.brand)).size > 1) confidence -= 0.15;
       for (const id of [...hits].sort((a, b) => this.rank(a) - this.rank(b))) {
         const alias = this.aliases[id] as AliasEntry;
         offer(alias.brand, confidence, alias.kind, alias.text);

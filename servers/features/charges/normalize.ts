@@ -18,6 +18,11 @@ export interface NormalizedDescriptor {
   /** `tokens` without the trailing city guess. */
   merchantTokens: string[];
   processor: Processor | null;
+  /**
+   * Canonical tokens of the processor prefix (`GOOGLE *ADS` -> `GOOGLE`): some brands bill under a
+   * processor-style prefix of their own, so the matcher also tries the line with it.
+   */
+  prefixTokens: string[];
   /** Registrable domains that appeared in the line (`HELP.UBER.COM` -> `uber.com`). */
   domains: string[];
 }
@@ -36,24 +41,37 @@ const issuerNoise = new RegExp(
       String.raw`APLPAY|APPLE ?PAY|GPAY|GOOGLE PAY|SAMSUNG PAY|CONTACTLESS|TAP`,
       String.raw`ONLINE(?: PURCHASE| PAYMENT| TRANSFER)?|INTL|INTERNATIONAL|PENDING|DEBIT|SALE|VISA|MASTERCARD|MC`,
       String.raw`CARD(?: ENDING(?: IN)?)? \d{4}|X{2,}\d{4}|\*{2,}\d{4}`,
-      String.raw`\d{1,2}/\d{1,2}(?:/\d{2,4})?|\d{4}-\d{2}-\d{2}|\d{1,2}\.\d{1,2}\.(?:\d{2,4})?`,
-      String.raw`KARTENZAHLUNG|LASTSCHRIFT|GIROCARD|CB|ACHAT CB|PAIEMENT(?: PAR)? CARTE|CARTE \d{4}|PAGO(?: CON)? TARJETA|COMPRA`,
+      // UK: "CARD PAYMENT TO TESCO ... ON 12-03-2024"
+      String.raw`(?:CARD |CONTACTLESS )?PAYMENT TO`,
+      // Dates and MMDD posting dates before the merchant.
+      String.raw`\d{1,2}/\d{1,2}(?:/\d{2,4})?|\d{4}-\d{2}-\d{2}|\d{1,2}\.\d{1,2}\.(?:\d{2,4})?|\d{4}(?= [A-Z])`,
+      // DE, FR, ES, IT, NL, SE
+      String.raw`KARTENZAHLUNG|LASTSCHRIFT|GIROCARD|ACHAT CB|CB|PAIEMENT(?: PAR)? CARTE|CARTE X?\d{4}|CARTE`,
+      String.raw`PAGO(?: CON)? TARJETA|COMPRA(?: TARJ(?:ETA|\.)?)?|PAGAMENTO(?: POS)?`,
+      String.raw`BEA,?(?: BETAALPAS| APPLE PAY| GOOGLE PAY)?|GEA,?(?: BETAALPAS)?`,
+      String.raw`KORTK[OÖ]P(?: \d{6})?`,
     ].join('|') +
-    String.raw`)(?=[\s:*-]|$)[\s:-]*`,
+    String.raw`)(?=[\s:*,.-]|$)[\s:,.-]*`,
 );
 
-const dates = /\b(?:\d{1,2}\/\d{1,2}(?:\/\d{2,4})?|\d{4}-\d{2}-\d{2}|\d{1,2}\.\d{1,2}\.\d{2,4})\b/g;
+const dates =
+  /\b(?:\d{1,2}\/\d{1,2}(?:\/\d{2,4})?|\d{4}-\d{2}-\d{2}|\d{1,2}-\d{1,2}-\d{4}|\d{1,2}\.\d{1,2}\.\d{2,4})\b(?:\/\d{1,2}:\d{2})?/g;
+const times = /\b(?:ORE |AT )?\d{1,2}[:.]\d{2}(?::\d{2})?\b/g;
 const phones = /(?:\+\d{1,3}[ .-]?)?\(?\b\d{3}\)?[ .-]?\d{3}[ .-]?\d{4}\b|\+\d{1,3}(?:[ .-]?\d{2,4}){2,5}\b/g;
 const tlds =
   'COM|NET|ORG|IO|CO\\.UK|CO|UK|DE|FR|NL|ES|IT|IE|EU|BE|AT|CH|SE|DK|NO|FI|PL|PT|APP|AI|TV|ME|US|CA|AU|FM|GG|LY|SO|TO|XYZ|SHOP|STORE|ONLINE|BIZ|INFO';
 const domainish = new RegExp(
-  String.raw`\b(?:HTTPS?://)?(?:WWW\.)?((?:[A-Z0-9-]+\.)+(?:${tlds}))\b(?:/[A-Z0-9/_.-]*)?`,
+  String.raw`\b(?:HTTPS?://)?(?:WWW\.)?((?:[A-Z0-9-]+\.)+(?:${tlds}))\b(/[A-Z0-9/_.#-]*)?`,
   'g',
 );
+/** Host names printed in the city field: help and billing sites, not the merchant's name. */
+const helpHosts = /^(?:HELP|SUPPORT|BILLING|BILL|PAY|PAYMENTS|ACCOUNT|ACCOUNTS|G|CUSTOMER|SERVICE)\./;
+/** Where DE43's merchant-name field ends (Mastercard 22, Visa 25 characters). */
+const NAME_FIELD = 25;
 const storeNumbers =
-  /(?:\b(?:STORE|STR|STO|SHOP|UNIT|LOC|LOCATION|NO|NR|NUM|FILIALE|MAGASIN)\.? ?#? ?\d+\b|#\s?\d+\b|\b[A-Z]-\d{3,}\b)/g;
-/** Card-number and reference tails some issuers append: `S464071234567890 CARD 1234`. */
-const cardTails = /\b(?:CARD(?: ENDING(?: IN)?)? \d{4}|X{2,}\d{4}|S\d{10,})\b/g;
+  /(?:\b(?:STORE|STR|STO|SHOP|UNIT|LOC|LOCATION|NO|NR|NUM|FILIALE|MAGASIN)\.? ?[#:]? ?[A-Z]?\d+[A-Z0-9]*\b|#\s?\d+\b|\b[A-Z]-\d{3,}\b|\bPAS\d{3}\b)/g;
+/** Card-number and reference tails some issuers append: `S464071234567890 CARD 1234`, `5402XXXXXXXX1234`. */
+const cardTails = /\b(?:CARD(?: ENDING(?: IN)?)? \d{4}|X{2,}\d{4}|\d{4,6}X{4,}\d{4}|S\d{10,})\b/g;
 
 const countryCodes = new Set(
   (
@@ -93,6 +111,8 @@ export function canonicalTokens(text: string): string[] {
 }
 
 const digitCount = (token: string): number => token.replace(/\D/g, '').length;
+/** A name with a reference glued on: `AIR0012345678901`, `EASYJET000K1ABCDE`, `BESTBUYCOM806123456`. */
+const gluedReference = /^([A-Z&]{3,})\d{3,}[A-Z0-9]*$/;
 
 export function normalizeDescriptor(raw: string): NormalizedDescriptor {
   let line = raw
@@ -111,14 +131,28 @@ export function normalizeDescriptor(raw: string): NormalizedDescriptor {
   const processor = detected?.processor ?? null;
   if (detected) line = detected.rest;
 
-  line = line.replace(cardTails, ' ').replace(dates, ' ').replace(phones, ' ').trim();
+  // For card-not-present charges the city field holds a phone number or a URL; then no city remains.
+  let cityFieldSeen = false;
+  line = line
+    .replace(cardTails, ' ')
+    .replace(dates, ' ')
+    .replace(times, ' ')
+    .replace(phones, () => {
+      cityFieldSeen = true;
+      return ' ';
+    })
+    .trim();
 
   // A domain at the start names the merchant (NETFLIX.COM); elsewhere it is the city field.
   const domains: string[] = [];
-  line = line.replace(domainish, (match, host: string, offset: number) => {
+  line = line.replace(domainish, (_match, host: string, urlPath: string | undefined, offset: number) => {
     const registrable = getDomain(host.toLowerCase());
     if (registrable && !domains.includes(registrable)) domains.push(registrable);
-    return offset === 0 ? ` ${match.replace(/\/.*$/, '')} ` : ' ';
+    // In the name field a domain is the merchant's name (NETFLIX.COM, JUST EAT.CO.UK); a help or
+    // billing address (HELP.UBER.COM, AMZN.COM/BILL) is the city field.
+    if (offset === 0 || (offset < NAME_FIELD && !urlPath && !helpHosts.test(host))) return ` ${host} `;
+    cityFieldSeen = true;
+    return ' ';
   });
 
   line = line.replace(storeNumbers, ' ');
@@ -127,10 +161,12 @@ export function normalizeDescriptor(raw: string): NormalizedDescriptor {
 
   // References and store numbers: letters mixed with 3+ digits anywhere, 3+ digit numbers after the
   // first token (a leading number can be the name: "365 BY WHOLE FOODS").
-  let tokens = canonicalTokens(line).filter((token, i) => {
-    if (digitCount(token) < 3) return true;
-    return i === 0 && /^\d+$/.test(token);
-  });
+  let tokens = canonicalTokens(line)
+    .map((token) => gluedReference.exec(token)?.[1] ?? token)
+    .filter((token, i) => {
+      if (digitCount(token) < 3) return true;
+      return i === 0 && /^\d+$/.test(token);
+    });
   while (tokens.length > 1 && /^\d+$/.test(tokens.at(-1) as string)) tokens.pop();
 
   // After a processor prefix the merchant may be absent (APPLE.COM/BILL CA): location codes can go entirely.
@@ -146,12 +182,13 @@ export function normalizeDescriptor(raw: string): NormalizedDescriptor {
   }
 
   let merchantTokens = tokens;
-  if (hadLocation && tokens.length > 1) {
+  if (hadLocation && !cityFieldSeen && tokens.length > 1) {
     merchantTokens = tokens.slice(0, -1);
     if (merchantTokens.length > 1 && cityPrefixes.has(merchantTokens.at(-1) as string)) {
       merchantTokens = merchantTokens.slice(0, -1);
     }
   }
 
-  return { normalized: merchantTokens.join(' '), tokens, merchantTokens, processor, domains };
+  const prefixTokens = detected ? canonicalTokens(detected.prefix.replace(/\*/g, ' ')) : [];
+  return { normalized: merchantTokens.join(' '), tokens, merchantTokens, processor, prefixTokens, domains };
 }

@@ -96,10 +96,10 @@ export const processors: readonly Processor[] = [
   },
 ];
 
-export function detectProcessor(line: string): { processor: Processor; rest: string } | null {
+export function detectProcessor(line: string): { processor: Processor; prefix: string; rest: string } | null {
   for (const processor of processors) {
     const m = processor.prefix.exec(line);
-    if (m) return { processor, rest: line.slice(m[0].length).trim() };
+    if (m) return { processor, prefix: m[0], rest: line.slice(m[0].length).trim() };
   }
   return null;
 }

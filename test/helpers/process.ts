@@ -1,0 +1,58 @@
+/** Runs the service as `npm start` does (`node servers/main.ts`) in a child process. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { projectRoot } from '../../servers/config.ts';
+
+export interface ServiceProcess {
+  url: string;
+  child: ChildProcess;
+  /** SIGKILL: no shutdown hooks run. */
+  kill(): Promise<void>;
+  /** SIGTERM: graceful stop. */
+  stop(): Promise<number | null>;
+}
+
+export async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, [path.join(projectRoot, 'servers/main.ts')], {
+    cwd: projectRoot,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+    const timer = setTimeout(() => reject(new Error(`service did not start: ${stderr}`)), 20_000);
+    lines.on('line', (line) => {
+      const match = /listening on (http:\/\/[^"\s]+)/.exec(line);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`service exited with ${code}: ${stderr}`)));
+  });
+  return {
+    url,
+    child,
+    async kill() {
+      child.kill('SIGKILL');
+      await exited;
+    },
+    async stop() {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}

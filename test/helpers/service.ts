@@ -1,0 +1,51 @@
+/** Starts the real service on port 0 against a test database. */
+import { pino } from 'pino';
+import type { Dialect } from '../../db/database.ts';
+import { loadBrands } from '../../servers/features/charges/brand-registry.ts';
+import { BrandMatcher } from '../../servers/features/charges/matcher.ts';
+import { type RunningService, startService } from '../../servers/server.ts';
+import { createTestDatabase, type TestDatabase } from './databases.ts';
+
+let sharedBrands: BrandMatcher | undefined;
+/** The shipped registry, indexed once per test process. */
+export function shippedBrands(): BrandMatcher {
+  sharedBrands ??= new BrandMatcher(loadBrands());
+  return sharedBrands;
+}
+
+export interface TestService extends RunningService {
+  db: TestDatabase;
+  close(): Promise<void>;
+}
+
+export async function startTestService(
+  dialect: Dialect,
+  overrides: Record<string, unknown> = {},
+  options: { background?: boolean; database?: TestDatabase } = {},
+): Promise<TestService> {
+  const db = options.database ?? (await createTestDatabase(dialect));
+  const service = await startService({
+    env: {},
+    overrides: {
+      port: 0,
+      host: '127.0.0.1',
+      data_dir: '/nonexistent',
+      'outbound.allow_private_networks': true,
+      'returns.delivery.poll_interval_ms': 50,
+      'returns.delivery.base_delay_ms': 50,
+      ...overrides,
+    },
+    database: db.handle,
+    brands: shippedBrands(),
+    log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    background: options.background ?? true,
+  });
+  return {
+    ...service,
+    db,
+    async close() {
+      await service.stop();
+      if (!options.database) await db.drop();
+    },
+  };
+}

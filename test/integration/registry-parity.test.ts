@@ -1,0 +1,126 @@
+/**
+ * Registry parity (STYLE.md 2): every operation appears on exactly the surfaces it declares - its
+ * REST route, its MCP tool, its OpenAPI entry - with one and the same schema.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { jsonSchemaOf } from '../../servers/adapters/openapi.ts';
+import type { Surface } from '../../servers/operation.ts';
+import { operations } from '../../servers/registry.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: documents are walked structurally; assertions check the shapes
+type Json = Record<string, any>;
+
+describe('registry parity', () => {
+  let service: TestService;
+  let tools: Json[];
+  const documents = new Map<Surface, Json>();
+
+  const surfaceUrl = (surface: Surface) =>
+    ({
+      cs: service.config.base_url,
+      public_api: service.config.public_api_url,
+      site: service.config.site_url,
+    })[surface];
+
+  beforeAll(async () => {
+    service = await startTestService('sqlite');
+    const client = new Client({ name: 'parity', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(service.config.mcp_url)));
+    tools = (await client.listTools()).tools as Json[];
+    await client.close();
+    for (const surface of ['cs', 'public_api'] as const) {
+      const res = await fetch(`${surfaceUrl(surface)}/openapi.json`);
+      expect(res.status).toBe(200);
+      documents.set(surface, await res.json());
+    }
+  });
+  afterAll(() => service?.close());
+
+  it('exposes on the public MCP server exactly the operations that declare it, with their schemas', () => {
+    const declared = operations.filter((op) => op.mcp?.includes('public'));
+    expect(tools.map((t) => t.name).sort()).toEqual(declared.map((op) => op.toolName).sort());
+    for (const op of declared) {
+      const tool = tools.find((t) => t.name === op.toolName) as Json;
+      expect(tool.inputSchema, op.name).toEqual(jsonSchemaOf(op.input, 'input'));
+      expect(tool.outputSchema, op.name).toEqual(jsonSchemaOf(op.output, 'output'));
+      expect(tool.description).toBe(op.description);
+      expect(tool.annotations).toMatchObject(op.annotations);
+    }
+  });
+
+  it('documents in each OpenAPI document exactly the operations of that surface, with the same schemas', () => {
+    for (const [surface, doc] of documents) {
+      const entries: [string, string, Json][] = Object.entries(doc.paths as Json).flatMap(([path, methods]) =>
+        Object.entries(methods as Json).map(
+          ([method, entry]) => [path, method, entry as Json] as [string, string, Json],
+        ),
+      );
+      const declared = operations.filter((op) => op.http?.surface === surface);
+      expect(entries.map(([, , e]) => e.operationId).sort()).toEqual(declared.map((op) => op.name).sort());
+      for (const op of declared) {
+        const http = op.http as NonNullable<typeof op.http>;
+        const [, method, entry] = entries.find(([, , e]) => e.operationId === op.name) as [
+          string,
+          string,
+          Json,
+        ];
+        expect(method).toBe(http.method.toLowerCase());
+        const input = jsonSchemaOf(op.input, 'input');
+        if (http.input === 'body') {
+          expect(entry.requestBody.content['application/json'].schema).toEqual(input);
+        } else {
+          const rebuilt: Json = { type: 'object', properties: {}, additionalProperties: false };
+          const required: string[] = [];
+          for (const p of (entry.parameters ?? []).filter((x: Json) => x.in === 'query')) {
+            rebuilt.properties[p.name] = {
+              ...p.schema,
+              ...(p.description ? { description: p.description } : {}),
+            };
+            if (p.required) required.push(p.name);
+          }
+          if (required.length) rebuilt.required = required;
+          expect(rebuilt).toEqual(input);
+        }
+        expect(entry.responses['200'].content['application/json'].schema).toEqual(
+          jsonSchemaOf(op.output, 'output'),
+        );
+        expect(entry['x-mcp-tool']).toBe(op.mcp?.length ? op.toolName : undefined);
+      }
+    }
+  });
+
+  it('routes every HTTP operation at its declared method and path, and no other method', async () => {
+    for (const op of operations) {
+      if (!op.http) continue;
+      const url = `${surfaceUrl(op.http.surface)}${op.http.path}`;
+      const res = await fetch(url, {
+        method: op.http.method,
+        ...(op.http.input === 'body' ? { headers: { 'content-type': 'application/json' }, body: '{}' } : {}),
+      });
+      const body = await res.json();
+      expect(body.code, `${op.http.method} ${url}`).not.toBe('route_not_found');
+      expect(res.status, `${op.http.method} ${url}`).not.toBe(405);
+      const wrong = await fetch(url, { method: 'PATCH' });
+      expect(wrong.status).toBe(405);
+    }
+  });
+
+  it('serves valid OpenAPI 3.1.0 documents, the same in JSON and YAML; the customer service agent is version 1.0.0', async () => {
+    const validator = new Validator();
+    for (const [surface, doc] of documents) {
+      const result = await validator.validate(doc);
+      expect(result.errors ?? [], surface).toEqual([]);
+      expect(result.valid).toBe(true);
+      expect(doc.openapi).toBe('3.1.0');
+      const yaml = await (await fetch(`${surfaceUrl(surface)}/openapi.yaml`)).text();
+      expect(parseYaml(yaml)).toEqual(doc);
+    }
+    expect(documents.get('cs')?.info.version).toBe('1.0.0');
+    expect(documents.get('cs')?.servers).toEqual([{ url: service.config.base_url }]);
+  });
+});
