@@ -2,25 +2,20 @@
  * The HTTP application: every surface mounted at the path of its URL (and, when its host differs
  * from the site's, only for requests to that host), one request log, one error format.
  */
-import { randomUUID } from 'node:crypto';
-import cors from 'cors';
 import express, { type Express, type RequestHandler } from 'express';
-import { pinoHttp } from 'pino-http';
 import { createMcpEndpoint } from './adapters/mcp.ts';
-import { asYaml, openApiDocument } from './adapters/openapi.ts';
 import { problemHandler, routeNotFound, surfaceRouter } from './adapters/rest.ts';
 import { mcpAllowedHosts, serviceVersion } from './config.ts';
 import { errorCodes, ServiceError } from './errors.ts';
-import type { AnyOperation, Surface } from './operation.ts';
+import type { AnyOperation } from './operation.ts';
 import { operations as registry } from './registry.ts';
+import { requestLog } from './request-log.ts';
 import type { Services } from './services.ts';
 
 export interface App {
   app: Express;
   close(): Promise<void>;
 }
-
-const requestIdPattern = /^[\w.:-]{1,64}$/;
 
 export const publicMcpInstructions =
   'Customer service tools for personal agents. To resolve an unknown card charge: call lookup_card_charge with ' +
@@ -34,32 +29,7 @@ export function createApp(services: Services, operations: readonly AnyOperation[
   app.set('trust proxy', config.trust_proxy);
   app.set('etag', false);
 
-  app.use(
-    pinoHttp({
-      logger: services.log,
-      genReqId: (req, res) => {
-        const incoming = req.headers['x-request-id'];
-        const id = typeof incoming === 'string' && requestIdPattern.test(incoming) ? incoming : randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({
-          id: req.id,
-          method: req.method,
-          path: req.url.split('?')[0],
-        }),
-        res: (res: { statusCode: number }) => ({ status: res.statusCode }),
-      },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-      customSuccessMessage: () => 'request completed',
-      customErrorMessage: () => 'request failed',
-    }),
-  );
-  app.use(((_req, res, next) => {
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    next();
-  }) as RequestHandler);
+  app.use(requestLog(services.log));
 
   const mcp = createMcpEndpoint(services, operations, {
     server: 'public',
@@ -70,8 +40,8 @@ export function createApp(services: Services, operations: readonly AnyOperation[
   // Deepest paths first: a surface at "/" must not shadow the others.
   const mounts: [string, RequestHandler][] = [
     [config.mcp_url, mcp.router],
-    [config.base_url, restSurface('cs', operations, services)],
-    [config.public_api_url, restSurface('public_api', operations, services)],
+    [config.base_url, surfaceRouter('cs', operations, services)],
+    [config.public_api_url, surfaceRouter('public_api', operations, services)],
     [config.site_url, siteRouter(services)],
   ];
   mounts.sort((a, b) => new URL(b[0]).pathname.length - new URL(a[0]).pathname.length);
@@ -93,27 +63,6 @@ function mount(app: Express, url: string, siteHost: string, handler: RequestHand
   }
   app.use(path, ((req, res, next) =>
     req.get('host') === target.host ? handler(req, res, next) : next()) as RequestHandler);
-}
-
-/** A REST surface: its operations, its OpenAPI document (JSON and YAML), cross-origin access for agents in browsers. */
-function restSurface(
-  surface: Surface,
-  operations: readonly AnyOperation[],
-  services: Services,
-): RequestHandler {
-  const router = express.Router();
-  router.use(cors({ origin: '*', exposedHeaders: ['X-Request-Id', 'Retry-After'], maxAge: 600 }));
-  const document = openApiDocument(surface, operations, services.config);
-  const json = JSON.stringify(document, null, 2);
-  const yaml = asYaml(document);
-  router.get('/openapi.json', (_req, res) => {
-    res.type('application/json').send(json);
-  });
-  router.get('/openapi.yaml', (_req, res) => {
-    res.type('application/yaml').send(yaml);
-  });
-  router.use(surfaceRouter(surface, operations, services));
-  return router;
 }
 
 /** The site root: where everything is, and the documentation of each problem `type`. */

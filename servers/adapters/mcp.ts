@@ -11,18 +11,16 @@
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
+import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  CallToolRequestSchema,
   type CallToolResult,
   ErrorCode,
-  isInitializeRequest,
-  isJSONRPCErrorResponse,
-  isJSONRPCNotification,
-  isJSONRPCRequest,
-  isJSONRPCResultResponse,
+  type JSONRPCError,
   type JSONRPCMessage,
-  JSONRPCMessageSchema,
+  type JSONRPCNotification,
+  type JSONRPCRequest,
+  type JSONRPCResponse,
   ListToolsRequestSchema,
   McpError,
   type MessageExtraInfo,
@@ -31,6 +29,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import express, { type Request, type RequestHandler, type Response, Router } from 'express';
+import { z } from 'zod';
 import { serviceVersion } from '../config.ts';
 import { toServiceError } from '../errors.ts';
 import {
@@ -41,6 +40,16 @@ import {
 } from '../operation.ts';
 import type { Services } from '../services.ts';
 import { jsonSchemaOf } from './openapi.ts';
+
+/** The part of an MCP `tools/call` request this server uses (MCP 2025-11-25, server/tools). */
+const ToolCallRequest = z.object({
+  method: z.literal('tools/call'),
+  params: z.object({
+    name: z.string(),
+    arguments: z.record(z.string(), z.unknown()).optional(),
+    _meta: z.looseObject({ progressToken: z.union([z.string(), z.number()]).optional() }).optional(),
+  }),
+});
 
 /** JSON-RPC "server error" code the MCP SDK uses for transport-level refusals. */
 const SERVER_ERROR = -32000;
@@ -108,7 +117,9 @@ class Exchange {
     }
     this.replies.push(message);
     if (this.owed.size === 0 && !this.res.headersSent) {
-      this.res.status(200).json(this.batch ? this.replies : this.replies[0]);
+      this.res.statusCode = 200;
+      this.res.setHeader('Content-Type', 'application/json');
+      this.res.end(JSON.stringify(this.batch ? this.replies : this.replies[0]));
     }
   }
 }
@@ -123,6 +134,24 @@ export class MultiplexTransport implements Transport {
   onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
   private nextId = 0;
   private readonly pending = new Map<number, { exchange: Exchange; callerId: RequestId }>();
+  private deliverRequest: (message: JSONRPCRequest, extra: MessageExtraInfo) => void = (m, e) =>
+    this.onmessage?.(m, e);
+  private deliverNotification: (message: JSONRPCNotification) => void = (m) => this.onmessage?.(m);
+
+  /**
+   * Hands requests and notifications straight to the SDK's handlers once connected. The SDK's
+   * generic onmessage classifies every message with up to four zod parses (most of them failing);
+   * this transport only ever delivers messages it has already classified.
+   */
+  bindDirect(protocol: Server): void {
+    const inner = protocol as unknown as {
+      _onrequest?: (m: JSONRPCRequest, e: MessageExtraInfo) => void;
+      _onnotification?: (m: JSONRPCNotification) => void;
+    };
+    if (typeof inner._onrequest !== 'function' || typeof inner._onnotification !== 'function') return;
+    this.deliverRequest = inner._onrequest.bind(protocol);
+    this.deliverNotification = inner._onnotification.bind(protocol);
+  }
 
   async start(): Promise<void> {}
 
@@ -131,7 +160,7 @@ export class MultiplexTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
+    if (isResponse(message)) {
       const id = message.id as number;
       const entry = this.pending.get(id);
       if (!entry) return; // the caller went away
@@ -139,7 +168,7 @@ export class MultiplexTransport implements Transport {
       entry.exchange.reply(id, { ...message, id: entry.callerId } as JSONRPCMessage);
       return;
     }
-    if (isJSONRPCNotification(message)) {
+    if (isNotification(message)) {
       const related = options?.relatedRequestId;
       if (related !== undefined) this.pending.get(related as number)?.exchange.notify(message);
       return; // stateless: no standalone stream for unrelated notifications
@@ -152,15 +181,15 @@ export class MultiplexTransport implements Transport {
 
   dispatch(exchange: Exchange, messages: JSONRPCMessage[], extra: MessageExtraInfo): void {
     for (const message of messages) {
-      if (isJSONRPCRequest(message)) {
+      if (isRequest(message)) {
         const id = ++this.nextId;
         this.pending.set(id, { exchange, callerId: message.id });
         exchange.owe(id);
-        this.onmessage?.({ ...message, id }, extra);
-      } else if (isJSONRPCNotification(message)) {
+        this.deliverRequest({ ...message, id }, extra);
+      } else if (isNotification(message)) {
         // A cancellation names the caller's id, which is not unique across stateless clients; the
         // request is cancelled when its HTTP exchange closes instead (see `abandon`).
-        if (message.method !== 'notifications/cancelled') this.onmessage?.(message, extra);
+        if (message.method !== 'notifications/cancelled') this.deliverNotification(message);
       }
     }
   }
@@ -169,7 +198,7 @@ export class MultiplexTransport implements Transport {
   abandon(exchange: Exchange): void {
     for (const id of exchange.pendingIds()) {
       if (!this.pending.delete(id)) continue;
-      this.onmessage?.({
+      this.deliverNotification({
         jsonrpc: '2.0',
         method: 'notifications/cancelled',
         params: { requestId: id, reason: 'client disconnected' },
@@ -205,59 +234,67 @@ export function createMcpEndpoint(
   );
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const op = byTool.get(request.params.name);
-    if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
-    const exchange = transport.exchangeOf(extra.requestId);
-    const req = exchange?.req;
-    const progressToken = extra._meta?.progressToken;
-    const ctx: OperationContext = {
-      services,
-      request: {
-        id: req ? String(req.id) : String(extra.requestId),
-        ip: req?.ip ?? 'unknown',
-        via: 'mcp',
-        headers: (req?.headers ?? {}) as Record<string, string | undefined>,
-      },
-      log: req?.log ?? services.log,
-      signal: extra.signal,
-      ...(progressToken !== undefined
-        ? {
-            reportProgress: (progress: number, total?: number, message?: string) =>
-              extra.sendNotification({
-                method: 'notifications/progress',
-                params: {
-                  progressToken,
-                  progress,
-                  ...(total !== undefined ? { total } : {}),
-                  ...(message ? { message } : {}),
-                },
-              }),
-          }
-        : {}),
-    };
-    try {
-      const output = await invokeOperation(op, ctx, request.params.arguments ?? {});
-      return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
-    } catch (err) {
-      const error = toServiceError(err);
-      if (error.status >= 500)
-        ctx.log.error(
-          { err: err instanceof Error && error.cause ? error.cause : err, tool: op.toolName },
-          'tool failed',
-        );
-      const body = {
-        code: error.code,
-        message: error.publicDetail,
-        ...(error.errors ? { errors: error.errors } : {}),
+  // tools/call is registered on the Protocol directly, with a request schema of just what this
+  // server reads: the SDK Server's wrapper parses the full CallToolRequest twice and then the whole
+  // result, which made up a third of a call's cost. Results are already checked against each
+  // operation's output schema by invokeOperation and are valid CallToolResults by construction.
+  Protocol.prototype.setRequestHandler.call(
+    server,
+    ToolCallRequest,
+    async (request, extra): Promise<CallToolResult> => {
+      const op = byTool.get(request.params.name);
+      if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+      const exchange = transport.exchangeOf(extra.requestId);
+      const req = exchange?.req;
+      const progressToken = extra._meta?.progressToken;
+      const ctx: OperationContext = {
+        services,
+        request: {
+          id: req ? String(req.id) : String(extra.requestId),
+          ip: req?.ip ?? 'unknown',
+          via: 'mcp',
+          headers: (req?.headers ?? {}) as Record<string, string | undefined>,
+        },
+        log: req?.log ?? services.log,
+        signal: extra.signal,
+        ...(progressToken !== undefined
+          ? {
+              reportProgress: (progress: number, total?: number, message?: string) =>
+                extra.sendNotification({
+                  method: 'notifications/progress',
+                  params: {
+                    progressToken,
+                    progress,
+                    ...(total !== undefined ? { total } : {}),
+                    ...(message ? { message } : {}),
+                  },
+                }),
+            }
+          : {}),
       };
-      return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] };
-    }
-  });
-  void server.connect(transport);
+      try {
+        const output = await invokeOperation(op, ctx, request.params.arguments ?? {});
+        return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
+      } catch (err) {
+        const error = toServiceError(err);
+        if (error.status >= 500)
+          ctx.log.error(
+            { err: err instanceof Error && error.cause ? error.cause : err, tool: op.toolName },
+            'tool failed',
+          );
+        const body = {
+          code: error.code,
+          message: error.publicDetail,
+          ...(error.errors ? { errors: error.errors } : {}),
+        };
+        return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] };
+      }
+    },
+  );
+  void server.connect(transport).then(() => transport.bindDirect(server));
 
   const router = Router();
-  router.use(hostHeaderValidation(options.allowedHosts));
+  router.use(memoized(hostHeaderValidation(options.allowedHosts), (req) => req.headers.host));
   router.use(originValidation(options.allowedHosts));
   router.options('/', (_req, res) => {
     res
@@ -270,65 +307,69 @@ export function createMcpEndpoint(
       })
       .end();
   });
-  router.post(
-    '/',
-    express.json({ limit: services.config.http.body_limit_bytes, type: () => true }),
-    (req, res) => {
-      const accept = req.headers.accept ?? '*/*';
-      if (!/application\/json|\*\/\*|text\/event-stream/.test(accept)) {
-        return rpcError(
-          res,
-          406,
-          SERVER_ERROR,
-          'Not Acceptable: accept application/json and text/event-stream',
-        );
+  const limit = services.config.http.body_limit_bytes;
+  router.post('/', async (req, res) => {
+    const accept = req.headers.accept ?? '*/*';
+    if (!/application\/json|\*\/\*|text\/event-stream/.test(accept)) {
+      return rpcError(
+        res,
+        406,
+        SERVER_ERROR,
+        'Not Acceptable: accept application/json and text/event-stream',
+      );
+    }
+    if (!jsonContentType.test(req.headers['content-type'] ?? '')) {
+      return rpcError(
+        res,
+        415,
+        ErrorCode.InvalidRequest,
+        'Unsupported Media Type: Content-Type must be application/json',
+      );
+    }
+    const version = req.headers['mcp-protocol-version'];
+    if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+      return rpcError(
+        res,
+        400,
+        ErrorCode.InvalidRequest,
+        `Unsupported protocol version: ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
+      );
+    }
+    const body = await readJson(req, limit);
+    if (!body.ok) {
+      return body.error === 'too_large'
+        ? rpcError(res, 413, ErrorCode.InvalidRequest, 'Request body too large')
+        : rpcError(res, 400, ErrorCode.ParseError, 'Parse error: invalid JSON');
+    }
+
+    const batch = Array.isArray(body.value);
+    const raw: unknown[] = batch ? (body.value as unknown[]) : [body.value];
+    const messages: JSONRPCMessage[] = [];
+    for (const item of raw) {
+      if (!isJsonRpcMessage(item)) {
+        return rpcError(res, 400, ErrorCode.InvalidRequest, 'Invalid Request: not a JSON-RPC 2.0 message');
       }
-      if (!req.is('application/json')) {
-        return rpcError(
-          res,
-          415,
-          ErrorCode.InvalidRequest,
-          'Unsupported Media Type: Content-Type must be application/json',
-        );
-      }
-      const version = req.headers['mcp-protocol-version'];
-      if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-        return rpcError(
-          res,
-          400,
-          ErrorCode.InvalidRequest,
-          `Unsupported protocol version: ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
-        );
-      }
-      const batch = Array.isArray(req.body);
-      const raw: unknown[] = batch ? (req.body as unknown[]) : [req.body];
-      const messages: JSONRPCMessage[] = [];
-      for (const item of raw) {
-        const parsed = JSONRPCMessageSchema.safeParse(item);
-        if (!parsed.success)
-          return rpcError(res, 400, ErrorCode.InvalidRequest, 'Invalid Request: not a JSON-RPC 2.0 message');
-        messages.push(parsed.data);
-      }
-      if (messages.length === 0)
-        return rpcError(res, 400, ErrorCode.InvalidRequest, 'Invalid Request: empty batch');
-      if (messages.some(isInitializeRequest) && messages.length > 1) {
-        return rpcError(res, 400, ErrorCode.InvalidRequest, 'Invalid Request: initialize must be sent alone');
-      }
-      const requests = messages.filter(isJSONRPCRequest);
-      if (requests.length === 0) {
-        transport.dispatch(new Exchange(req, res, false, batch), messages, extraOf(req));
-        res.status(202).end();
-        return;
-      }
-      const wantsProgress = requests.some((r) => r.params?._meta?.progressToken !== undefined);
-      const streaming = wantsProgress && /text\/event-stream/.test(accept);
-      const exchange = new Exchange(req, res, streaming, batch);
-      res.once('close', () => {
-        if (exchange.open) transport.abandon(exchange);
-      });
-      transport.dispatch(exchange, messages, extraOf(req));
-    },
-  );
+      messages.push(item);
+    }
+    if (messages.length === 0)
+      return rpcError(res, 400, ErrorCode.InvalidRequest, 'Invalid Request: empty batch');
+    if (messages.length > 1 && messages.some((m) => isRequest(m) && m.method === 'initialize')) {
+      return rpcError(res, 400, ErrorCode.InvalidRequest, 'Invalid Request: initialize must be sent alone');
+    }
+    const requests = messages.filter(isRequest);
+    if (requests.length === 0) {
+      transport.dispatch(new Exchange(req, res, false, batch), messages, extraOf(req));
+      res.status(202).end();
+      return;
+    }
+    const wantsProgress = requests.some((r) => r.params?._meta?.progressToken !== undefined);
+    const streaming = wantsProgress && /text\/event-stream/.test(accept);
+    const exchange = new Exchange(req, res, streaming, batch);
+    res.once('close', () => {
+      if (exchange.open) transport.abandon(exchange);
+    });
+    transport.dispatch(exchange, messages, extraOf(req));
+  });
   const stateless: RequestHandler = (_req, res) => {
     res.set('Allow', 'POST, OPTIONS');
     rpcError(res, 405, SERVER_ERROR, 'Method not allowed: this server is stateless; send JSON-RPC with POST');
@@ -336,16 +377,93 @@ export function createMcpEndpoint(
   router.get('/', stateless);
   router.delete('/', stateless);
   router.use(((err, _req, res, _next) => {
-    const type = (err as { type?: string }).type;
-    if (type === 'entity.too.large')
-      return rpcError(res, 413, ErrorCode.InvalidRequest, 'Request body too large');
-    if (type === 'entity.parse.failed')
-      return rpcError(res, 400, ErrorCode.ParseError, 'Parse error: invalid JSON');
     services.log.error({ err }, 'mcp endpoint failed');
     return rpcError(res, 500, ErrorCode.InternalError, 'Internal error');
   }) as express.ErrorRequestHandler);
 
   return { router, close: () => server.close() };
+}
+
+// Envelope classification of messages already checked by `isJsonRpcMessage` or produced by the
+// SDK. The SDK's own guards run a zod parse each (a failing one for every non-matching message).
+const isRequest = (m: JSONRPCMessage): m is JSONRPCRequest => 'method' in m && 'id' in m;
+const isNotification = (m: JSONRPCMessage): m is JSONRPCNotification => 'method' in m && !('id' in m);
+const isResponse = (m: JSONRPCMessage): m is JSONRPCResponse | JSONRPCError =>
+  !('method' in m) && ('result' in m || 'error' in m);
+
+/**
+ * JSON-RPC 2.0 envelope check (request, notification or response). The SDK validates each
+ * method's params against its schema when it handles the message; checking the whole message
+ * against the SDK's union schema here as well doubled the cost of a tool call.
+ */
+function isJsonRpcMessage(value: unknown): value is JSONRPCMessage {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const m = value as Record<string, unknown>;
+  if (m.jsonrpc !== '2.0') return false;
+  const hasId = typeof m.id === 'string' || (typeof m.id === 'number' && Number.isInteger(m.id));
+  if (typeof m.method === 'string') {
+    if (m.params !== undefined && (typeof m.params !== 'object' || m.params === null)) return false;
+    return hasId || m.id === undefined;
+  }
+  return hasId && ('result' in m || 'error' in m);
+}
+
+const jsonContentType = /^application\/json\s*(?:;|$)/i;
+
+/**
+ * Remembers the header values a check accepted, so the check runs once per distinct value (the
+ * SDK's host validation parses a URL on every request). Bounded; refusals are never remembered.
+ */
+function memoized(check: RequestHandler, keyOf: (req: Request) => string | undefined): RequestHandler {
+  const accepted = new Set<string>();
+  return (req, res, next) => {
+    const key = keyOf(req);
+    if (key !== undefined && accepted.has(key)) return next();
+    check(req, res, (err?: unknown) => {
+      if (err === undefined && key !== undefined && accepted.size < 256) accepted.add(key);
+      next(err);
+    });
+  };
+}
+
+/**
+ * Reads a JSON body up to `limit` bytes. Lighter than body-parser on the hot path of every MCP call;
+ * the content type was checked by the caller.
+ */
+async function readJson(
+  req: Request,
+  limit: number,
+): Promise<{ ok: true; value: unknown } | { ok: false; error: 'too_large' | 'invalid' }> {
+  const declared = Number(req.headers['content-length']);
+  if (declared > limit) {
+    req.resume();
+    return { ok: false, error: 'too_large' };
+  }
+  const chunks: Buffer[] = [];
+  const tooLarge = await new Promise<boolean>((resolve, reject) => {
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.removeAllListeners('data');
+        req.resume();
+        resolve(true);
+      } else chunks.push(chunk);
+    });
+    req.once('end', () => resolve(false));
+    req.once('error', reject);
+  });
+  if (tooLarge) return { ok: false, error: 'too_large' };
+  try {
+    return {
+      ok: true,
+      value: JSON.parse(
+        chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8'),
+      ),
+    };
+  } catch {
+    return { ok: false, error: 'invalid' };
+  }
 }
 
 function extraOf(req: Request): MessageExtraInfo {

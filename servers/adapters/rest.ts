@@ -3,6 +3,7 @@
  * The adapter only translates (query or JSON body in, JSON or problem+json out); behaviour lives in
  * `invokeOperation` and the handlers.
  */
+import cors from 'cors';
 import express, {
   type NextFunction,
   type Request,
@@ -13,6 +14,7 @@ import express, {
 import { ServiceError, toServiceError } from '../errors.ts';
 import { type AnyOperation, invokeOperation, type OperationContext, type Surface } from '../operation.ts';
 import type { Services } from '../services.ts';
+import { asYaml, openApiDocument } from './openapi.ts';
 import { sendProblem } from './problem.ts';
 
 export function restContext(req: Request, res: Response, services: Services): OperationContext {
@@ -48,22 +50,44 @@ export function requireJson(): RequestHandler {
   };
 }
 
+/**
+ * The router of one REST surface: cross-origin access for agents running in browsers (keyless, no
+ * cookies, so any origin), the surface's OpenAPI document as JSON and YAML, one route per operation,
+ * and 405 with `Allow` for the other methods on those paths.
+ */
 export function surfaceRouter(
   surface: Surface,
   operations: readonly AnyOperation[],
   services: Services,
 ): Router {
   const router = Router({ strict: false });
+  const preflight = cors({ origin: '*', exposedHeaders, maxAge: 600 });
+  router.use((req, res, next) => {
+    if (req.method === 'OPTIONS') return preflight(req, res, next);
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.setHeader('Access-Control-Expose-Headers', exposedHeaders);
+    next();
+  });
+
+  const document = openApiDocument(surface, operations, services.config);
+  const documentJson = JSON.stringify(document, null, 2);
+  const documentYaml = asYaml(document);
+  router.get('/openapi.json', (_req, res) => {
+    res.type('application/json').send(documentJson);
+  });
+  router.get('/openapi.yaml', (_req, res) => {
+    res.type('application/yaml').send(documentYaml);
+  });
+
   const methodsByPath = new Map<string, Set<string>>();
   const jsonBody = express.json({ limit: services.config.http.body_limit_bytes, strict: true });
-
   for (const op of operations) {
     const http = op.http;
     if (!http || http.surface !== surface) continue;
     const handle: RequestHandler = async (req, res) => {
       const ctx = restContext(req, res, services);
       const output = await invokeOperation(op, ctx, http.input === 'query' ? req.query : req.body);
-      res.status(http.status?.(output) ?? 200).json(output);
+      sendJson(res, http.status?.(output) ?? 200, output);
     };
     const method = http.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
     if (http.input === 'body') router[method](http.path, requireJson(), jsonBody, handle);
@@ -76,6 +100,15 @@ export function surfaceRouter(
 
   for (const [path, methods] of methodsByPath) router.all(path, methodNotAllowed([...methods]));
   return router;
+}
+
+const exposedHeaders = 'X-Request-Id, Retry-After';
+
+/** JSON without Express's res.json machinery (ETag, freshness): the hot path's last step. */
+function sendJson(res: Response, status: number, body: unknown): void {
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.end(JSON.stringify(body));
 }
 
 export function methodNotAllowed(methods: string[]): RequestHandler {

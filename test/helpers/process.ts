@@ -14,18 +14,26 @@ export interface ServiceProcess {
 }
 
 export async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [path.join(projectRoot, 'servers/main.ts')], {
-    cwd: projectRoot,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'info',
-      ...env,
+  const child = spawn(
+    process.execPath,
+    [
+      '--experimental-strip-types',
+      '--disable-warning=ExperimentalWarning',
+      path.join(projectRoot, 'servers/main.ts'),
+    ],
+    {
+      cwd: projectRoot,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        PORT: '0',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => {

@@ -9,15 +9,21 @@ import { z } from 'zod';
 
 const httpsUrl = z.url({ protocol: /^https$/, error: 'must be an https URL' });
 
+/** Public support contacts of a brand, as returned by the API. */
 export const BrandContact = z.strictObject({
   support_url: httpsUrl.optional(),
   email: z.email().optional(),
+  phone: z.string().optional().describe('E.164, e.g. +18882804331.'),
+});
+export type BrandContact = z.infer<typeof BrandContact>;
+
+/** The same, as the registry file must hold it: phone numbers checked against numbering plans. */
+const BrandContactData = BrandContact.extend({
   phone: z
     .string()
     .refine((v) => /^\+[1-9]\d{6,14}$/.test(v) && isValidPhoneNumber(v), 'must be an E.164 phone number')
     .optional(),
 });
-export type BrandContact = z.infer<typeof BrandContact>;
 
 export const BrandReturns = z.strictObject({
   policy_url: httpsUrl.optional(),
@@ -70,7 +76,7 @@ export const Brand = z.strictObject({
   /** Statement descriptor forms the brand is known to use, upper case, without store numbers or cities. */
   descriptors: z.array(z.string().min(1)),
   aliases: z.array(z.string().min(1)).optional(),
-  contact: BrandContact,
+  contact: BrandContactData,
   returns: BrandReturns,
 });
 export type Brand = z.infer<typeof Brand>;

@@ -3,11 +3,10 @@
  *
  * Exact: the longest run of leading merchant tokens that is a known alias (descriptor form, name,
  * alias or domain label) of a brand, spaced or squashed (`WAL MART` = `WALMART`); a registrable
- * domain seen in the line also counts. Fuzzy: a trigram index proposes candidate aliases, scored by
- * Levenshtein similarity (fastest-levenshtein) against the leading tokens. The index is built once;
- * a lookup touches only the posting lists of the query's trigrams, so it stays well under a
- * millisecond with 100,000 brands (`npm run bench`). Linear-scan fuzzy libraries (fuse.js) take tens
- * of milliseconds at that size.
+ * domain seen in the line also counts. Fuzzy: a trigram index proposes candidate aliases, verified by
+ * Levenshtein distance (fastest-levenshtein) against the leading tokens. The index is built once; a
+ * lookup scans only the shortest posting lists of its trigrams, so it stays under a millisecond with
+ * 100,000 brands (`npm run bench`), where linear-scan fuzzy libraries (fuse.js) take tens of ms.
  */
 import { distance } from 'fastest-levenshtein';
 import type { Brand } from './brand-registry.ts';
@@ -26,7 +25,13 @@ interface AliasEntry {
 }
 
 const MAX_RESULTS = 5;
-const FUZZY_CANDIDATES = 24;
+const EMPTY = new Int32Array(0);
+const LOOKUP_CACHE_SIZE = 10_000;
+/**
+ * Postings scanned per fuzzy query, at most. Lists are scanned rarest first, so the limit only ever
+ * skips trigrams shared by tens of thousands of aliases - which say little about a near spelling.
+ */
+const FUZZY_SCAN_LIMIT = 20_000;
 const FUZZY_MIN_SIMILARITY = 0.78;
 const kindRank: Record<AliasKind, number> = { descriptor: 0, name: 1, domain: 2, alias: 3 };
 
@@ -45,7 +50,10 @@ export class BrandMatcher {
   private readonly aliases: AliasEntry[] = [];
   private readonly trigrams = new Map<string, Int32Array>();
   private readonly counts: Uint16Array;
+  /** Squashed length of each alias, for the fuzzy length filter. */
+  private readonly lengths: Uint16Array;
   private maxAliasTokens = 1;
+  private readonly cache = new Map<string, ChargeLookupResult>();
 
   constructor(brands: readonly Brand[]) {
     this.brands = brands;
@@ -72,7 +80,9 @@ export class BrandMatcher {
         push(this.spaced, key, id);
         if (tokens.length > 1) push(this.squashed, squashed, id);
         this.maxAliasTokens = Math.max(this.maxAliasTokens, tokens.length);
-        for (const gram of trigramsOf(squashed)) push(postings, gram, id);
+        // Keyed by the alias's first letter too: a misspelling rarely hits the first letter, and
+        // the posting lists become ~25 times shorter.
+        for (const gram of trigramsOf(squashed)) push(postings, squashed[0] + gram, id);
       }
     });
     // A domain glued without its dots ("BESTBUYCOM806...") names the brand too.
@@ -85,6 +95,11 @@ export class BrandMatcher {
     });
     for (const [gram, ids] of postings) this.trigrams.set(gram, Int32Array.from(new Set(ids)));
     this.counts = new Uint16Array(this.aliases.length);
+    this.lengths = Uint16Array.from(this.aliases, (a) => a.squashed.length);
+  }
+
+  get aliasCount(): number {
+    return this.aliases.length;
   }
 
   brandByDomain(domain: string): Brand | undefined {
@@ -92,7 +107,21 @@ export class BrandMatcher {
     return index === undefined ? undefined : this.brands[index];
   }
 
+  /**
+   * Looks a statement line up. Results are cached (bounded, oldest first out): the registry does not change while the
+   * process runs, and a few merchants account for most charges. Callers must not mutate a result.
+   */
   lookup(charge: string): ChargeLookupResult {
+    const cached = this.cache.get(charge);
+    if (cached) return cached;
+    const result = this.lookupUncached(charge);
+    this.cache.set(charge, result);
+    if (this.cache.size > LOOKUP_CACHE_SIZE) this.cache.delete(this.cache.keys().next().value as string);
+    return result;
+  }
+
+  /** The matching itself, without the cache (benchmarks measure this). */
+  lookupUncached(charge: string): ChargeLookupResult {
     const descriptor = normalizeDescriptor(charge);
     const processor = descriptor.processor;
     return {
@@ -175,50 +204,52 @@ export class BrandMatcher {
     }
   }
 
+  /**
+   * Near spellings of the first one to three merchant tokens. Candidates come from the trigram index
+   * with the q-gram lemma (a string within d edits shares all but 3d of its trigrams) and prefix
+   * filtering (such a string appears in one of the 3d+1 rarest posting lists), so only short posting
+   * lists are scanned; survivors are checked by length, shared trigrams, then Levenshtein distance.
+   */
   private fuzzy(
     descriptor: NormalizedDescriptor,
     offer: (brand: number, confidence: number, on: CardChargeMatch['matched_on'], text: string) => void,
   ): void {
-    const heads: string[] = [];
-    for (let k = 1; k <= Math.min(descriptor.tokens.length, 4); k++) {
-      heads.push(descriptor.tokens.slice(0, k).join(''));
-    }
-    const query = heads.at(-1);
-    if (!query || query.length < 4) return;
-
-    const touched: number[] = [];
     const counts = this.counts;
-    for (const gram of trigramsOf(query)) {
-      const ids = this.trigrams.get(gram);
-      if (!ids) continue;
-      for (let i = 0; i < ids.length; i++) {
-        const id = ids[i] as number;
-        if (counts[id] === 0) touched.push(id);
-        counts[id] = (counts[id] as number) + 1;
-      }
-    }
-    // Keep the aliases that share the most trigrams (relative to their own size).
-    const scored: { id: number; score: number }[] = [];
-    for (const id of touched) {
-      const shared = counts[id] as number;
-      counts[id] = 0;
-      const own = Math.max(1, (this.aliases[id] as AliasEntry).squashed.length - 2);
-      const score = shared / own;
-      if (shared >= 2 && score >= 0.5) scored.push({ id, score });
-    }
-    scored.sort((a, b) => b.score - a.score);
+    for (let k = 1; k <= Math.min(descriptor.tokens.length, 3); k++) {
+      const head = descriptor.tokens.slice(0, k).join('');
+      if (head.length < 4) continue;
+      const budget = head.length >= 10 ? 2 : 1;
+      const lists = [...new Set(trigramsOf(head))]
+        .map((gram) => this.trigrams.get(head[0] + gram) ?? EMPTY)
+        .sort((a, b) => a.length - b.length);
+      const need = Math.max(1, lists.length - 3 * budget);
+      const scanned = lists.length - need + 1;
 
-    for (const { id } of scored.slice(0, FUZZY_CANDIDATES)) {
-      const alias = this.aliases[id] as AliasEntry;
-      if (alias.squashed.length < 4) continue;
-      let best = 0;
-      for (const head of heads) {
-        if (Math.abs(head.length - alias.squashed.length) > Math.max(2, alias.squashed.length * 0.3))
-          continue;
-        const similarity = 1 - distance(head, alias.squashed) / Math.max(head.length, alias.squashed.length);
-        if (similarity > best) best = similarity;
+      const touched: number[] = [];
+      const lengths = this.lengths;
+      let work = 0;
+      for (let l = 0; l < scanned && work < FUZZY_SCAN_LIMIT; l++) {
+        const ids = lists[l] as Int32Array;
+        work += ids.length;
+        for (let i = 0; i < ids.length; i++) {
+          const id = ids[i] as number;
+          if (Math.abs((lengths[id] as number) - head.length) > budget) continue;
+          if (counts[id] === 0) touched.push(id);
+          counts[id] = (counts[id] as number) + 1;
+        }
       }
-      if (best >= FUZZY_MIN_SIMILARITY) offer(alias.brand, Math.min(0.9, best * 0.92), 'fuzzy', alias.text);
+      for (const id of touched) {
+        let shared = counts[id] as number;
+        counts[id] = 0;
+        for (let l = scanned; l < lists.length && shared < need; l++) {
+          if (contains(lists[l] as Int32Array, id)) shared++;
+        }
+        if (shared < need) continue;
+        const alias = this.aliases[id] as AliasEntry;
+        const similarity = 1 - distance(head, alias.squashed) / Math.max(head.length, alias.squashed.length);
+        if (similarity >= FUZZY_MIN_SIMILARITY)
+          offer(alias.brand, Math.min(0.9, similarity * 0.92), 'fuzzy', alias.text);
+      }
     }
   }
 
@@ -278,6 +309,20 @@ function push<K>(map: Map<K, number[]>, key: K, value: number): void {
   const list = map.get(key);
   if (list) list.push(value);
   else map.set(key, [value]);
+}
+
+/** Binary search in an ascending posting list. */
+function contains(list: Int32Array, id: number): boolean {
+  let lo = 0;
+  let hi = list.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const value = list[mid] as number;
+    if (value === id) return true;
+    if (value < id) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return false;
 }
 
 function trigramsOf(text: string): string[] {

@@ -73,6 +73,8 @@ const storeNumbers =
 /** Card-number and reference tails some issuers append: `S464071234567890 CARD 1234`, `5402XXXXXXXX1234`. */
 const cardTails = /\b(?:CARD(?: ENDING(?: IN)?)? \d{4}|X{2,}\d{4}|\d{4,6}X{4,}\d{4}|S\d{10,})\b/g;
 
+const cardTailsDatesTimes = new RegExp(`${cardTails.source}|${dates.source}|${times.source}`, 'g');
+
 const countryCodes = new Set(
   (
     'US USA CA CAN GB GBR UK IE IRL DE DEU FR FRA NL NLD BE BEL LU LUX ES ESP IT ITA PT PRT AT AUT CH CHE ' +
@@ -97,28 +99,40 @@ const cityPrefixes = new Set(
  * Canonical tokens of any text, used alike for registry aliases and statement lines: upper case,
  * no diacritics, `NETFLIX.COM` -> `NETFLIX`, punctuation dropped (`MCDONALD'S` -> `MCDONALDS`).
  */
+const tldSuffix = new RegExp(String.raw`\.(?:${tlds})\b`, 'g');
+const nonAscii = /[^\x20-\x7e]/;
+
 export function canonicalTokens(text: string): string[] {
-  const upper = text
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toUpperCase()
-    .replace(/ß/g, 'SS');
-  const withoutTld = upper.replace(new RegExp(String.raw`\.(?:${tlds})\b`, 'g'), ' ');
-  return withoutTld
+  let upper = text.toUpperCase();
+  if (nonAscii.test(upper)) {
+    upper = upper
+      .normalize('NFKD')
+      .replace(/[\u0300-\u036f]/g, '')
+      .replace(/ß/g, 'SS');
+  }
+  return upper
+    .replace(tldSuffix, ' ')
     .replace(/['’`´.]/g, '')
     .split(/[^A-Z0-9&]+/)
     .filter((t) => t !== '' && t !== '&');
 }
 
-const digitCount = (token: string): number => token.replace(/\D/g, '').length;
+function digitCount(token: string): number {
+  let digits = 0;
+  for (let i = 0; i < token.length; i++) {
+    const c = token.charCodeAt(i);
+    if (c >= 48 && c <= 57) digits++;
+  }
+  return digits;
+}
 /** A name with a reference glued on: `AIR0012345678901`, `EASYJET000K1ABCDE`, `BESTBUYCOM806123456`. */
 const gluedReference = /^([A-Z&]{3,})\d{3,}[A-Z0-9]*$/;
 
 export function normalizeDescriptor(raw: string): NormalizedDescriptor {
-  let line = raw
-    .normalize('NFKC')
+  let line = nonAscii.test(raw) ? raw.normalize('NFKC') : raw;
+  // \p{Cc}: control characters (tabs, NULs) from CSV exports.
+  line = line
     .toUpperCase()
-    // \p{Cc}: control characters (tabs, NULs) from CSV exports.
     .replace(/[\p{Cc}\s]+/gu, ' ')
     .trim();
 
@@ -134,9 +148,7 @@ export function normalizeDescriptor(raw: string): NormalizedDescriptor {
   // For card-not-present charges the city field holds a phone number or a URL; then no city remains.
   let cityFieldSeen = false;
   line = line
-    .replace(cardTails, ' ')
-    .replace(dates, ' ')
-    .replace(times, ' ')
+    .replace(cardTailsDatesTimes, ' ')
     .replace(phones, () => {
       cityFieldSeen = true;
       return ' ';

@@ -1,0 +1,154 @@
+/**
+ * Descriptor matching in process, against the shipped registry grown to 100,000 brands with
+ * synthetic ones (pronounceable names, descriptor forms like real ones). Reports p50/p99/max of
+ * single lookups over the statement-line corpus plus synthetic lines (exact, noisy, misspelled).
+ */
+import { readFileSync } from 'node:fs';
+import { type Brand, loadBrands } from '../servers/features/charges/brand-registry.ts';
+import { BrandMatcher } from '../servers/features/charges/matcher.ts';
+
+// Syllables drawn like real brand names: consonant onsets, vowels, optional codas.
+const onsets = [
+  '',
+  'b',
+  'br',
+  'c',
+  'ch',
+  'cl',
+  'd',
+  'dr',
+  'f',
+  'fl',
+  'g',
+  'gr',
+  'h',
+  'j',
+  'k',
+  'l',
+  'm',
+  'n',
+  'p',
+  'pl',
+  'qu',
+  'r',
+  's',
+  'sh',
+  'sk',
+  'sp',
+  'st',
+  't',
+  'tr',
+  'v',
+  'w',
+  'z',
+];
+const vowels = ['a', 'e', 'i', 'o', 'u', 'ai', 'ea', 'oo', 'y'];
+const codas = ['', '', 'n', 'r', 'l', 'x', 'st', 'nd', 'ck', 'm', 'sh', 'th'];
+const suffixes = [
+  '',
+  ' SHOP',
+  ' STORE',
+  ' MARKET',
+  ' LABS',
+  ' GOODS',
+  ' CO',
+  ' OUTFITTERS',
+  ' DIGITAL',
+  ' FOODS',
+];
+
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+export function syntheticBrands(count: number, seed = 42): Brand[] {
+  const random = rng(seed);
+  const pick = <T>(list: T[]): T => list[Math.floor(random() * list.length)] as T;
+  const brands: Brand[] = [];
+  const seen = new Set<string>();
+  while (brands.length < count) {
+    const parts = 2 + Math.floor(random() * 2);
+    let word = '';
+    for (let i = 0; i < parts; i++) word += pick(onsets) + pick(vowels) + pick(codas);
+    const name = `${word[0]?.toUpperCase()}${word.slice(1)}${pick(suffixes).toLowerCase()}`;
+    const domain = `${word}${brands.length}.com`;
+    if (seen.has(domain)) continue;
+    seen.add(domain);
+    const upper = name.toUpperCase();
+    brands.push({
+      name,
+      domain,
+      category: 'retail',
+      regions: ['US'],
+      descriptors: [upper, `${word.toUpperCase()}.COM`, `${upper.slice(0, 22)}*`],
+      contact: {},
+      returns: {},
+    });
+  }
+  return brands;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] as number;
+}
+
+export interface MatchingResult {
+  brands: number;
+  aliases: number;
+  indexMs: number;
+  lookups: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
+
+export function measureMatching(total = 100_000): MatchingResult {
+  const shipped = loadBrands();
+  const synthetic = syntheticBrands(total - shipped.length);
+  const started = performance.now();
+  const matcher = new BrandMatcher([...shipped, ...synthetic]);
+  const indexMs = performance.now() - started;
+
+  const corpus = (
+    JSON.parse(readFileSync(new URL('../test/fixtures/descriptors.json', import.meta.url), 'utf8')) as {
+      cases: { line: string }[];
+    }
+  ).cases.map((c) => c.line);
+  const random = rng(7);
+  const lines: string[] = [...corpus];
+  for (let i = 0; i < 2000; i++) {
+    const brand = synthetic[Math.floor(random() * synthetic.length)] as Brand;
+    const descriptor = brand.descriptors[0] as string;
+    const variant = i % 3;
+    if (variant === 0) lines.push(`POS PURCHASE ${descriptor} #${1000 + i} SPRINGFIELD IL`);
+    else if (variant === 1) lines.push(`SQ *${descriptor} 11/0${1 + (i % 9)}`);
+    else
+      lines.push(
+        `${descriptor.slice(0, 3)}${descriptor.slice(4)} 800-555-0${String(i % 1000).padStart(3, '0')} CA`,
+      );
+  }
+
+  for (const line of lines) matcher.lookupUncached(line); // warm up
+  const samples: number[] = [];
+  for (let round = 0; round < 5; round++) {
+    for (const line of lines) {
+      const t = performance.now();
+      matcher.lookupUncached(line);
+      samples.push(performance.now() - t);
+    }
+  }
+  samples.sort((a, b) => a - b);
+  return {
+    brands: matcher.brands.length,
+    aliases: matcher.aliasCount,
+    indexMs,
+    lookups: samples.length,
+    p50Ms: percentile(samples, 0.5),
+    p99Ms: percentile(samples, 0.99),
+    maxMs: samples.at(-1) as number,
+  };
+}
