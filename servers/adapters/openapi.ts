@@ -19,7 +19,31 @@ export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSch
     io,
     unrepresentable: 'any',
   }) as JsonSchema;
-  return rest;
+  return portable(rest) as JsonSchema;
+}
+
+const annotations = new Set(['description', 'title', 'examples', 'default', 'deprecated']);
+
+/**
+ * `type: ["string", "null"]` -> `anyOf: [{type: "string", ...}, {type: "null"}]`: the same schema in
+ * a form that single-`type` dialects (Gemini function declarations, some MCP clients) accept.
+ */
+function portable(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(portable);
+  if (typeof node !== 'object' || node === null) return node;
+  const entries = Object.entries(node as JsonSchema).map(([k, v]) => [k, portable(v)] as const);
+  const schema = Object.fromEntries(entries) as JsonSchema;
+  if (!Array.isArray(schema.type)) return schema;
+  const kept: JsonSchema = {};
+  const constraints: JsonSchema = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === 'type') continue;
+    (annotations.has(key) ? kept : constraints)[key] = value;
+  }
+  kept.anyOf = (schema.type as string[]).map((type) =>
+    type === 'null' ? { type } : { type, ...constraints },
+  );
+  return kept;
 }
 
 export const surfaceInfo: Record<Surface, { title: string; version: string; description: string }> = {
