@@ -41,14 +41,17 @@ import {
 import type { Services } from '../services.ts';
 import { jsonSchemaOf } from './openapi.ts';
 
+/**
+ * `tools/call` as the Protocol sees it: only the method, so that malformed params reach the handler
+ * and are answered Invalid params (-32602) - the Protocol reports its own parse failures as
+ * Internal error, a client fault under a server code.
+ */
+const ToolCallRequest = z.object({ method: z.literal('tools/call'), params: z.unknown() });
+
 /** The part of an MCP `tools/call` request this server uses (MCP 2025-11-25, server/tools). */
-const ToolCallRequest = z.object({
-  method: z.literal('tools/call'),
-  params: z.object({
-    name: z.string(),
-    arguments: z.record(z.string(), z.unknown()).optional(),
-    _meta: z.looseObject({ progressToken: z.union([z.string(), z.number()]).optional() }).optional(),
-  }),
+const ToolCallParams = z.object({
+  name: z.string(),
+  arguments: z.record(z.string(), z.unknown()).optional(),
 });
 
 /** JSON-RPC "server error" code the MCP SDK uses for transport-level refusals. */
@@ -242,8 +245,14 @@ export function createMcpEndpoint(
     server,
     ToolCallRequest,
     async (request, extra): Promise<CallToolResult> => {
-      const op = byTool.get(request.params.name);
-      if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+      const parsed = ToolCallParams.safeParse(request.params);
+      if (!parsed.success) {
+        const detail = parsed.error.issues.map((i) => `params.${i.path.join('.')}: ${i.message}`).join('; ');
+        throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call params: ${detail}`);
+      }
+      const params = parsed.data;
+      const op = byTool.get(params.name);
+      if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
       const exchange = transport.exchangeOf(extra.requestId);
       const req = exchange?.req;
       const progressToken = extra._meta?.progressToken;
@@ -273,15 +282,11 @@ export function createMcpEndpoint(
           : {}),
       };
       try {
-        const output = await invokeOperation(op, ctx, request.params.arguments ?? {});
+        const output = await invokeOperation(op, ctx, params.arguments ?? {});
         return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
       } catch (err) {
         const error = toServiceError(err);
-        if (error.status >= 500)
-          ctx.log.error(
-            { err: err instanceof Error && error.cause ? error.cause : err, tool: op.toolName },
-            'tool failed',
-          );
+        if (error.status >= 500) ctx.log.error({ err: error.cause ?? err, tool: op.toolName }, 'tool failed');
         const body = {
           code: error.code,
           message: error.publicDetail,

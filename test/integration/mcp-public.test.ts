@@ -169,6 +169,19 @@ describe.each(dialects)('public MCP server (%s)', (dialect) => {
       expect((await post(initialize, { origin: `http://localhost:${port}` })).status).toBe(200);
     });
 
+    it('answers malformed tools/call params with Invalid params, not an internal error', async () => {
+      for (const params of [
+        { arguments: {} },
+        { name: 'lookup_card_charge', arguments: 'x' },
+        { name: 42 },
+      ]) {
+        const reply = await (await post({ jsonrpc: '2.0', id: 9, method: 'tools/call', params })).json();
+        expect(reply.id).toBe(9);
+        expect(reply.error.code).toBe(-32602);
+        expect(reply.error.message).toMatch(/Invalid tools\/call params: params\./);
+      }
+    });
+
     it('answers notifications with 202, GET with 405, bad versions and bodies with 4xx', async () => {
       expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202);
       const get = await fetch(service.config.mcp_url, { headers: { accept: 'text/event-stream' } });
