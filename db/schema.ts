@@ -11,7 +11,7 @@
  * Tables owned by libraries, not listed here: `kysely_migration`, `kysely_migration_lock`
  * (migrations applied), `rate_limits` (rate-limiter-flexible's fixed windows per hashed client).
  */
-import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
 
 /** Secrets the service generates for itself on first start (HMAC keys, ...). Never leaves the database. */
 export interface ServiceSecretsTable {
@@ -122,5 +122,4 @@ export type ReturnRequestRow = Selectable<ReturnRequestsTable>;
 export type NewReturnRequest = Insertable<ReturnRequestsTable>;
 export type ReturnEventRow = Selectable<ReturnEventsTable>;
 export type DeliveryRow = Selectable<DeliveriesTable>;
-export type DeliveryUpdate = Updateable<DeliveriesTable>;
 export type BrandChannelRow = Selectable<BrandChannelsTable>;

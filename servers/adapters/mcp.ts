@@ -40,6 +40,7 @@ import {
 } from '../operation.ts';
 import type { Services } from '../services.ts';
 import { jsonSchemaOf } from './openapi.ts';
+import { requestInfo } from './rest.ts';
 
 /**
  * `tools/call` as the Protocol sees it: only the method, so that malformed params reach the handler
@@ -253,17 +254,13 @@ export function createMcpEndpoint(
       const params = parsed.data;
       const op = byTool.get(params.name);
       if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
-      const exchange = transport.exchangeOf(extra.requestId);
-      const req = exchange?.req;
+      const req = transport.exchangeOf(extra.requestId)?.req;
       const progressToken = extra._meta?.progressToken;
       const ctx: OperationContext = {
         services,
-        request: {
-          id: req ? String(req.id) : String(extra.requestId),
-          ip: req?.ip ?? 'unknown',
-          via: 'mcp',
-          headers: (req?.headers ?? {}) as Record<string, string | undefined>,
-        },
+        request: req
+          ? requestInfo(req, 'mcp')
+          : { id: String(extra.requestId), ip: 'unknown', via: 'mcp', headers: {} },
         log: req?.log ?? services.log,
         signal: extra.signal,
         ...(progressToken !== undefined

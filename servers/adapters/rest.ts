@@ -12,27 +12,33 @@ import express, {
   Router,
 } from 'express';
 import { ServiceError, toServiceError } from '../errors.ts';
-import { type AnyOperation, invokeOperation, type OperationContext, type Surface } from '../operation.ts';
+import {
+  type AnyOperation,
+  invokeOperation,
+  type OperationContext,
+  type RequestInfo,
+  type Surface,
+} from '../operation.ts';
 import type { Services } from '../services.ts';
 import { asYaml, openApiDocument } from './openapi.ts';
 import { sendProblem } from './problem.ts';
 
-export function restContext(req: Request, res: Response, services: Services): OperationContext {
+/** What an operation may know of the HTTP request it runs for, whichever adapter received it. */
+export function requestInfo(req: Request, via: RequestInfo['via']): RequestInfo {
+  return {
+    id: String(req.id),
+    ip: req.ip ?? req.socket.remoteAddress ?? 'unknown',
+    via,
+    headers: req.headers as Record<string, string | undefined>,
+  };
+}
+
+function restContext(req: Request, res: Response, services: Services): OperationContext {
   const controller = new AbortController();
   res.once('close', () => {
     if (!res.writableFinished) controller.abort();
   });
-  return {
-    services,
-    request: {
-      id: String(req.id),
-      ip: req.ip ?? req.socket.remoteAddress ?? 'unknown',
-      via: 'rest',
-      headers: req.headers as Record<string, string | undefined>,
-    },
-    log: req.log,
-    signal: controller.signal,
-  };
+  return { services, request: requestInfo(req, 'rest'), log: req.log, signal: controller.signal };
 }
 
 /** JSON bodies only; anything else is 415 before the body is read. */
