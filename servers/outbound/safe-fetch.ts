@@ -33,6 +33,8 @@ export interface SafeFetchOptions {
   userAgent: string;
   /** Overrides the address policy (tests exercise redirect checks with it). */
   allowAddress?: (address: string) => boolean;
+  /** Name resolution, `dns.lookup` by default (tests stand in a rebinding resolver). */
+  lookup?: typeof dnsLookup;
 }
 
 export interface SafeFetch {
@@ -43,8 +45,9 @@ export interface SafeFetch {
 export function createSafeFetch(options: SafeFetchOptions): SafeFetch {
   const allowed =
     options.allowAddress ?? ((address: string) => options.allowPrivateNetworks || isPublicAddress(address));
+  const resolve = options.lookup ?? dnsLookup;
   const guardedLookup: LookupFunction = (hostname, lookupOptions, callback) => {
-    dnsLookup(hostname, { ...lookupOptions, all: true }, (err, addresses) => {
+    resolve(hostname, { ...lookupOptions, all: true }, (err, addresses) => {
       if (err) return callback(err, '', 0);
       const list = addresses as unknown as LookupAddress[];
       const blocked = list.find((a) => !allowed(a.address));
@@ -90,4 +93,43 @@ export function createSafeFetch(options: SafeFetchOptions): SafeFetch {
   }) as SafeFetch;
   safeFetch.close = () => agent.close();
   return safeFetch;
+}
+
+export interface LimitedBody {
+  bytes: Buffer;
+  /** True when the body was longer than the limit: only the first `maxBytes` were kept. */
+  truncated: boolean;
+}
+
+/**
+ * Reads at most `maxBytes` of a response body and cancels the stream past that, so a hostile or
+ * endless body costs the limit, not memory. A `Content-Length` above the limit is refused unread.
+ */
+export async function readLimitedBody(response: Response, maxBytes: number): Promise<LimitedBody> {
+  const declared = Number(response.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await response.body?.cancel().catch(() => {});
+    return { bytes: Buffer.alloc(0), truncated: true };
+  }
+  if (!response.body) return { bytes: Buffer.alloc(0), truncated: false };
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const reader = response.body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return { bytes: Buffer.concat(chunks, size), truncated: false };
+      const room = maxBytes - size;
+      if (value.byteLength > room) {
+        chunks.push(Buffer.from(value.buffer, value.byteOffset, room));
+        size += room;
+        await reader.cancel().catch(() => {});
+        return { bytes: Buffer.concat(chunks, size), truncated: true };
+      }
+      chunks.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+      size += value.byteLength;
+    }
+  } finally {
+    reader.releaseLock();
+  }
 }

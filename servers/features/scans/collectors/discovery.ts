@@ -1,0 +1,186 @@
+/**
+ * Machine-readable discovery documents an agent looks for, and markdown content negotiation.
+ * Each check is a pure judgement of what was fetched; the crawler does the fetching.
+ *
+ * - `/.well-known/api-catalog`: RFC 9727, an RFC 9264 linkset (`application/linkset+json`) whose
+ *   entries carry `service-desc`, `service-doc`, `status` links.
+ * - `/.well-known/oauth-protected-resource`: RFC 9728 (needs `resource`).
+ * - `/.well-known/oauth-authorization-server`: RFC 8414 (needs `issuer`).
+ * - MCP server card: `/.well-known/mcp/server-card.json` (SEP-1649) or `/.well-known/mcp.json`;
+ *   either is accepted when it names the server and how to reach it.
+ * - `/.well-known/x402.json`: x402 resources with payment requirements.
+ * - Markdown negotiation: `Accept: text/markdown` answered with a markdown representation.
+ */
+
+/** What was fetched for one probe, as the judgements need it. */
+export interface Fetched {
+  url: string;
+  status: number;
+  content_type: string | null;
+  body: string;
+}
+
+export interface DiscoveryCheck {
+  present: boolean;
+  /** The document was found and has the shape its specification requires. */
+  valid: boolean;
+  url: string;
+  note: string | null;
+}
+
+export const discoveryPaths = {
+  api_catalog: '/.well-known/api-catalog',
+  oauth_protected_resource: '/.well-known/oauth-protected-resource',
+  oauth_authorization_server: '/.well-known/oauth-authorization-server',
+  mcp_server_card: '/.well-known/mcp/server-card.json',
+  mcp_json: '/.well-known/mcp.json',
+  x402: '/.well-known/x402.json',
+} as const;
+
+function json(fetched: Fetched): Record<string, unknown> | null {
+  try {
+    const value = JSON.parse(fetched.body) as unknown;
+    return value && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+function missing(fetched: Fetched | null, url: string): DiscoveryCheck | null {
+  if (!fetched) return { present: false, valid: false, url, note: 'not fetched' };
+  if (fetched.status < 200 || fetched.status >= 300)
+    return { present: false, valid: false, url: fetched.url, note: `HTTP ${fetched.status}` };
+  return null;
+}
+
+/** RFC 9727: a linkset whose entries each have an `anchor`; the service-desc targets are returned. */
+export function checkApiCatalog(
+  fetched: Fetched | null,
+  url: string,
+): DiscoveryCheck & { service_descs: string[]; apis: number } {
+  const absent = missing(fetched, url);
+  if (absent || !fetched) return { ...(absent as DiscoveryCheck), service_descs: [], apis: 0 };
+  const doc = json(fetched);
+  const linkset = doc?.linkset;
+  if (!Array.isArray(linkset)) {
+    return {
+      present: true,
+      valid: false,
+      url: fetched.url,
+      note: 'not an RFC 9264 linkset (no "linkset" array)',
+      service_descs: [],
+      apis: 0,
+    };
+  }
+  const serviceDescs: string[] = [];
+  for (const entry of linkset as Record<string, unknown>[]) {
+    const descs = entry?.['service-desc'];
+    if (Array.isArray(descs)) {
+      for (const d of descs as { href?: unknown }[]) {
+        if (typeof d?.href === 'string') serviceDescs.push(new URL(d.href, fetched.url).href);
+      }
+    }
+  }
+  const anchored = (linkset as Record<string, unknown>[]).every((e) => typeof e?.anchor === 'string');
+  const typeOk = /application\/linkset\+json/i.test(fetched.content_type ?? '');
+  return {
+    present: true,
+    valid: anchored && linkset.length > 0,
+    url: fetched.url,
+    note: typeOk ? null : 'served without the application/linkset+json content type',
+    service_descs: serviceDescs,
+    apis: linkset.length,
+  };
+}
+
+export function checkProtectedResource(fetched: Fetched | null, url: string): DiscoveryCheck {
+  const absent = missing(fetched, url);
+  if (absent || !fetched) return absent as DiscoveryCheck;
+  const doc = json(fetched);
+  const valid = typeof doc?.resource === 'string';
+  return { present: true, valid, url: fetched.url, note: valid ? null : 'no "resource" member (RFC 9728)' };
+}
+
+export function checkAuthorizationServer(fetched: Fetched | null, url: string): DiscoveryCheck {
+  const absent = missing(fetched, url);
+  if (absent || !fetched) return absent as DiscoveryCheck;
+  const doc = json(fetched);
+  const valid = typeof doc?.issuer === 'string';
+  return { present: true, valid, url: fetched.url, note: valid ? null : 'no "issuer" member (RFC 8414)' };
+}
+
+/** A server card names the server and says how to connect (a remote URL or transport endpoint). */
+export function checkMcpCard(fetched: Fetched | null, url: string): DiscoveryCheck {
+  const absent = missing(fetched, url);
+  if (absent || !fetched) return absent as DiscoveryCheck;
+  const doc = json(fetched);
+  if (!doc) return { present: true, valid: false, url: fetched.url, note: 'not a JSON object' };
+  const info = (doc.serverInfo ?? doc.server ?? doc) as Record<string, unknown>;
+  const named = typeof info?.name === 'string' || typeof doc.name === 'string';
+  const reachable =
+    typeof doc.url === 'string' ||
+    typeof doc.endpoint === 'string' ||
+    Array.isArray(doc.remotes) ||
+    typeof (doc.transport as Record<string, unknown> | undefined)?.endpoint === 'string' ||
+    typeof doc.mcp_url === 'string';
+  const valid = named && reachable;
+  return {
+    present: true,
+    valid,
+    url: fetched.url,
+    note: valid ? null : 'needs a server name and a URL (url, endpoint, remotes or transport.endpoint)',
+  };
+}
+
+/** x402 discovery: a JSON document listing payable resources (`resources`, `items` or `accepts`). */
+export function checkX402(fetched: Fetched | null, url: string): DiscoveryCheck {
+  const absent = missing(fetched, url);
+  if (absent || !fetched) return absent as DiscoveryCheck;
+  const doc = json(fetched);
+  const valid =
+    !!doc &&
+    (Array.isArray(doc.resources) ||
+      Array.isArray(doc.items) ||
+      Array.isArray(doc.accepts) ||
+      'x402Version' in doc);
+  return { present: true, valid, url: fetched.url, note: valid ? null : 'no resources listed' };
+}
+
+/** An OpenAPI document: JSON or YAML with an `openapi` (or `swagger`) version field. */
+export function checkOpenApi(fetched: Fetched | null, url: string): DiscoveryCheck {
+  const absent = missing(fetched, url);
+  if (absent || !fetched) return absent as DiscoveryCheck;
+  const valid =
+    /^\s*["']?(openapi|swagger)["']?\s*:/m.test(fetched.body) || /"(openapi|swagger)"\s*:/.test(fetched.body);
+  return { present: true, valid, url: fetched.url, note: valid ? null : 'no openapi version field' };
+}
+
+export interface MarkdownNegotiation {
+  supported: boolean;
+  url: string;
+  content_type: string | null;
+  note: string | null;
+}
+
+/** The page asked for with `Accept: text/markdown` came back as markdown, not HTML. */
+export function checkMarkdownNegotiation(fetched: Fetched | null, url: string): MarkdownNegotiation {
+  if (!fetched) return { supported: false, url, content_type: null, note: 'not fetched' };
+  const type = fetched.content_type?.split(';')[0]?.trim().toLowerCase() ?? null;
+  if (fetched.status < 200 || fetched.status >= 300)
+    return { supported: false, url: fetched.url, content_type: type, note: `HTTP ${fetched.status}` };
+  const markdownType = type === 'text/markdown' || type === 'text/x-markdown';
+  const looksHtml = /^\s*<(!doctype|html)/i.test(fetched.body);
+  const supported = markdownType && !looksHtml;
+  return {
+    supported,
+    url: fetched.url,
+    content_type: type,
+    note: supported
+      ? null
+      : markdownType
+        ? 'labelled markdown but the body is HTML'
+        : `answered ${type ?? 'no content type'}`,
+  };
+}

@@ -1,0 +1,341 @@
+/**
+ * Local websites for the scanner to crawl, real HTTP servers on 127.0.0.1 port 0:
+ * - `wellPrepared`: everything an agent-ready site publishes (robots.txt with AI groups and a
+ *   Content-Signal line, llms.txt, llms-full.txt, ai.txt, sitemap index, JSON-LD, OpenGraph,
+ *   markdown negotiation, api-catalog, OAuth metadata, MCP server card, x402, OpenAPI);
+ * - `bare`: one thin HTML page and nothing else;
+ * - `hostile`: an endless page, a redirect loop, a response that never comes, redirects to the
+ *   cloud metadata address and a private network, a binary served where a page is linked;
+ * - `large`: a home page and 199 linked pages, all in a sitemap.
+ * Every request is recorded so tests can check what the crawler did (and did not) fetch.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type FixtureKind = 'wellPrepared' | 'bare' | 'hostile' | 'large';
+
+export interface FixtureRequest {
+  path: string;
+  accept: string | undefined;
+  userAgent: string | undefined;
+}
+
+export interface FixtureSite {
+  /** `127.0.0.1:PORT`, what a scan is asked for. */
+  domain: string;
+  url: string;
+  port: number;
+  requests: FixtureRequest[];
+  close(): Promise<void>;
+}
+
+/** The robots.txt product token of the scanner in tests (config `scanner.user_agent`). */
+export const scannerToken = 'agent-service-scanner';
+
+type Route = (req: http.IncomingMessage, res: http.ServerResponse, site: { origin: string }) => void;
+
+const words = (n: number, seed = 'agents') =>
+  Array.from({ length: n }, (_, i) => `${seed}${i % 7 === 0 ? '.' : ''} word${i % 50}`).join(' ');
+
+function page(options: {
+  origin: string;
+  path: string;
+  title: string;
+  body: string;
+  jsonLd?: unknown;
+  links?: string[];
+}): string {
+  const { origin, path, title, body, jsonLd, links = [] } = options;
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>
+<meta name="description" content="${title} - what Example Widgets offers to people and agents.">
+<link rel="canonical" href="${origin}${path}">
+<link rel="alternate" type="text/markdown" href="${origin}${path === '/' ? '/index' : path}.md">
+<meta property="og:title" content="${title}"><meta property="og:description" content="${title}">
+<meta property="og:image" content="${origin}/og.png"><meta property="og:type" content="website">
+${jsonLd ? `<script type="application/ld+json">${JSON.stringify(jsonLd)}</script>` : ''}
+<style>body{font-family:sans-serif}</style><script>window.x = 1;</script></head>
+<body><h1>${title}</h1><h2>Overview</h2><p>${body}</p><h2>Details</h2><p>${words(120, 'details')}</p>
+<nav>${links.map((l) => `<a href="${l}">${l}</a>`).join(' ')}</nav></body></html>`;
+}
+
+const wellPrepared: Record<string, Route> = {
+  '/robots.txt': (_req, res, { origin }) => {
+    res
+      .writeHead(200, { 'content-type': 'text/plain' })
+      .end(
+        [
+          '# AI agents welcome for search and answers, not for training',
+          'User-agent: GPTBot',
+          'User-agent: Google-Extended',
+          'User-agent: CCBot',
+          'Disallow: /',
+          '',
+          'User-agent: OAI-SearchBot',
+          'User-agent: ChatGPT-User',
+          'User-agent: ClaudeBot',
+          'User-agent: PerplexityBot',
+          'Allow: /',
+          '',
+          `User-agent: ${scannerToken}`,
+          'Disallow: /private/',
+          'Content-Signal: search=yes, ai-input=yes, ai-train=no',
+          '',
+          'User-agent: *',
+          'Content-Signal: search=yes, ai-train=no',
+          'Allow: /',
+          '',
+          `Sitemap: ${origin}/sitemap-index.xml`,
+        ].join('\n'),
+      );
+  },
+  '/llms.txt': (_req, res, { origin }) => {
+    res
+      .writeHead(200, { 'content-type': 'text/plain; charset=utf-8' })
+      .end(
+        `# Example Widgets\n\n> Widgets for people and their agents: catalogue, prices and an MCP server.\n\nWe answer within a day.\n\n## Docs\n\n- [About](${origin}/about): who we are\n- [Widget](${origin}/products/widget): the product\n\n## Optional\n\n- [FAQ](${origin}/faq)\n`,
+      );
+  },
+  '/llms-full.txt': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain' }).end(`# Example Widgets\n\n${words(400)}`);
+  },
+  '/ai.txt': (_req, res) => {
+    res
+      .writeHead(200, { 'content-type': 'text/plain' })
+      .end('# Spawning AI\nUser-Agent: *\nDisallow: *.jpg\nDisallow: *.png\nAllow: *.html\n');
+  },
+  '/sitemap-index.xml': (_req, res, { origin }) => {
+    res
+      .writeHead(200, { 'content-type': 'application/xml' })
+      .end(
+        `<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>${origin}/sitemap-pages.xml</loc></sitemap></sitemapindex>`,
+      );
+  },
+  '/sitemap-pages.xml': (_req, res, { origin }) => {
+    const paths = ['/', '/about', '/products/widget', '/faq', '/docs'];
+    res
+      .writeHead(200, { 'content-type': 'application/xml' })
+      .end(
+        `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${paths.map((p) => `<url><loc>${origin}${p}</loc><lastmod>2026-11-01</lastmod></url>`).join('')}</urlset>`,
+      );
+  },
+  '/.well-known/api-catalog': (_req, res, { origin }) => {
+    res.writeHead(200, { 'content-type': 'application/linkset+json' }).end(
+      JSON.stringify({
+        linkset: [
+          {
+            anchor: `${origin}/api`,
+            'service-desc': [{ href: `${origin}/openapi.json`, type: 'application/json' }],
+            'service-doc': [{ href: `${origin}/docs`, type: 'text/html' }],
+          },
+        ],
+      }),
+    );
+  },
+  '/openapi.json': (_req, res) => {
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ openapi: '3.1.0', info: { title: 'Widgets', version: '1' }, paths: {} }));
+  },
+  '/.well-known/oauth-protected-resource': (_req, res, { origin }) => {
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ resource: `${origin}/api`, authorization_servers: [origin] }));
+  },
+  '/.well-known/oauth-authorization-server': (_req, res, { origin }) => {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        issuer: origin,
+        authorization_endpoint: `${origin}/authorize`,
+        token_endpoint: `${origin}/token`,
+      }),
+    );
+  },
+  '/.well-known/mcp/server-card.json': (_req, res, { origin }) => {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        serverInfo: { name: 'example-widgets', version: '1.0.0' },
+        transport: { type: 'streamable-http', endpoint: `${origin}/mcp` },
+      }),
+    );
+  },
+  '/.well-known/x402.json': (_req, res, { origin }) => {
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ x402Version: 2, resources: [`${origin}/api/paid`] }));
+  },
+};
+
+const wellPreparedPages: Record<string, { title: string; jsonLd?: unknown }> = {
+  '/': {
+    title: 'Example Widgets',
+    jsonLd: {
+      '@context': 'https://schema.org',
+      '@graph': [
+        { '@type': 'Organization', name: 'Example Widgets', url: 'https://widgets.example' },
+        { '@type': 'WebSite', name: 'Example Widgets' },
+      ],
+    },
+  },
+  '/about': { title: 'About Example Widgets', jsonLd: { '@type': 'AboutPage' } },
+  '/products/widget': {
+    title: 'The Widget',
+    jsonLd: { '@context': 'https://schema.org', '@type': 'Product', name: 'Widget' },
+  },
+  '/faq': {
+    title: 'Questions',
+    jsonLd: { '@context': 'https://schema.org', '@type': 'FAQPage', mainEntity: [] },
+  },
+  '/docs': { title: 'Docs', jsonLd: { '@type': ['TechArticle', 'https://schema.org/WebPage'] } },
+  '/private/secret': { title: 'Private' },
+};
+
+function wellPreparedPage(req: http.IncomingMessage, res: http.ServerResponse, origin: string): boolean {
+  const path = (req.url ?? '/').split('?')[0] as string;
+  const spec = wellPreparedPages[path];
+  if (!spec) return false;
+  const accept = req.headers.accept ?? '';
+  if (/text\/markdown/.test(accept) && !/text\/html/.test(accept)) {
+    res
+      .writeHead(200, { 'content-type': 'text/markdown; charset=utf-8', vary: 'Accept' })
+      .end(`# ${spec.title}\n\n${words(200)}\n`);
+    return true;
+  }
+  res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', vary: 'Accept' }).end(
+    page({
+      origin,
+      path,
+      title: spec.title,
+      body: words(260),
+      jsonLd: spec.jsonLd,
+      links: [
+        '/',
+        '/about',
+        '/products/widget',
+        '/faq',
+        '/docs',
+        '/private/secret',
+        'https://elsewhere.example/',
+      ],
+    }),
+  );
+  return true;
+}
+
+const bare: Record<string, Route> = {
+  '/': (_req, res) => {
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end('<html><body><p>Welcome to our site.</p></body></html>');
+  },
+};
+
+const hostileLinks = ['/huge', '/loop-a', '/slow', '/metadata', '/internal', '/binary', '/fine'];
+const hostile: Record<string, Route> = {
+  '/': (_req, res) => {
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end(
+        `<html><head><title>Hostile</title></head><body><h1>Traps</h1>${hostileLinks.map((l) => `<a href="${l}">${l}</a>`).join('')}</body></html>`,
+      );
+  },
+  // An endless HTML body: the crawler must stop at its byte limit.
+  '/huge': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    const chunk = `<p>${'x'.repeat(64 * 1024)}</p>`;
+    const write = () => {
+      while (res.write(chunk)) {
+        if (res.destroyed) return;
+      }
+      res.once('drain', write);
+    };
+    res.on('close', () => res.removeAllListeners('drain'));
+    res.write('<html><head><title>Huge</title></head><body>');
+    write();
+  },
+  '/loop-a': (_req, res) => {
+    res.writeHead(302, { location: '/loop-b' }).end();
+  },
+  '/loop-b': (_req, res) => {
+    res.writeHead(302, { location: '/loop-a' }).end();
+  },
+  // Headers never come; the per-request timeout must end it.
+  '/slow': () => {},
+  '/metadata': (_req, res) => {
+    res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
+  },
+  '/internal': (_req, res) => {
+    res.writeHead(301, { location: 'http://10.0.0.1/admin' }).end();
+  },
+  '/binary': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(Buffer.alloc(4096, 7));
+  },
+  '/fine': (_req, res) => {
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end(`<html><head><title>Fine</title></head><body><h1>Fine</h1><p>${words(50)}</p></body></html>`);
+  },
+};
+
+const LARGE_PAGES = 199;
+const large: Record<string, Route> = {
+  '/robots.txt': (_req, res, { origin }) => {
+    res
+      .writeHead(200, { 'content-type': 'text/plain' })
+      .end(`User-agent: *\nAllow: /\nSitemap: ${origin}/sitemap.xml\n`);
+  },
+  '/sitemap.xml': (_req, res, { origin }) => {
+    const urls = ['/', ...Array.from({ length: LARGE_PAGES }, (_, i) => `/p/${i + 1}`)];
+    res
+      .writeHead(200, { 'content-type': 'application/xml' })
+      .end(
+        `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${urls.map((u) => `<url><loc>${origin}${u}</loc></url>`).join('')}</urlset>`,
+      );
+  },
+};
+
+function largePage(req: http.IncomingMessage, res: http.ServerResponse, origin: string): boolean {
+  const path = (req.url ?? '/').split('?')[0] as string;
+  const match = /^\/p\/(\d+)$/.exec(path);
+  const n = path === '/' ? 0 : match ? Number(match[1]) : -1;
+  if (n < 0 || n > LARGE_PAGES) return false;
+  const links = Array.from({ length: 5 }, (_, i) => `/p/${((n + i) % LARGE_PAGES) + 1}`);
+  if (n === 0) links.push(...Array.from({ length: 20 }, (_, i) => `/p/${i * 10 + 1}`));
+  res
+    .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+    .end(page({ origin, path, title: n === 0 ? 'Large site' : `Page ${n}`, body: words(300), links }));
+  return true;
+}
+
+const routes: Record<FixtureKind, Record<string, Route>> = { wellPrepared, bare, hostile, large };
+
+export async function startFixtureSite(kind: FixtureKind): Promise<FixtureSite> {
+  const requests: FixtureRequest[] = [];
+  const sockets = new Set<import('node:net').Socket>();
+  let origin = '';
+  const server = http.createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0] as string;
+    requests.push({ path, accept: req.headers.accept, userAgent: req.headers['user-agent'] });
+    const route = routes[kind][path];
+    if (route) return route(req, res, { origin });
+    if (kind === 'wellPrepared' && wellPreparedPage(req, res, origin)) return;
+    if (kind === 'large' && largePage(req, res, origin)) return;
+    res.writeHead(404, { 'content-type': 'text/html' }).end('<html><body>Not found</body></html>');
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  origin = `http://127.0.0.1:${port}`;
+  return {
+    domain: `127.0.0.1:${port}`,
+    url: origin,
+    port,
+    requests,
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
