@@ -73,7 +73,18 @@ export function parsePage(html: string, url: string): PageFacts {
 
   const text = (s: string) => s.replace(/\s+/g, ' ').trim();
   $('script, style, noscript, template, svg').remove();
-  const bodyText = text($('body').text() || $.root().text());
+  // Text nodes joined by spaces: `.text()` would glue adjacent blocks into one word.
+  const root = $('body').length ? $('body') : $('html');
+  const bodyText = text(
+    root
+      .find('*')
+      .addBack()
+      .contents()
+      .filter((_, node) => node.type === 'text')
+      .map((_, node) => (node as unknown as { data: string }).data)
+      .get()
+      .join(' '),
+  );
 
   return {
     url,
