@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/databases.ts';
+import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 describe.each(dialects)('accounts and sites (%s)', (dialect) => {
@@ -15,11 +16,14 @@ describe.each(dialects)('accounts and sites (%s)', (dialect) => {
   let siteHost: string;
   /** What the loopback site serves at the verification path. */
   let servedToken = '';
+  let dns: TestDnsServer;
 
   beforeAll(async () => {
+    dns = await startDnsServer();
     service = await startTestService(dialect, {
       'rate_limits.unauthenticated_writes.points': 1000,
       'scanner.allow_private_networks': true,
+      'sites.verification_dns_servers': [dns.address],
     });
     api = service.config.public_api_url;
     site = createServer((req, res) => {
@@ -33,6 +37,7 @@ describe.each(dialects)('accounts and sites (%s)', (dialect) => {
   afterAll(async () => {
     await service?.close();
     site?.close();
+    await dns?.close();
   });
 
   const call = (method: string, path: string, body?: unknown, key?: string) =>
@@ -201,6 +206,25 @@ describe.each(dialects)('accounts and sites (%s)', (dialect) => {
     expect(ok).toMatchObject({ verified: true, verification_method: 'http' });
     const sites = await (await call('GET', '/sites', undefined, key)).json();
     expect(sites.sites).toEqual([expect.objectContaining({ site_id: installed.site_id, verified: true })]);
+  });
+
+  it('verifies ownership with a DNS TXT record when the file is not there', async () => {
+    const { key } = await newAccount();
+    const domain = `dns-${dialect}.example.com`;
+    const installed = await (await call('POST', '/pixel-install', { domain }, key)).json();
+    dns.txt.set(domain, ['v=spf1 -all']);
+    const before = await (await call('POST', `/sites/${installed.site_id}/verify`, undefined, key)).json();
+    expect(before.verified).toBe(false);
+    expect(before.checks[1]).toEqual({
+      method: 'dns',
+      passed: false,
+      detail: expect.stringContaining('none with the token'),
+    });
+
+    dns.txt.set(domain, ['v=spf1 -all', installed.verification.dns.value]);
+    const after = await (await call('POST', `/sites/${installed.site_id}/verify`, undefined, key)).json();
+    expect(after).toMatchObject({ verified: true, verification_method: 'dns' });
+    expect(after.checks[0]).toMatchObject({ method: 'http', passed: false });
   });
 
   it('rejects domains that are not public names', async () => {
