@@ -153,6 +153,102 @@ export interface SitesTable {
   created_at: string;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Scanner and Signal Strength (migration 2026-11-21T1510Z_scans; scoring rules in SCORING.md)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * One scan of a domain, and the durable queue of scans: queued rows are claimed by a worker under a
+ * lease (`FOR UPDATE SKIP LOCKED` on PostgreSQL), progress is written while it runs, and the result
+ * (score, tier, components, the crawl's facts) is kept with it. `account_id` is the account that
+ * asked (null for anonymous requests); private scans (`is_public` 0) are shown only to it.
+ */
+export interface ScansTable {
+  id: string;
+  domain: string;
+  account_id: string | null;
+  /** 1: public (leaderboard, GET /scan-score); 0: only the requesting account sees it. */
+  is_public: number;
+  /** `full` (POST /scans) or `quick` (first GET /signal of a never-scanned domain). */
+  depth: 'full' | 'quick';
+  status: 'queued' | 'running' | 'done' | 'failed';
+  /** Crawler phase while running (`robots`, `documents`, `pages`, `done`). */
+  phase: string | null;
+  progress_done: number;
+  progress_total: number;
+  progress_message: string | null;
+  attempts: number;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  requested_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  /** Why a failed scan failed, in words fit for the caller (unreachable, blocked, timed out). */
+  error: string | null;
+  score: number | null;
+  tier: string | null;
+  /** Set when components without data were left out of the score (SCORING.md no-data rule). */
+  note: string | null;
+  /** JSON: ComponentResult[] (each with its checks). */
+  components: string | null;
+  /** JSON: MCP tool names. */
+  recommended_next_tools: string | null;
+  /** JSON: SiteFacts, what the crawler saw. */
+  facts: string | null;
+}
+
+/** The findings of a scan, in the order reported (critical first). */
+export interface ScanFindingsTable {
+  scan_id: string;
+  seq: number;
+  /** The check id (`llms_txt`, `ai_search_access`, ...) or `no_pixel`. */
+  finding_id: string;
+  component: string;
+  severity: 'critical' | 'warning' | 'info';
+  seen: string;
+  fix: string;
+  evidence_url: string | null;
+}
+
+/**
+ * The latest public score of each domain: what GET /signal, GET /leaderboard and the readiness
+ * index read. Updated with each finished public scan (a quick check never replaces a full scan).
+ * `has_*` are 0/1 adoption flags for the readiness index.
+ */
+export interface DomainScoresTable {
+  domain: string;
+  scan_id: string;
+  depth: 'full' | 'quick';
+  score: number;
+  tier: string;
+  scanned_at: string;
+  has_llms_txt: number;
+  has_robots_ai_rules: number;
+  has_api_catalog: number;
+  has_mcp: number;
+  has_markdown: number;
+}
+
+/** Leaderboard ranks at the start of each period (UTC day `YYYY-MM-DD`): movement is measured against them. */
+export interface LeaderboardSnapshotsTable {
+  period: string;
+  domain: string;
+  rank: number;
+  score: number;
+  tier: string;
+}
+
+/** The readiness index at the start of each period: its history. */
+export interface ReadinessSnapshotsTable {
+  period: string;
+  taken_at: string;
+  domains: number;
+  /** JSON: tier id -> number of domains. */
+  tiers: string;
+  /** JSON: signal -> number of domains that have it (`llms_txt`, `robots_ai_rules`, `api_catalog`, `mcp`, `markdown`). */
+  adoption: string;
+}
+
 export interface Database {
   service_secrets: ServiceSecretsTable;
   brand_channels: BrandChannelsTable;
@@ -163,6 +259,11 @@ export interface Database {
   accounts: AccountsTable;
   service_keys: ServiceKeysTable;
   sites: SitesTable;
+  scans: ScansTable;
+  scan_findings: ScanFindingsTable;
+  domain_scores: DomainScoresTable;
+  leaderboard_snapshots: LeaderboardSnapshotsTable;
+  readiness_snapshots: ReadinessSnapshotsTable;
 }
 
 export type ReturnRequestRow = Selectable<ReturnRequestsTable>;
@@ -173,3 +274,5 @@ export type BrandChannelRow = Selectable<BrandChannelsTable>;
 export type AccountRow = Selectable<AccountsTable>;
 export type ServiceKeyRow = Selectable<ServiceKeysTable>;
 export type SiteRow = Selectable<SitesTable>;
+export type ScanRow = Selectable<ScansTable>;
+export type DomainScoreRow = Selectable<DomainScoresTable>;

@@ -58,6 +58,29 @@ export const Config = z
        * `localhost:PORT` / `127.0.0.1:PORT` as domains. For tests and self-hosting only.
        */
       allow_private_networks: z.boolean(),
+      /** Sent on every scanner request; its product token (before `/`) is what robots.txt rules name. */
+      user_agent: z
+        .string()
+        .regex(/^[A-Za-z0-9_-]+\/\S+/, 'must start with a product token and version (name/1.0)'),
+      /** HTML pages read by a full scan, and by the quick first check of GET /signal. */
+      max_pages: positiveInt,
+      quick_max_pages: positiveInt,
+      /** Largest body read from any response; the rest is not downloaded. */
+      max_bytes: positiveInt,
+      request_timeout_ms: positiveInt,
+      /** Whole-scan time budget; the crawl stops and scores what it has. */
+      scan_timeout_ms: positiveInt,
+      /** Requests in flight to the scanned host, and the pause after each before the next. */
+      concurrency: positiveInt,
+      delay_ms: z.number().int().min(0),
+      max_redirects: z.number().int().min(0).max(20),
+      max_sitemaps: positiveInt,
+      /** Scans one process runs at once, how often idle workers look for queued scans, the claim lease. */
+      workers: positiveInt,
+      poll_interval_ms: positiveInt,
+      lease_ms: positiveInt,
+      /** Attempts before a scan whose worker died is marked failed. */
+      max_attempts: positiveInt,
     }),
     sites: z.strictObject({
       /** DNS servers (`ip` or `ip:port`) for TXT verification; empty: the system resolver. */
@@ -106,6 +129,12 @@ export const envBindings: Record<string, EnvBinding> = {
   MCP_ALLOWED_HOSTS: { key: 'mcp.allowed_hosts', parse: list },
   OUTBOUND_ALLOW_PRIVATE: { key: 'outbound.allow_private_networks', parse: flag },
   SCAN_ALLOW_PRIVATE: { key: 'scanner.allow_private_networks', parse: flag },
+  SCAN_USER_AGENT: { key: 'scanner.user_agent' },
+  SCAN_MAX_PAGES: { key: 'scanner.max_pages', parse: numberOrRaw },
+  SCAN_CONCURRENCY: { key: 'scanner.concurrency', parse: numberOrRaw },
+  SCAN_DELAY_MS: { key: 'scanner.delay_ms', parse: numberOrRaw },
+  SCAN_TIMEOUT_MS: { key: 'scanner.scan_timeout_ms', parse: numberOrRaw },
+  SCAN_WORKERS: { key: 'scanner.workers', parse: numberOrRaw },
   SITES_DNS_SERVERS: { key: 'sites.verification_dns_servers', parse: list },
   SMTP_URL: { key: 'smtp.url' },
   SMTP_FROM: { key: 'smtp.from' },

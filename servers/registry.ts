@@ -6,6 +6,7 @@ import { accountOperations } from './features/accounts/operations.ts';
 import { chargeOperations } from './features/charges/operations.ts';
 import { healthOperations } from './features/health/operations.ts';
 import { returnOperations } from './features/returns/operations.ts';
+import { scanOperations } from './features/scans/operations.ts';
 import { siteOperations } from './features/sites/operations.ts';
 import type { AnyOperation } from './operation.ts';
 
@@ -15,6 +16,7 @@ export const operations: readonly AnyOperation[] = checked([
   ...healthOperations,
   ...accountOperations,
   ...siteOperations,
+  ...scanOperations,
 ]);
 
 /**

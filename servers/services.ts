@@ -13,6 +13,8 @@ import { loadBrands } from './features/charges/brand-registry.ts';
 import { BrandMatcher } from './features/charges/matcher.ts';
 import { DeliveryWorker } from './features/returns/outbox.ts';
 import { ReturnsService, statusUrl } from './features/returns/service.ts';
+import type { LiveTrafficProvider } from './features/scans/scoring.ts';
+import { ScansService } from './features/scans/service.ts';
 import { SitesService } from './features/sites/service.ts';
 import { sweepIdempotencyKeys } from './idempotency.ts';
 import { createSafeFetch, type SafeFetch } from './outbound/safe-fetch.ts';
@@ -30,6 +32,7 @@ export interface Services {
   rateLimits: RateLimits;
   accounts: AccountsService;
   sites: SitesService;
+  scans: ScansService;
   /** SSRF-safe fetch for brand webhooks (address policy `outbound.allow_private_networks`). */
   fetch: SafeFetch;
   /** SSRF-safe fetch for site owners' domains (address policy `scanner.allow_private_networks`). */
@@ -47,6 +50,8 @@ export interface CreateServicesOptions {
   /** Prebuilt brand matcher (tests and benchmarks share one across servers). */
   brands?: BrandMatcher;
   now?: () => Date;
+  /** Live traffic of a domain for Signal Strength; without it every site scores "no data" there. */
+  traffic?: LiveTrafficProvider;
 }
 
 const HOUR_MS = 3_600_000;
@@ -68,6 +73,15 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
   });
   const accounts = new AccountsService(db, now);
   const sites = new SitesService({ db, config, fetch: siteFetch, now });
+  const scans = new ScansService({
+    db,
+    dialect: database.dialect,
+    config,
+    log: log.child({ component: 'scans' }),
+    fetch: siteFetch,
+    traffic: options.traffic ?? (async () => null),
+    now,
+  });
   const mailer: Transporter | null = config.smtp.url ? nodemailer.createTransport(config.smtp.url) : null;
   const rateLimits = await createRateLimits(config, database, await serviceSecret(db, 'rate_limit_key'));
   const deliveries = new DeliveryWorker({
@@ -102,10 +116,12 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     rateLimits,
     accounts,
     sites,
+    scans,
     fetch,
     siteFetch,
     startBackground() {
       deliveries.start();
+      scans.worker.start();
       const sweep = () =>
         sweepIdempotencyKeys(db, new Date(now().getTime() - 24 * HOUR_MS)).catch((err) =>
           log.warn({ err }, 'idempotency sweep failed'),
@@ -115,7 +131,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     },
     async stop() {
       clearInterval(housekeeping);
-      await deliveries.stop();
+      await Promise.all([deliveries.stop(), scans.worker.stop()]);
       mailer?.close();
       await fetch.close();
       await siteFetch.close();

@@ -29,11 +29,17 @@ describe.each(dialects)('public MCP server (%s)', (dialect) => {
     expect(client.getInstructions()).toMatch(/lookup_card_charge/);
   });
 
-  it('lists the three customer service tools with output schemas and annotations', async () => {
+  it('lists the customer service and Signal Strength tools with output schemas and annotations', async () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
+      'get_leaderboard',
+      'get_readiness_index',
       'get_return_status',
+      'get_scan',
+      'get_scan_score',
+      'get_signal',
       'lookup_card_charge',
+      'request_scan',
       'start_return_request',
     ]);
     for (const tool of tools) {

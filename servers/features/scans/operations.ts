@@ -1,0 +1,159 @@
+import { defineOperation } from '../../operation.ts';
+import {
+  DomainQuery,
+  GetScanInput,
+  Leaderboard,
+  LeaderboardInput,
+  ReadinessIndex,
+  RequestScanInput,
+  Scan,
+  ScanScore,
+  Signal,
+} from './schemas.ts';
+
+const tags = ['signal strength'];
+
+export const requestScan = defineOperation({
+  name: 'requestScan',
+  title: 'Scan a website for AI agent readiness',
+  description:
+    'Crawl a website the way AI agents see it (robots.txt AI rules and Content-Signal, llms.txt, ai.txt, ' +
+    'sitemaps, page content and JSON-LD, markdown negotiation, api-catalog, OAuth, MCP and x402 discovery) and ' +
+    'compute its Signal Strength: a 0-100 score from five components with a tier, findings (what was seen, ' +
+    'how to fix it, evidence URL) and recommended_next_tools. Over MCP the tool waits for the scan and reports ' +
+    'progress; over REST it answers 202 at once with scan_id and status_url (poll get_scan). Public scans ' +
+    '(the default) feed the leaderboard; public: false keeps the result to your account (x-service-key). ' +
+    'A scan of the same domain already running is joined, not repeated.',
+  input: RequestScanInput,
+  output: Scan,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  access: 'public',
+  http: { surface: 'public_api', method: 'POST', path: '/scans', input: 'body', successStatus: 202 },
+  mcp: ['public'],
+  rateLimit: 'unauthenticated_writes',
+  errors: ['validation_failed', 'rate_limited', 'unauthorized'],
+  tags,
+  handler: async (ctx, input) => {
+    const scans = ctx.services.scans;
+    const account = ctx.account ?? null;
+    const scan = await scans.request(input, account);
+    if (ctx.request.via !== 'mcp') return scan;
+    return scans.wait(
+      scan.scan_id,
+      account,
+      async (s) => {
+        await ctx.reportProgress?.(
+          s.progress.done,
+          s.progress.total || undefined,
+          s.progress.message ?? s.status,
+        );
+      },
+      ctx.signal,
+    );
+  },
+});
+
+export const getScan = defineOperation({
+  name: 'getScan',
+  title: 'Status and result of a scan',
+  description:
+    'Read a scan started with request_scan: status (queued, running, done, failed), progress, and once done ' +
+    'the full Signal Strength breakdown. Private scans are visible only with the x-service-key of the account ' +
+    'that requested them.',
+  input: GetScanInput,
+  output: Scan,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  access: 'public',
+  http: { surface: 'public_api', method: 'GET', path: '/scans/:scan_id', input: 'query' },
+  mcp: ['public'],
+  errors: ['validation_failed', 'not_found'],
+  tags,
+  handler: async (ctx, input) => ctx.services.scans.get(input.scan_id, ctx.account ?? null),
+});
+
+export const getSignal = defineOperation({
+  name: 'getSignal',
+  title: 'Signal Strength of a domain',
+  description:
+    "A domain's latest public Signal Strength score (0-100), its tier and how old it is. A domain never " +
+    'scanned gets a quick first check now (home page, robots.txt, llms.txt, discovery documents), limited per ' +
+    'client; for the full breakdown use get_scan_score, for a fresh full scan request_scan.',
+  input: DomainQuery,
+  output: Signal,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: true },
+  access: 'public',
+  http: { surface: 'public_api', method: 'GET', path: '/signal', input: 'query' },
+  mcp: ['public'],
+  errors: ['validation_failed', 'rate_limited'],
+  tags,
+  handler: async (ctx, input) =>
+    ctx.services.scans.signal(
+      input.domain,
+      async () => {
+        if (!ctx.account) await ctx.services.rateLimits.consume('unauthenticated_writes', ctx.request.ip);
+      },
+      ctx.signal,
+    ),
+});
+
+export const getScanScore = defineOperation({
+  name: 'getScanScore',
+  title: 'Full Signal Strength breakdown of a domain',
+  description:
+    'The latest public scan of a domain in full: score, tier, the five components (Technical Foundation, Live ' +
+    'AI Traffic, Content Depth, Citation Signals, Engagement Velocity) with the checks behind each, findings ' +
+    'with fixes and evidence URLs, recommended_next_tools, and a summary of what the crawler saw. 404 when the ' +
+    'domain has no public scan yet.',
+  input: DomainQuery,
+  output: ScanScore,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  access: 'public',
+  http: { surface: 'public_api', method: 'GET', path: '/scan-score', input: 'query' },
+  mcp: ['public'],
+  errors: ['validation_failed', 'not_found'],
+  tags,
+  handler: async (ctx, input) => ctx.services.scans.scanScore(input.domain),
+});
+
+export const getLeaderboard = defineOperation({
+  name: 'getLeaderboard',
+  title: 'Signal Strength leaderboard',
+  description:
+    "Public domains by Signal Strength, highest first, with each entry's movement since the start of the " +
+    'current period (UTC day). Paginate with limit and the next_cursor of the previous page.',
+  input: LeaderboardInput,
+  output: Leaderboard,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  access: 'public',
+  http: { surface: 'public_api', method: 'GET', path: '/leaderboard', input: 'query' },
+  mcp: ['public'],
+  errors: ['validation_failed'],
+  tags,
+  handler: async (ctx, input) => ctx.services.scans.leaderboard(input.limit, input.cursor),
+});
+
+export const getReadinessIndex = defineOperation({
+  name: 'getReadinessIndex',
+  title: 'Agent readiness index of the network',
+  description:
+    'Network-wide agent readiness over every public scored domain: how many are in each tier, the average ' +
+    'score, and adoption of llms.txt, AI rules in robots.txt, api-catalog, MCP server cards and markdown ' +
+    'negotiation - now and at the start of each past period.',
+  input: DomainQuery.pick({}),
+  output: ReadinessIndex,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  access: 'public',
+  http: { surface: 'public_api', method: 'GET', path: '/readiness-index', input: 'query' },
+  mcp: ['public'],
+  tags,
+  handler: async (ctx) => ctx.services.scans.readinessIndex(),
+});
+
+export const scanOperations = [
+  requestScan,
+  getScan,
+  getSignal,
+  getScanScore,
+  getLeaderboard,
+  getReadinessIndex,
+];

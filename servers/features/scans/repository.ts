@@ -1,0 +1,357 @@
+/**
+ * Data access for scans, findings, the latest public score per domain and period snapshots.
+ * Functions of `(db | trx)` (STYLE.md 10); callers own the transaction.
+ */
+import { type Kysely, sql } from 'kysely';
+import type { Dialect } from '../../../db/database.ts';
+import type { Database, DomainScoreRow, ScanRow, ScansTable } from '../../../db/schema.ts';
+import type { Finding } from './schemas.ts';
+
+type Db = Kysely<Database>;
+
+export async function insertScan(
+  db: Db,
+  row: Pick<ScansTable, 'id' | 'domain' | 'account_id' | 'is_public' | 'depth' | 'requested_at'>,
+): Promise<void> {
+  await db
+    .insertInto('scans')
+    .values({ ...row, status: 'queued', progress_done: 0, progress_total: 0, attempts: 0 })
+    .execute();
+}
+
+export function findScan(db: Db, id: string): Promise<ScanRow | undefined> {
+  return db.selectFrom('scans').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** A scan of the domain still queued or running, so a second request joins it instead of queueing another. */
+export function findActiveScan(db: Db, domain: string, isPublic: number, accountId: string | null) {
+  return db
+    .selectFrom('scans')
+    .selectAll()
+    .where('domain', '=', domain)
+    .where('status', 'in', ['queued', 'running'])
+    .where('is_public', '=', isPublic)
+    .$if(isPublic === 0, (q) => q.where('account_id', '=', accountId))
+    .orderBy('requested_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/**
+ * Claims up to `limit` queued scans (or running ones whose lease expired: their worker died) for
+ * `owner`. PostgreSQL skips rows other processes hold (`FOR UPDATE SKIP LOCKED`); SQLite has one writer.
+ */
+export function claimScans(
+  db: Db,
+  dialect: Dialect,
+  owner: string,
+  now: string,
+  leaseUntil: string,
+  limit: number,
+): Promise<ScanRow[]> {
+  return db
+    .updateTable('scans')
+    .set((eb) => ({
+      status: 'running',
+      lease_owner: owner,
+      lease_expires_at: leaseUntil,
+      started_at: eb.fn.coalesce('started_at', eb.val(now)),
+      attempts: eb('attempts', '+', 1),
+    }))
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('scans')
+        .select('id')
+        .where((w) =>
+          w.or([
+            w('status', '=', 'queued'),
+            w.and([w('status', '=', 'running'), w('lease_expires_at', '<', now)]),
+          ]),
+        )
+        .orderBy('requested_at')
+        .limit(limit)
+        .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked()),
+    )
+    .returningAll()
+    .execute();
+}
+
+export async function recordProgress(
+  db: Db,
+  id: string,
+  owner: string,
+  progress: { phase: string; done: number; total: number; message: string },
+  leaseUntil: string,
+): Promise<void> {
+  await db
+    .updateTable('scans')
+    .set({
+      phase: progress.phase,
+      progress_done: progress.done,
+      progress_total: progress.total,
+      progress_message: progress.message.slice(0, 300),
+      lease_expires_at: leaseUntil,
+    })
+    .where('id', '=', id)
+    .where('lease_owner', '=', owner)
+    .execute();
+}
+
+export async function failScan(
+  db: Db,
+  id: string,
+  owner: string | null,
+  error: string,
+  at: string,
+): Promise<void> {
+  await db
+    .updateTable('scans')
+    .set({ status: 'failed', error, finished_at: at, lease_owner: null, lease_expires_at: null })
+    .where('id', '=', id)
+    .$if(owner !== null, (q) => q.where('lease_owner', '=', owner))
+    .execute();
+}
+
+export interface ScanOutcome {
+  score: number;
+  tier: string;
+  note: string | null;
+  components: string;
+  recommended_next_tools: string;
+  facts: string;
+  findings: Finding[];
+  adoption: Pick<
+    DomainScoreRow,
+    'has_llms_txt' | 'has_robots_ai_rules' | 'has_api_catalog' | 'has_mcp' | 'has_markdown'
+  >;
+}
+
+/**
+ * Stores a finished scan with its findings and, for a public scan, makes it the domain's latest
+ * score - unless it is a quick check and a full scan is already known. Returns false when the
+ * lease was lost (another worker took the scan over).
+ */
+export async function completeScan(
+  trx: Db,
+  scan: Pick<ScanRow, 'id' | 'domain' | 'is_public' | 'depth'>,
+  owner: string | null,
+  outcome: ScanOutcome,
+  at: string,
+): Promise<boolean> {
+  const updated = await trx
+    .updateTable('scans')
+    .set({
+      status: 'done',
+      phase: 'done',
+      finished_at: at,
+      lease_owner: null,
+      lease_expires_at: null,
+      score: outcome.score,
+      tier: outcome.tier,
+      note: outcome.note,
+      components: outcome.components,
+      recommended_next_tools: outcome.recommended_next_tools,
+      facts: outcome.facts,
+      error: null,
+    })
+    .where('id', '=', scan.id)
+    .where('status', '=', 'running')
+    .$if(owner !== null, (q) => q.where('lease_owner', '=', owner))
+    .executeTakeFirst();
+  if (Number(updated.numUpdatedRows) !== 1) return false;
+  if (outcome.findings.length) {
+    await trx
+      .insertInto('scan_findings')
+      .values(
+        outcome.findings.map((f, i) => ({
+          scan_id: scan.id,
+          seq: i + 1,
+          finding_id: f.id,
+          component: f.component,
+          severity: f.severity,
+          seen: f.seen,
+          fix: f.fix,
+          evidence_url: f.evidence_url,
+        })),
+      )
+      .execute();
+  }
+  if (scan.is_public === 1) {
+    const row = {
+      domain: scan.domain,
+      scan_id: scan.id,
+      depth: scan.depth,
+      score: outcome.score,
+      tier: outcome.tier,
+      scanned_at: at,
+      ...outcome.adoption,
+    };
+    const { domain: _domain, ...changes } = row;
+    await trx
+      .insertInto('domain_scores')
+      .values(row)
+      .onConflict((oc) => {
+        const update = oc.column('domain').doUpdateSet(changes);
+        // A quick check never replaces a full scan's score.
+        return scan.depth === 'quick' ? update.where('domain_scores.depth', '=', 'quick') : update;
+      })
+      .execute();
+  }
+  return true;
+}
+
+export function listFindings(db: Db, scanId: string): Promise<Finding[]> {
+  return db
+    .selectFrom('scan_findings')
+    .select(['finding_id as id', 'component', 'severity', 'seen', 'fix', 'evidence_url'])
+    .where('scan_id', '=', scanId)
+    .orderBy('seq')
+    .execute() as Promise<Finding[]>;
+}
+
+export function findDomainScore(db: Db, domain: string): Promise<DomainScoreRow | undefined> {
+  return db.selectFrom('domain_scores').selectAll().where('domain', '=', domain).executeTakeFirst();
+}
+
+/** The score of the domain's latest finished public full scan before `before`, for the score trend. */
+export function previousPublicScore(db: Db, domain: string, before: string) {
+  return db
+    .selectFrom('scans')
+    .select(['score', 'finished_at'])
+    .where('domain', '=', domain)
+    .where('status', '=', 'done')
+    .where('is_public', '=', 1)
+    .where('depth', '=', 'full')
+    .where('finished_at', '<', before)
+    .orderBy('finished_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/** One leaderboard page after (score, domain), walking `domain_scores_rank`. */
+export function leaderboardPage(db: Db, after: { score: number; domain: string } | null, limit: number) {
+  return db
+    .selectFrom('domain_scores')
+    .select(['domain', 'score', 'tier', 'depth', 'scanned_at'])
+    .$if(after !== null, (q) =>
+      q.where((w) =>
+        w.or([
+          w('score', '<', (after as { score: number }).score),
+          w.and([
+            w('score', '=', (after as { score: number }).score),
+            w('domain', '>', (after as { domain: string }).domain),
+          ]),
+        ]),
+      ),
+    )
+    .orderBy('score', 'desc')
+    .orderBy('domain')
+    .limit(limit)
+    .execute();
+}
+
+export function snapshotRanks(db: Db, period: string, domains: string[]) {
+  if (domains.length === 0) return Promise.resolve([]);
+  return db
+    .selectFrom('leaderboard_snapshots')
+    .select(['domain', 'rank', 'score'])
+    .where('period', '=', period)
+    .where('domain', 'in', domains)
+    .execute();
+}
+
+export function latestSnapshotPeriod(db: Db, before: string): Promise<string | undefined> {
+  return db
+    .selectFrom('readiness_snapshots')
+    .select('period')
+    .where('period', '<=', before)
+    .orderBy('period', 'desc')
+    .limit(1)
+    .executeTakeFirst()
+    .then((r) => r?.period);
+}
+
+export interface NetworkAggregate {
+  domains: number;
+  average_score: number | null;
+  tiers: Record<string, number>;
+  adoption: { llms_txt: number; robots_ai_rules: number; api_catalog: number; mcp: number; markdown: number };
+}
+
+export async function aggregateScores(db: Db): Promise<NetworkAggregate> {
+  const [totals, byTier] = await Promise.all([
+    db
+      .selectFrom('domain_scores')
+      .select((eb) => [
+        eb.fn.countAll<number>().as('domains'),
+        eb.fn.avg<number>('score').as('average_score'),
+        eb.fn.sum<number>('has_llms_txt').as('llms_txt'),
+        eb.fn.sum<number>('has_robots_ai_rules').as('robots_ai_rules'),
+        eb.fn.sum<number>('has_api_catalog').as('api_catalog'),
+        eb.fn.sum<number>('has_mcp').as('mcp'),
+        eb.fn.sum<number>('has_markdown').as('markdown'),
+      ])
+      .executeTakeFirstOrThrow(),
+    db
+      .selectFrom('domain_scores')
+      .select(['tier', (eb) => eb.fn.countAll<number>().as('n')])
+      .groupBy('tier')
+      .execute(),
+  ]);
+  const n = Number(totals.domains);
+  const share = (v: unknown) => (n === 0 ? 0 : Math.round((Number(v ?? 0) / n) * 1000) / 1000);
+  return {
+    domains: n,
+    average_score: n === 0 ? null : Math.round(Number(totals.average_score) * 10) / 10,
+    tiers: Object.fromEntries(byTier.map((t) => [t.tier, Number(t.n)])),
+    adoption: {
+      llms_txt: share(totals.llms_txt),
+      robots_ai_rules: share(totals.robots_ai_rules),
+      api_catalog: share(totals.api_catalog),
+      mcp: share(totals.mcp),
+      markdown: share(totals.markdown),
+    },
+  };
+}
+
+/**
+ * Takes the snapshots of a period once, whichever process gets there first: the readiness row is
+ * the claim (primary key on period), the leaderboard ranks follow in the same transaction.
+ */
+export async function takeSnapshots(db: Db, period: string, at: string): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const aggregate = await aggregateScores(trx);
+    const inserted = await trx
+      .insertInto('readiness_snapshots')
+      .values({
+        period,
+        taken_at: at,
+        domains: aggregate.domains,
+        tiers: JSON.stringify(aggregate.tiers),
+        adoption: JSON.stringify({ ...aggregate.adoption, average_score: aggregate.average_score }),
+      })
+      .onConflict((oc) => oc.column('period').doNothing())
+      .returning('period')
+      .executeTakeFirst();
+    if (!inserted) return false;
+    await sql`insert into leaderboard_snapshots (period, domain, rank, score, tier)
+      select ${period}, domain, row_number() over (order by score desc, domain), score, tier from domain_scores`.execute(
+      trx,
+    );
+    return true;
+  });
+}
+
+export function readinessHistory(db: Db, limit: number) {
+  return db.selectFrom('readiness_snapshots').selectAll().orderBy('period', 'desc').limit(limit).execute();
+}
+
+export function scansOfAccount(db: Db, accountId: string, limit: number): Promise<ScanRow[]> {
+  return db
+    .selectFrom('scans')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .orderBy('requested_at', 'desc')
+    .limit(limit)
+    .execute();
+}

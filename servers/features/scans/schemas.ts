@@ -1,0 +1,229 @@
+/**
+ * Inputs and outputs of the scanner's operations (schema and type share one name, STYLE.md 9).
+ * Field meanings are in the `.describe()` texts, which the OpenAPI documents and MCP tool schemas
+ * carry; the scoring rules behind the numbers are in SCORING.md.
+ */
+import { z } from 'zod';
+
+export const DomainInput = z
+  .string()
+  .min(1)
+  .max(300)
+  .describe(
+    'Domain name such as example.com (a URL is accepted and its host used). With scanner.allow_private_networks on, also localhost:PORT or 127.0.0.1:PORT.',
+  );
+
+export const Tier = z
+  .object({
+    id: z.enum(['dark', 'faint', 'emerging', 'strong', 'beacon']),
+    name: z.string(),
+    min: z.number().int().describe('Lowest score of the tier'),
+    max: z.number().int().describe('Highest score of the tier'),
+  })
+  .describe('Tier by overall score: Dark 0-24, Faint 25-49, Emerging 50-69, Strong 70-84, Beacon 85-100');
+export type Tier = z.infer<typeof Tier>;
+
+export const ComponentId = z.enum([
+  'technical_foundation',
+  'live_ai_traffic',
+  'content_depth',
+  'citation_signals',
+  'engagement_velocity',
+]);
+
+export const Check = z.object({
+  id: z.string().describe('Check id, as listed in SCORING.md'),
+  title: z.string(),
+  weight: z.number().describe('Weight within its component (weights of a component sum to 100)'),
+  score: z.number().min(0).max(1).nullable().describe('0..1; null when there was nothing to judge (no data)'),
+  seen: z.string().describe('What the scan saw'),
+});
+
+export const Component = z.object({
+  id: ComponentId,
+  name: z.string(),
+  weight: z.number().describe('Weight in the overall score'),
+  status: z
+    .enum(['scored', 'no_data'])
+    .describe('no_data: nothing to judge (Live AI Traffic without the pixel); left out of the overall score'),
+  score: z.number().int().min(0).max(100).nullable(),
+  checks: z.array(Check),
+});
+
+export const Finding = z.object({
+  id: z.string().describe('The check that fell short (or no_pixel)'),
+  component: ComponentId,
+  severity: z.enum(['critical', 'warning', 'info']),
+  seen: z.string().describe('What was seen'),
+  fix: z.string().describe('How to fix it'),
+  evidence_url: z.string().nullable().describe('The URL the evidence comes from'),
+});
+export type Finding = z.infer<typeof Finding>;
+
+export const SiteSummary = z
+  .object({
+    origin: z.string().describe('Where the crawl ran, after redirects'),
+    https: z.boolean(),
+    pages_read: z.number().int(),
+    robots_txt: z.object({
+      present: z.boolean(),
+      ai_agents: z
+        .array(z.object({ token: z.string(), named: z.boolean(), allowed_root: z.boolean() }))
+        .describe('Per AI agent token: named by a group, and allowed to fetch /'),
+      content_signals: z.array(z.string()).describe('Content-Signal lines as written'),
+    }),
+    llms_txt: z.object({
+      present: z.boolean(),
+      valid: z.boolean(),
+      title: z.string().nullable(),
+      links: z.number().int(),
+    }),
+    llms_full_txt: z.boolean(),
+    ai_txt: z.boolean(),
+    sitemap_urls: z.number().int(),
+    markdown_negotiation: z.boolean().describe('Accept: text/markdown answered with markdown'),
+    json_ld_types: z.array(z.string()).describe('schema.org types declared on the pages read'),
+    discovery: z
+      .object({
+        api_catalog: z.boolean(),
+        oauth_protected_resource: z.boolean(),
+        oauth_authorization_server: z.boolean(),
+        mcp_server_card: z.boolean(),
+        openapi: z.boolean(),
+        x402: z.boolean(),
+      })
+      .describe('Valid discovery documents found'),
+  })
+  .describe('What the crawler saw, in brief');
+export type SiteSummary = z.infer<typeof SiteSummary>;
+
+export const ScoreBreakdown = z.object({
+  score: z.number().int().min(0).max(100).describe('Signal Strength, 0-100'),
+  tier: Tier,
+  note: z
+    .string()
+    .nullable()
+    .describe('Set when components had no data and the weights of the others were renormalized'),
+  components: z.array(Component).describe('The five components with the checks behind each'),
+  findings: z.array(Finding).describe('What to fix, critical first'),
+  recommended_next_tools: z.array(z.string()).describe('Tools of this service that help with the findings'),
+  site: SiteSummary,
+});
+export type ScoreBreakdown = z.infer<typeof ScoreBreakdown>;
+
+export const ScanStatus = z.enum(['queued', 'running', 'done', 'failed']);
+
+export const Scan = z.object({
+  scan_id: z.uuid(),
+  domain: z.string(),
+  public: z.boolean().describe('Public scans feed the leaderboard and GET /scan-score'),
+  depth: z.enum(['full', 'quick']),
+  status: ScanStatus,
+  progress: z.object({
+    phase: z.string().nullable(),
+    done: z.number().int().describe('Requests completed'),
+    total: z.number().int().describe('Requests expected so far (grows as pages are discovered)'),
+    message: z.string().nullable(),
+  }),
+  requested_at: z.string(),
+  started_at: z.string().nullable(),
+  finished_at: z.string().nullable(),
+  error: z.string().nullable().describe('Why a failed scan failed'),
+  status_url: z.string().describe('GET this URL to follow the scan'),
+  result: ScoreBreakdown.nullable().describe('Present once the scan is done'),
+});
+export type Scan = z.infer<typeof Scan>;
+
+export const RequestScanInput = z.strictObject({
+  domain: DomainInput,
+  public: z
+    .boolean()
+    .default(true)
+    .describe(
+      'false keeps the result private to your account (needs x-service-key); public results appear on the leaderboard',
+    ),
+});
+export type RequestScanInput = z.infer<typeof RequestScanInput>;
+
+export const GetScanInput = z.strictObject({ scan_id: z.uuid().describe('Scan id from request_scan') });
+
+export const DomainQuery = z.strictObject({ domain: DomainInput });
+
+export const Signal = z.object({
+  domain: z.string(),
+  status: z
+    .enum(['scored', 'scanning', 'unreachable'])
+    .describe(
+      'scored: a score is known; scanning: a first scan is running; unreachable: the quick check failed',
+    ),
+  score: z.number().int().nullable(),
+  tier: Tier.nullable(),
+  depth: z.enum(['full', 'quick']).nullable().describe('quick: from the first quick check, not a full scan'),
+  scanned_at: z.string().nullable(),
+  age_seconds: z.number().int().nullable().describe('How old the score is'),
+  scan_id: z.uuid().nullable(),
+  breakdown_url: z.string().nullable().describe('GET /scan-score for the full public breakdown'),
+  detail: z.string().nullable().describe('Why there is no score, when there is none'),
+});
+export type Signal = z.infer<typeof Signal>;
+
+export const ScanScore = ScoreBreakdown.extend({
+  domain: z.string(),
+  scan_id: z.uuid(),
+  depth: z.enum(['full', 'quick']),
+  scanned_at: z.string(),
+});
+export type ScanScore = z.infer<typeof ScanScore>;
+
+export const LeaderboardInput = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).default(25).describe('Entries per page, 1-100'),
+  cursor: z.string().max(500).optional().describe('next_cursor of the previous page'),
+});
+
+export const LeaderboardEntry = z.object({
+  rank: z.number().int().describe('1 = highest score (ties broken by domain name)'),
+  domain: z.string(),
+  score: z.number().int(),
+  tier: Tier.shape.id,
+  depth: z.enum(['full', 'quick']),
+  scanned_at: z.string(),
+  movement: z
+    .object({
+      previous_rank: z.number().int().nullable().describe('Rank at the start of the period; null: new entry'),
+      rank_change: z.number().int().nullable().describe('Places gained (positive) or lost since then'),
+      score_change: z.number().int().nullable(),
+    })
+    .describe('Movement since the start of the current period'),
+});
+
+export const Leaderboard = z.object({
+  period: z.string().describe('The current period (UTC day); movement is measured from its start'),
+  entries: z.array(LeaderboardEntry),
+  next_cursor: z.string().nullable().describe('Pass as cursor for the next page; null on the last page'),
+});
+export type Leaderboard = z.infer<typeof Leaderboard>;
+
+const Adoption = z
+  .object({
+    llms_txt: z.number().describe('Share of domains with a valid llms.txt, 0..1'),
+    robots_ai_rules: z.number().describe('Share whose robots.txt names AI agents'),
+    api_catalog: z.number().describe('Share with an RFC 9727 api-catalog'),
+    mcp: z.number().describe('Share with an MCP server card'),
+    markdown: z.number().describe('Share answering Accept: text/markdown with markdown'),
+  })
+  .describe('Adoption of agent-readiness signals among scored public domains');
+
+export const ReadinessPoint = z.object({
+  period: z.string(),
+  domains: z.number().int(),
+  average_score: z.number().nullable(),
+  tiers: z.record(z.string(), z.number().int()).describe('Domains per tier id'),
+  adoption: Adoption,
+});
+
+export const ReadinessIndex = z.object({
+  current: ReadinessPoint.describe('Now, over the latest public score of every domain'),
+  history: z.array(ReadinessPoint).describe('At the start of each past period, newest first (up to 90)'),
+});
+export type ReadinessIndex = z.infer<typeof ReadinessIndex>;
+export type ReadinessPoint = z.infer<typeof ReadinessPoint>;

@@ -1,0 +1,623 @@
+/**
+ * Scans: queue them durably, run them in the background, answer the public reads.
+ *
+ * A scan request writes a `queued` row and returns; a worker in every process claims queued rows
+ * under a lease (PostgreSQL: `FOR UPDATE SKIP LOCKED`), crawls, scores, and stores the result with
+ * its findings in one transaction. Progress is written to the row while the crawl runs, so any
+ * process can report it. A process that dies mid-scan leaves the lease to expire and another
+ * process runs the scan again (up to `scanner.max_attempts`).
+ *
+ * `request()` is the one entry point for starting a scan, whoever pays: the free REST/MCP routes
+ * today, the x402 `scan` SKU later (it passes `account` null or the payer's account).
+ */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Dialect } from '../../../db/database.ts';
+import type { Database, DomainScoreRow, ScanRow } from '../../../db/schema.ts';
+import type { Config } from '../../config.ts';
+import { invalid, notFound, ServiceError } from '../../errors.ts';
+import type { SafeFetch } from '../../outbound/safe-fetch.ts';
+import type { AccountPrincipal } from '../accounts/service.ts';
+import { isLocalDomain, normalizeDomain } from '../sites/domain.ts';
+import { CrawlError, type CrawlLimits, crawlSite, type SiteFacts } from './crawler.ts';
+import {
+  aggregateScores,
+  claimScans,
+  completeScan,
+  failScan,
+  findActiveScan,
+  findDomainScore,
+  findScan,
+  insertScan,
+  latestSnapshotPeriod,
+  leaderboardPage,
+  listFindings,
+  previousPublicScore,
+  readinessHistory,
+  recordProgress,
+  type ScanOutcome,
+  scansOfAccount,
+  snapshotRanks,
+  takeSnapshots,
+} from './repository.ts';
+import type {
+  Leaderboard,
+  ReadinessIndex,
+  ReadinessPoint,
+  Scan,
+  ScanScore,
+  ScoreBreakdown,
+  Signal,
+  SiteSummary,
+} from './schemas.ts';
+import { type LiveTrafficProvider, scoreSite, type Tier, tierOf, tiers } from './scoring.ts';
+
+export interface ScansDeps {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  config: Config;
+  log: Logger;
+  /** SSRF-safe fetch with the `scanner.allow_private_networks` policy. */
+  fetch: SafeFetch;
+  /** Live traffic of a domain with the pixel; the sites feature provides it. */
+  traffic: LiveTrafficProvider;
+  now: () => Date;
+}
+
+const PROGRESS_WRITE_INTERVAL_MS = 250;
+const WAIT_POLL_MS = 200;
+
+/** The period snapshots are taken for: the UTC day. */
+export const periodOf = (date: Date): string => date.toISOString().slice(0, 10);
+
+export function tierById(id: string): Tier {
+  return tiers.find((t) => t.id === id) ?? tierOf(0);
+}
+
+export class ScansService {
+  private readonly deps: ScansDeps;
+  readonly worker: ScanWorker;
+
+  constructor(deps: ScansDeps) {
+    this.deps = deps;
+    this.worker = new ScanWorker(deps, this);
+  }
+
+  /** `domain` as the scanner accepts it, or a 400 naming the field. */
+  normalize(raw: string): string {
+    const result = normalizeDomain(raw, { allowLocal: this.deps.config.scanner.allow_private_networks });
+    if (!result.ok) throw invalid([{ field: 'domain', message: result.message }]);
+    return result.domain;
+  }
+
+  statusUrl(scanId: string): string {
+    return `${this.deps.config.public_api_url}/scans/${scanId}`;
+  }
+
+  /**
+   * Queues a scan (or joins one of the same domain and visibility already queued or running).
+   * Private scans belong to an account; without one a scan is public.
+   */
+  async request(
+    input: { domain: string; public: boolean },
+    account: AccountPrincipal | null,
+    depth: 'full' | 'quick' = 'full',
+  ): Promise<Scan> {
+    const domain = this.normalize(input.domain);
+    if (!input.public && !account) {
+      throw invalid(
+        [{ field: 'public', message: 'false needs an x-service-key: private scans belong to an account' }],
+        'public: false needs an x-service-key',
+      );
+    }
+    const isPublic = input.public ? 1 : 0;
+    const { db, now } = this.deps;
+    const active = await findActiveScan(db, domain, isPublic, account?.id ?? null);
+    if (active && active.depth === depth) return this.view(active, account);
+    const id = randomUUID();
+    await insertScan(db, {
+      id,
+      domain,
+      account_id: account?.id ?? null,
+      is_public: isPublic,
+      depth,
+      requested_at: now().toISOString(),
+    });
+    this.worker.nudge();
+    return this.get(id, account);
+  }
+
+  async get(scanId: string, account: AccountPrincipal | null): Promise<Scan> {
+    const row = await findScan(this.deps.db, scanId);
+    if (!row) throw notFound(`No scan ${scanId}`);
+    return this.view(row, account);
+  }
+
+  /**
+   * Waits until the scan finishes, calling `onProgress` whenever the stored progress moves. Reads
+   * the row, so it works whichever process runs the scan.
+   */
+  async wait(
+    scanId: string,
+    account: AccountPrincipal | null,
+    onProgress: (scan: Scan) => Promise<void> | void,
+    signal: AbortSignal,
+  ): Promise<Scan> {
+    let last = '';
+    for (;;) {
+      const scan = await this.get(scanId, account);
+      const mark = `${scan.status}:${scan.progress.done}:${scan.progress.total}`;
+      if (mark !== last) {
+        last = mark;
+        await onProgress(scan);
+      }
+      if (scan.status === 'done' || scan.status === 'failed') return scan;
+      if (signal.aborted) throw new ServiceError('service_unavailable', { detail: 'request cancelled' });
+      await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
+    }
+  }
+
+  /**
+   * The latest public score. A domain never scanned gets a quick check now (home page and site-level
+   * documents), run inline; the caller has already been rate limited for it.
+   */
+  async signal(
+    rawDomain: string,
+    allowQuickCheck: () => Promise<void>,
+    signal: AbortSignal,
+  ): Promise<Signal> {
+    const domain = this.normalize(rawDomain);
+    const { db, now } = this.deps;
+    const latest = await findDomainScore(db, domain);
+    if (latest) return this.signalOf(domain, latest);
+    const active = await findActiveScan(db, domain, 1, null);
+    if (active) {
+      return {
+        ...this.emptySignal(domain, 'scanning'),
+        scan_id: active.id,
+        detail: 'A first scan is running; ask again shortly',
+      };
+    }
+    await allowQuickCheck();
+    const id = randomUUID();
+    await insertScan(db, {
+      id,
+      domain,
+      account_id: null,
+      is_public: 1,
+      depth: 'quick',
+      requested_at: now().toISOString(),
+    });
+    const [claimed] = await db
+      .updateTable('scans')
+      .set({ status: 'running', started_at: now().toISOString(), attempts: 1 })
+      .where('id', '=', id)
+      .returningAll()
+      .execute();
+    await this.execute(claimed as ScanRow, null, signal);
+    const scored = await findDomainScore(db, domain);
+    if (scored) return this.signalOf(domain, scored);
+    const failed = await findScan(db, id);
+    return {
+      ...this.emptySignal(domain, 'unreachable'),
+      scan_id: id,
+      detail: failed?.error ?? 'The site could not be scanned',
+    };
+  }
+
+  async scanScore(rawDomain: string): Promise<ScanScore> {
+    const domain = this.normalize(rawDomain);
+    const latest = await findDomainScore(this.deps.db, domain);
+    if (!latest) throw notFound(`No public scan of ${domain} yet: request one with POST /scans`);
+    const row = await findScan(this.deps.db, latest.scan_id);
+    if (!row) throw notFound(`No public scan of ${domain} yet`);
+    const breakdown = await this.breakdown(row);
+    if (!breakdown) throw notFound(`No public scan of ${domain} yet`);
+    return { domain, scan_id: row.id, depth: row.depth, scanned_at: latest.scanned_at, ...breakdown };
+  }
+
+  async leaderboard(limit: number, cursor: string | undefined): Promise<Leaderboard> {
+    const { db, now } = this.deps;
+    const after = cursor ? decodeCursor(cursor) : null;
+    const rows = await leaderboardPage(db, after, limit + 1);
+    const page = rows.slice(0, limit);
+    const period = periodOf(now());
+    const snapshot = await latestSnapshotPeriod(db, period);
+    const previous = snapshot
+      ? new Map(
+          (
+            await snapshotRanks(
+              db,
+              snapshot,
+              page.map((r) => r.domain),
+            )
+          ).map((r) => [r.domain, r]),
+        )
+      : new Map<string, { rank: number; score: number }>();
+    const firstRank = (after?.rank ?? 0) + 1;
+    const entries = page.map((r, i) => {
+      const rank = firstRank + i;
+      const before = previous.get(r.domain);
+      return {
+        rank,
+        domain: r.domain,
+        score: r.score,
+        tier: r.tier as Tier['id'],
+        depth: r.depth,
+        scanned_at: r.scanned_at,
+        movement: {
+          previous_rank: before?.rank ?? null,
+          rank_change: before ? before.rank - rank : null,
+          score_change: before ? r.score - before.score : null,
+        },
+      };
+    });
+    const last = page.at(-1);
+    return {
+      period,
+      entries,
+      next_cursor:
+        rows.length > limit && last
+          ? encodeCursor({ score: last.score, domain: last.domain, rank: firstRank + page.length - 1 })
+          : null,
+    };
+  }
+
+  async readinessIndex(): Promise<ReadinessIndex> {
+    const { db, now } = this.deps;
+    const [current, history] = await Promise.all([aggregateScores(db), readinessHistory(db, 90)]);
+    return {
+      current: { period: periodOf(now()), ...current },
+      history: history.map((h): ReadinessPoint => {
+        const { average_score = null, ...adoption } = JSON.parse(h.adoption) as ReadinessPoint['adoption'] & {
+          average_score?: number | null;
+        };
+        return {
+          period: h.period,
+          domains: h.domains,
+          average_score,
+          tiers: JSON.parse(h.tiers) as Record<string, number>,
+          adoption,
+        };
+      }),
+    };
+  }
+
+  /** An account's own scans, newest first (the owner-scoped MCP server reads these). */
+  async scansOf(accountId: string, limit = 50): Promise<Scan[]> {
+    const rows = await scansOfAccount(this.deps.db, accountId, limit);
+    return Promise.all(rows.map((r) => this.view(r, { id: accountId, keyId: null })));
+  }
+
+  /** Takes the period's snapshots if no process has yet. */
+  snapshotIfDue(): Promise<boolean> {
+    const at = this.deps.now();
+    return takeSnapshots(this.deps.db, periodOf(at), at.toISOString());
+  }
+
+  /** Crawls and scores a claimed scan, storing the outcome. `owner` null: run inline, no lease. */
+  async execute(scan: ScanRow, owner: string | null, signal?: AbortSignal): Promise<void> {
+    const { db, config, log, now, fetch } = this.deps;
+    const s = config.scanner;
+    const limits: CrawlLimits = {
+      max_pages: scan.depth === 'quick' ? s.quick_max_pages : s.max_pages,
+      max_bytes: s.max_bytes,
+      request_timeout_ms: s.request_timeout_ms,
+      scan_timeout_ms: scan.depth === 'quick' ? Math.min(s.scan_timeout_ms, 20_000) : s.scan_timeout_ms,
+      concurrency: s.concurrency,
+      delay_ms: s.delay_ms,
+      max_redirects: s.max_redirects,
+      max_sitemaps: scan.depth === 'quick' ? 1 : s.max_sitemaps,
+    };
+    let lastWrite = 0;
+    let writing: Promise<void> = Promise.resolve();
+    const leaseUntil = () => new Date(now().getTime() + s.lease_ms).toISOString();
+    let facts: SiteFacts;
+    try {
+      facts = await crawlSite({
+        domain: scan.domain,
+        fetch,
+        userAgent: s.user_agent,
+        limits,
+        ...(signal ? { signal } : {}),
+        schemes: isLocalDomain(scan.domain) ? ['http'] : ['https', 'http'],
+        onProgress: (p) => {
+          const t = Date.now();
+          if (p.phase !== 'done' && t - lastWrite < PROGRESS_WRITE_INTERVAL_MS) return;
+          lastWrite = t;
+          writing = writing
+            .then(() =>
+              owner !== null
+                ? recordProgress(db, scan.id, owner, p, leaseUntil())
+                : db
+                    .updateTable('scans')
+                    .set({
+                      phase: p.phase,
+                      progress_done: p.done,
+                      progress_total: p.total,
+                      progress_message: p.message,
+                    })
+                    .where('id', '=', scan.id)
+                    .execute()
+                    .then(() => {}),
+            )
+            .catch((err) => log.warn({ err, scan_id: scan.id }, 'could not record scan progress'));
+        },
+      });
+    } catch (err) {
+      await writing;
+      // Shutting down: leave the scan leased; after the lease another process runs it again.
+      if (signal?.aborted && owner !== null) return;
+      const message =
+        err instanceof CrawlError ? err.message : 'The scan failed unexpectedly; it can be requested again';
+      if (!(err instanceof CrawlError)) log.error({ err, scan_id: scan.id }, 'scan crashed');
+      await failScan(db, scan.id, owner, message, now().toISOString());
+      return;
+    }
+    await writing;
+    const at = now().toISOString();
+    const [traffic, previous] = await Promise.all([
+      this.deps.traffic(scan.domain).catch((err) => {
+        log.warn({ err, domain: scan.domain }, 'live traffic unavailable; scoring without it');
+        return null;
+      }),
+      scan.depth === 'full' ? previousPublicScore(db, scan.domain, at) : Promise.resolve(undefined),
+    ]);
+    const result = scoreSite(
+      facts,
+      traffic,
+      previous?.score != null && previous.finished_at
+        ? { score: previous.score, scanned_at: previous.finished_at }
+        : null,
+    );
+    const outcome: ScanOutcome = {
+      score: result.score,
+      tier: result.tier.id,
+      note: result.note,
+      components: JSON.stringify(result.components),
+      recommended_next_tools: JSON.stringify(result.recommended_next_tools),
+      facts: JSON.stringify(facts),
+      findings: result.findings,
+      adoption: {
+        has_llms_txt: facts.llms_txt?.valid ? 1 : 0,
+        has_robots_ai_rules: facts.robots.agents.some((a) => a.named) ? 1 : 0,
+        has_api_catalog: facts.discovery.api_catalog.valid ? 1 : 0,
+        has_mcp: facts.discovery.mcp_server_card.valid ? 1 : 0,
+        has_markdown: facts.markdown.supported ? 1 : 0,
+      },
+    };
+    const stored = await db.transaction().execute((trx) => completeScan(trx, scan, owner, outcome, at));
+    if (!stored) log.warn({ scan_id: scan.id }, 'scan lease lost before its result was stored');
+  }
+
+  private emptySignal(domain: string, status: Signal['status']): Signal {
+    return {
+      domain,
+      status,
+      score: null,
+      tier: null,
+      depth: null,
+      scanned_at: null,
+      age_seconds: null,
+      scan_id: null,
+      breakdown_url: null,
+      detail: null,
+    };
+  }
+
+  private signalOf(domain: string, row: DomainScoreRow): Signal {
+    return {
+      domain,
+      status: 'scored',
+      score: row.score,
+      tier: tierById(row.tier),
+      depth: row.depth,
+      scanned_at: row.scanned_at,
+      age_seconds: Math.max(0, Math.floor((this.deps.now().getTime() - Date.parse(row.scanned_at)) / 1000)),
+      scan_id: row.scan_id,
+      breakdown_url: `${this.deps.config.public_api_url}/scan-score?domain=${encodeURIComponent(domain)}`,
+      detail: null,
+    };
+  }
+
+  private async view(row: ScanRow, account: AccountPrincipal | null): Promise<Scan> {
+    if (row.is_public === 0 && (!account || account.id !== row.account_id)) {
+      throw notFound(`No scan ${row.id}`);
+    }
+    return {
+      scan_id: row.id,
+      domain: row.domain,
+      public: row.is_public === 1,
+      depth: row.depth,
+      status: row.status,
+      progress: {
+        phase: row.phase,
+        done: row.progress_done,
+        total: Math.max(row.progress_total, row.progress_done),
+        message: row.progress_message,
+      },
+      requested_at: row.requested_at,
+      started_at: row.started_at,
+      finished_at: row.finished_at,
+      error: row.error,
+      status_url: this.statusUrl(row.id),
+      result: row.status === 'done' ? await this.breakdown(row) : null,
+    };
+  }
+
+  private async breakdown(row: ScanRow): Promise<ScoreBreakdown | null> {
+    if (row.status !== 'done' || row.score === null || !row.facts) return null;
+    return {
+      score: row.score,
+      tier: tierById(row.tier ?? 'dark'),
+      note: row.note,
+      components: JSON.parse(row.components ?? '[]') as ScoreBreakdown['components'],
+      findings: await listFindings(this.deps.db, row.id),
+      recommended_next_tools: JSON.parse(row.recommended_next_tools ?? '[]') as string[],
+      site: summarize(JSON.parse(row.facts) as SiteFacts),
+    };
+  }
+}
+
+export function summarize(facts: SiteFacts): SiteSummary {
+  return {
+    origin: facts.origin,
+    https: facts.https,
+    pages_read: facts.pages.length,
+    robots_txt: {
+      present: facts.robots.present,
+      ai_agents: facts.robots.agents.map(({ token, named, allowed_root }) => ({
+        token,
+        named,
+        allowed_root,
+      })),
+      content_signals: facts.robots.content_signals.map((c) => c.raw),
+    },
+    llms_txt: {
+      present: facts.llms_txt !== null,
+      valid: facts.llms_txt?.valid ?? false,
+      title: facts.llms_txt?.title ?? null,
+      links: facts.llms_txt?.link_count ?? 0,
+    },
+    llms_full_txt: facts.llms_full_txt !== null,
+    ai_txt: facts.ai_txt !== null,
+    sitemap_urls: facts.sitemap.urls_found,
+    markdown_negotiation: facts.markdown.supported,
+    json_ld_types: [...new Set(facts.pages.flatMap((p) => p.json_ld_types))].sort(),
+    discovery: {
+      api_catalog: facts.discovery.api_catalog.valid,
+      oauth_protected_resource: facts.discovery.oauth_protected_resource.valid,
+      oauth_authorization_server: facts.discovery.oauth_authorization_server.valid,
+      mcp_server_card: facts.discovery.mcp_server_card.valid,
+      openapi: facts.discovery.openapi.valid,
+      x402: facts.discovery.x402.valid,
+    },
+  };
+}
+
+interface Cursor {
+  score: number;
+  domain: string;
+  rank: number;
+}
+
+function encodeCursor(c: Cursor): string {
+  return Buffer.from(JSON.stringify([c.score, c.domain, c.rank])).toString('base64url');
+}
+
+function decodeCursor(raw: string): Cursor {
+  try {
+    const [score, domain, rank] = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown[];
+    if (typeof score === 'number' && typeof domain === 'string' && typeof rank === 'number' && rank >= 0)
+      return { score, domain, rank };
+  } catch {
+    // reported below
+  }
+  throw invalid([{ field: 'cursor', message: 'is not a cursor returned by this endpoint' }]);
+}
+
+/** Runs queued scans in the background, `scanner.workers` at a time, and takes period snapshots. */
+export class ScanWorker {
+  readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private running = false;
+  private loop: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly abort = new AbortController();
+  private readonly deps: ScansDeps;
+  private readonly service: ScansService;
+  private lastSnapshotPeriod = '';
+
+  constructor(deps: ScansDeps, service: ScansService) {
+    this.deps = deps;
+    this.service = service;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  nudge(): void {
+    this.wake?.();
+  }
+
+  /** Stops claiming, cancels scans in flight (their lease expires and another process retries). */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.abort.abort();
+    this.wake?.();
+    await this.loop;
+    await Promise.allSettled(this.inFlight);
+  }
+
+  private async run(): Promise<void> {
+    const { poll_interval_ms } = this.deps.config.scanner;
+    while (this.running) {
+      let claimed = 0;
+      try {
+        await this.snapshot();
+        claimed = await this.tick();
+      } catch (err) {
+        this.deps.log.error({ err }, 'scan tick failed');
+      }
+      if (claimed > 0 || !this.running) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, poll_interval_ms);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = null;
+    }
+  }
+
+  private async snapshot(): Promise<void> {
+    const period = periodOf(this.deps.now());
+    if (period === this.lastSnapshotPeriod) return;
+    await this.service.snapshotIfDue();
+    this.lastSnapshotPeriod = period;
+  }
+
+  /** Claims as many scans as there are free worker slots; returns how many it started. */
+  async tick(): Promise<number> {
+    const { db, dialect, config, now, log } = this.deps;
+    const free = config.scanner.workers - this.inFlight.size;
+    if (free <= 0) return 0;
+    const at = now();
+    const claimed = await claimScans(
+      db,
+      dialect,
+      this.owner,
+      at.toISOString(),
+      new Date(at.getTime() + config.scanner.lease_ms).toISOString(),
+      free,
+    );
+    for (const scan of claimed) {
+      const job = (async () => {
+        if (scan.attempts > config.scanner.max_attempts) {
+          await failScan(
+            db,
+            scan.id,
+            this.owner,
+            'The scan was interrupted too many times',
+            now().toISOString(),
+          );
+          return;
+        }
+        await this.service.execute(scan, this.owner, this.abort.signal);
+      })()
+        .catch((err) => log.error({ err, scan_id: scan.id }, 'scan failed to run'))
+        .finally(() => {
+          this.inFlight.delete(job);
+          this.nudge();
+        });
+      this.inFlight.add(job);
+    }
+    return claimed.length;
+  }
+}
