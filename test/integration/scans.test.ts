@@ -1,0 +1,236 @@
+/**
+ * Scans through the public endpoints against local fixture sites, once per dialect: REST (202 and
+ * polling), MCP (the SDK client waits and receives progress notifications), the reads built on
+ * stored scores, private scans per account, and the hostile cases.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dialects } from '../helpers/databases.ts';
+import { type FixtureSite, startFixtureSite } from '../helpers/fixture-sites.ts';
+import { waitFor } from '../helpers/receivers.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
+
+describe.each(dialects)('scans and Signal Strength (%s)', (dialect) => {
+  let service: TestService;
+  let api: string;
+  let well: FixtureSite;
+  let bare: FixtureSite;
+  let hostile: FixtureSite;
+  let client: Client;
+
+  beforeAll(async () => {
+    [well, bare, hostile] = await Promise.all([
+      startFixtureSite('wellPrepared'),
+      startFixtureSite('bare'),
+      startFixtureSite('hostile'),
+    ]);
+    service = await startTestService(dialect, {
+      'rate_limits.unauthenticated_writes.points': 1000,
+      'scanner.allow_private_networks': true,
+      'scanner.delay_ms': 0,
+      'scanner.request_timeout_ms': 1000,
+      'scanner.poll_interval_ms': 50,
+      'scanner.max_pages': 30,
+    });
+    api = service.config.public_api_url;
+    client = new Client({ name: 'scan-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(service.config.mcp_url)));
+  });
+  afterAll(async () => {
+    await client?.close();
+    await service?.close();
+    await Promise.all([well, bare, hostile].map((s) => s?.close()));
+  });
+
+  const post = (body: unknown, key?: string) =>
+    fetch(`${api}/scans`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(key ? { 'x-service-key': key } : {}) },
+      body: JSON.stringify(body),
+    });
+
+  async function scanToEnd(domain: string, key?: string) {
+    const res = await post({ domain }, key);
+    expect(res.status).toBe(202);
+    const accepted = await res.json();
+    let scan = accepted;
+    await waitFor(async () => {
+      scan = await (
+        await fetch(accepted.status_url, { headers: key ? { 'x-service-key': key } : {} })
+      ).json();
+      return scan.status === 'done' || scan.status === 'failed';
+    }, 25_000);
+    return { accepted, scan };
+  }
+
+  it('POST /scans answers 202 with a status URL; the background scan of a well-prepared site scores Beacon', async () => {
+    const { accepted, scan } = await scanToEnd(well.domain);
+    expect(accepted).toMatchObject({ domain: well.domain, public: true, depth: 'full' });
+    expect(['queued', 'running', 'done']).toContain(accepted.status);
+    expect(accepted.status_url).toBe(`${api}/scans/${accepted.scan_id}`);
+    expect(scan.status).toBe('done');
+    expect(scan.result.tier.id).toBe('beacon');
+    expect(scan.result.components.map((c: { id: string }) => c.id)).toEqual([
+      'technical_foundation',
+      'live_ai_traffic',
+      'content_depth',
+      'citation_signals',
+      'engagement_velocity',
+    ]);
+    expect(scan.result.components[1]).toMatchObject({ status: 'no_data', score: null });
+    expect(scan.result.note).toMatch(/renormalized/);
+    expect(scan.result.site).toMatchObject({
+      markdown_negotiation: true,
+      llms_txt: { present: true, valid: true },
+      discovery: { api_catalog: true, mcp_server_card: true, x402: true },
+    });
+    expect(scan.result.recommended_next_tools).toContain('install_pixel');
+    expect(scan.progress.done).toBeGreaterThan(5);
+    // Our crawler never fetched what robots.txt disallows for its token.
+    expect(well.requests.some((r) => r.path.startsWith('/private/'))).toBe(false);
+  });
+
+  it('GET /scan-score, /signal, /leaderboard and /readiness-index read the stored result', async () => {
+    const score = await (await fetch(`${api}/scan-score?domain=${well.domain}`)).json();
+    expect(score).toMatchObject({ domain: well.domain, depth: 'full' });
+    expect(score.findings.every((f: { evidence_url: unknown }) => 'evidence_url' in f)).toBe(true);
+
+    const signal = await (await fetch(`${api}/signal?domain=${well.domain}`)).json();
+    expect(signal).toMatchObject({
+      status: 'scored',
+      score: score.score,
+      depth: 'full',
+      scan_id: score.scan_id,
+    });
+    expect(signal.age_seconds).toBeGreaterThanOrEqual(0);
+    expect(signal.tier.id).toBe('beacon');
+
+    await scanToEnd(bare.domain);
+    const board = await (await fetch(`${api}/leaderboard?limit=1`)).json();
+    expect(board.entries).toEqual([
+      expect.objectContaining({ rank: 1, domain: well.domain, tier: 'beacon' }),
+    ]);
+    expect(board.next_cursor).toBeTypeOf('string');
+    const next = await (await fetch(`${api}/leaderboard?limit=1&cursor=${board.next_cursor}`)).json();
+    expect(next.entries[0]).toMatchObject({ rank: 2, domain: bare.domain, tier: 'dark' });
+    const bad = await fetch(`${api}/leaderboard?cursor=nonsense`);
+    expect(bad.status).toBe(400);
+
+    const index = await (await fetch(`${api}/readiness-index`)).json();
+    expect(index.current.domains).toBe(2);
+    expect(index.current.adoption.llms_txt).toBe(0.5);
+    expect(index.current.tiers).toMatchObject({ beacon: 1, dark: 1 });
+  });
+
+  it('GET /signal of a never-scanned domain runs a quick check and stores it', async () => {
+    const site = await startFixtureSite('wellPrepared');
+    try {
+      const res = await fetch(`${api}/signal?domain=${site.domain}`);
+      expect(res.status).toBe(200);
+      const signal = await res.json();
+      expect(signal).toMatchObject({ status: 'scored', depth: 'quick' });
+      expect(signal.score).toBeGreaterThan(50);
+      const htmlPages = site.requests.filter((r) => r.accept?.startsWith('text/html')).length;
+      expect(htmlPages).toBeLessThanOrEqual(service.config.scanner.quick_max_pages);
+      const again = await (await fetch(`${api}/signal?domain=${site.domain}`)).json();
+      expect(again.scan_id).toBe(signal.scan_id);
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('request_scan over MCP waits for the result and sends progress notifications', async () => {
+    const progress: { progress: number; total?: number }[] = [];
+    const result = await client.callTool(
+      { name: 'request_scan', arguments: { domain: bare.domain } },
+      undefined,
+      { onprogress: (p) => progress.push(p), timeout: 30_000 },
+    );
+    expect(result.isError).toBeFalsy();
+    const scan = result.structuredContent as { status: string; result: { tier: { id: string } } };
+    expect(scan.status).toBe('done');
+    expect(scan.result.tier.id).toBe('dark');
+    expect(progress.length).toBeGreaterThan(0);
+    const reading = await client.callTool({ name: 'get_signal', arguments: { domain: bare.domain } });
+    expect(reading.structuredContent).toMatchObject({ status: 'scored', domain: bare.domain });
+  });
+
+  it('scans a hostile site without harm and reports what it met', async () => {
+    const { scan } = await scanToEnd(hostile.domain);
+    expect(scan.status).toBe('done');
+    expect(scan.result.site.pages_read).toBeGreaterThanOrEqual(2);
+    const failed = scan.result.findings.find((f: { id: string }) => f.id === 'pages_readable');
+    expect(failed.seen).toMatch(/failed/);
+  });
+
+  it('stores private scans for the account that asked, and hides them from everyone else', async () => {
+    const account = await (
+      await fetch(`${api}/account`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          email: `scan-owner-${Date.now()}@example.com`,
+          password: 'correct horse battery',
+        }),
+      })
+    ).json();
+    const key = account.key.service_key as string;
+    const site = await startFixtureSite('bare');
+    try {
+      const res = await post({ domain: site.domain, public: false }, key);
+      expect(res.status).toBe(202);
+      const accepted = await res.json();
+      expect(accepted.public).toBe(false);
+      await waitFor(async () => {
+        const s = await (await fetch(accepted.status_url, { headers: { 'x-service-key': key } })).json();
+        return s.status === 'done';
+      }, 20_000);
+      expect((await fetch(accepted.status_url)).status).toBe(404);
+      expect((await fetch(`${api}/scan-score?domain=${site.domain}`)).status).toBe(404);
+      const own = await service.services.scans.scansOf(account.account_id);
+      expect(own.map((s) => s.scan_id)).toContain(accepted.scan_id);
+      const row = await service.database.db
+        .selectFrom('scans')
+        .select(['account_id', 'is_public'])
+        .where('id', '=', accepted.scan_id)
+        .executeTakeFirstOrThrow();
+      expect(row).toEqual({ account_id: account.account_id, is_public: 0 });
+      const anonymous = await post({ domain: site.domain, public: false });
+      expect(anonymous.status).toBe(400);
+      expect((await anonymous.json()).errors[0].field).toBe('public');
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('refuses domains outside the policy and unknown scans', async () => {
+    for (const domain of ['', 'not a domain', 'http://[::1', '10.0.0.1']) {
+      const res = await post({ domain });
+      expect(res.status, domain).toBe(400);
+    }
+    expect((await fetch(`${api}/scans/00000000-0000-4000-8000-000000000000`)).status).toBe(404);
+    expect((await fetch(`${api}/scans/not-a-uuid`)).status).toBe(400);
+    expect((await fetch(`${api}/scan-score?domain=never-scanned-site.com`)).status).toBe(404);
+  });
+});
+
+describe.each(dialects)('scanner with private networks off (%s)', (dialect) => {
+  let service: TestService;
+  let site: FixtureSite;
+
+  beforeAll(async () => {
+    site = await startFixtureSite('bare');
+    service = await startTestService(dialect, { 'scanner.allow_private_networks': false });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await site?.close();
+  });
+
+  it('does not accept loopback domains at all', async () => {
+    const res = await fetch(`${service.config.public_api_url}/signal?domain=${site.domain}`);
+    expect(res.status).toBe(400);
+    expect(site.requests).toEqual([]);
+  });
+});
