@@ -15,6 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { measureMatching } from './matching.ts';
+import { measureFixtureScan, measureLeaderboard } from './scans.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const duration = Number(process.env.BENCH_DURATION ?? 5);
@@ -236,6 +237,19 @@ async function main(): Promise<void> {
     `  ${format(m.brands)} brands, ${format(m.aliases)} aliases, index built in ${format(m.indexMs)} ms; ` +
       `${format(m.lookups)} lookups: p50 ${format(m.p50Ms, 3)} ms, p99 ${format(m.p99Ms, 3)} ms, max ${format(m.maxMs, 2)} ms` +
       `  (target p99 < 1 ms: ${m.p99Ms < 1 ? 'met' : 'MISSED'})\n`,
+  );
+
+  process.stdout.write('\nScanner:\n');
+  const scan = await measureFixtureScan();
+  process.stdout.write(
+    `  full scan of the ${scan.pages}-page fixture site (${scan.requests} requests, concurrency ${scan.concurrency}, ` +
+      `${scan.delayMs} ms politeness delay): ${format(scan.wallMs)} ms  (target < 5000 ms: ${scan.wallMs < 5000 ? 'met' : 'MISSED'})\n`,
+  );
+  const board = await measureLeaderboard();
+  process.stdout.write(
+    `  GET /leaderboard, ${format(board.domains)} scored domains (seeded in ${format(board.seedMs)} ms), ` +
+      `${format(board.requests)} sequential requests, first and deep pages: p50 ${format(board.p50Ms, 2)} ms, ` +
+      `p99 ${format(board.p99Ms, 2)} ms, max ${format(board.maxMs, 1)} ms  (target p99 < 50 ms: ${board.p99Ms < 50 ? 'met' : 'MISSED'})\n`,
   );
 }
 

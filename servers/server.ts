@@ -10,6 +10,7 @@ import { migrateToLatest } from '../db/migrate.ts';
 import { createApp } from './app.ts';
 import { type Config, type LoadConfigOptions, loadConfig, sqliteFile } from './config.ts';
 import type { BrandMatcher } from './features/charges/matcher.ts';
+import type { LiveTrafficProvider } from './features/scans/scoring.ts';
 import { createLogger } from './logger.ts';
 import { createServices, type Services } from './services.ts';
 
@@ -18,6 +19,8 @@ export interface StartOptions extends LoadConfigOptions {
   database?: DatabaseHandle;
   brands?: BrandMatcher;
   log?: Logger;
+  /** Live traffic for Signal Strength (the pixel feature supplies it); default: none. */
+  traffic?: LiveTrafficProvider;
   /** Start the delivery worker and housekeeping (default true). */
   background?: boolean;
 }
@@ -55,6 +58,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       database,
       log,
       ...(options.brands ? { brands: options.brands } : {}),
+      ...(options.traffic ? { traffic: options.traffic } : {}),
     });
     const { app, close } = createApp(services);
     server.removeAllListeners('request');
