@@ -263,7 +263,7 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
   for (const scheme of schemes) {
     const candidate = `${scheme}://${request.domain}`;
     const outcome = await get(`${candidate}/robots.txt`, 'text/plain, */*;q=0.1', 512 * 1024);
-    if (outcome.ok || outcome.error.startsWith('HTTP')) {
+    if (outcome.ok) {
       origin = candidate;
       robotsOutcome = outcome;
       break;
