@@ -29,11 +29,15 @@ describe.each(dialects)('public MCP server (%s)', (dialect) => {
     expect(client.getInstructions()).toMatch(/lookup_card_charge/);
   });
 
-  it('lists the three customer service tools with output schemas and annotations', async () => {
+  it('lists the customer service and directory tools with output schemas and annotations', async () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
+      'get_agent_hub',
       'get_return_status',
+      'list_agents',
+      'list_services',
       'lookup_card_charge',
+      'search_listings',
       'start_return_request',
     ]);
     for (const tool of tools) {
