@@ -155,6 +155,13 @@ describe.each(dialects)('directory (%s)', (dialect) => {
       created_at: pending.body.created_at,
     });
 
+    // Another account cannot ride on this account's verification: its listing of the domain stays pending.
+    const otherKey = await newAccount();
+    const other = await call('POST', '/listings', listing(domain, { name: `Impostor ${marker}` }), otherKey);
+    expect(other.body).toMatchObject({ status: 'pending', created: true });
+    expect(other.body.listing_id).not.toBe(pending.body.listing_id);
+    expect((await search({ q: `impostor ${marker}` })).body.listings).toEqual([]);
+
     const offDomain = await call(
       'POST',
       '/listings',
