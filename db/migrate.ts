@@ -5,7 +5,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Kysely } from 'kysely';
+import { type Kysely, PostgresAdapter, sql } from 'kysely';
 import { FileMigrationProvider, Migrator } from 'kysely/migration';
 import { loadConfig, sqliteFile } from '../servers/config.ts';
 import { openDatabase } from './database.ts';
@@ -17,10 +17,25 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
   const migrator = new Migrator({
     db,
     provider: new FileMigrationProvider({ fs, path, migrationFolder }),
+    ...(await migrationTableSchema(db)),
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/**
+ * PostgreSQL: the migrator's own tables live in the current schema, named explicitly. Without a
+ * schema kysely looks for them in every schema of the database, so another schema's
+ * `kysely_migration_lock` (a second deployment, a test or benchmark run beside this one) would be
+ * taken for this one's and the migration would fail.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the migrator works on any schema
+async function migrationTableSchema(db: Kysely<any>): Promise<{ migrationTableSchema?: string }> {
+  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return {};
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
+  const schema = rows[0]?.schema;
+  return schema ? { migrationTableSchema: schema } : {};
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -249,6 +249,56 @@ export interface ReadinessSnapshotsTable {
   adoption: string;
 }
 
+// --- Directory (migration 2026-11-21T1520Z_directory) -----------------------------------------
+
+/**
+ * A listing in the public directory: one per account and domain. It is public (`listed`) exactly
+ * while the account has verified the domain - decided at read time by joining `sites`, so a
+ * listing submitted before verification appears the moment the domain is verified.
+ */
+export interface ListingsTable {
+  id: string;
+  account_id: string;
+  domain: string;
+  name: string;
+  /** At most 500 characters. */
+  description: string;
+  /** One of `directory/schemas.ts` ListingCategory. */
+  category: string;
+  url: string;
+  /** JSON array of lowercase tags. */
+  tags: string;
+  /** JSON: the published contact `{email?, url?, phone?}`. */
+  contact: string;
+  /** Lowercased name, description, domain and tags: what `q` is matched against on both dialects. */
+  search_text: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/**
+ * The agent a brand registered for its verified (registrable) domain, one per domain, owned by the
+ * account that registered it. Its webhook secret is not here: it lives only in `brand_channels`,
+ * which signs deliveries, and is shown once, when generated.
+ */
+export interface BrandAgentsTable {
+  id: string;
+  account_id: string;
+  domain: string;
+  name: string;
+  endpoint: string;
+  /** JSON array: subset of webhook, email, mcp, a2a. */
+  protocols: string;
+  /** JSON `{email?, url?, phone?}`: published in GET /agents. */
+  support_contact: string;
+  /** JSON `{email?, url?, phone?}`: where return requests go; never published. */
+  return_contact: string;
+  /** JSON `{window_days?, conditions?, url?}` or null. */
+  return_policy: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   service_secrets: ServiceSecretsTable;
   brand_channels: BrandChannelsTable;
@@ -264,6 +314,8 @@ export interface Database {
   domain_scores: DomainScoresTable;
   leaderboard_snapshots: LeaderboardSnapshotsTable;
   readiness_snapshots: ReadinessSnapshotsTable;
+  listings: ListingsTable;
+  brand_agents: BrandAgentsTable;
 }
 
 export type ReturnRequestRow = Selectable<ReturnRequestsTable>;
@@ -276,3 +328,5 @@ export type ServiceKeyRow = Selectable<ServiceKeysTable>;
 export type SiteRow = Selectable<SitesTable>;
 export type ScanRow = Selectable<ScansTable>;
 export type DomainScoreRow = Selectable<DomainScoresTable>;
+export type ListingRow = Selectable<ListingsTable>;
+export type BrandAgentRow = Selectable<BrandAgentsTable>;

@@ -79,6 +79,11 @@ export interface OperationSpec<I extends z.ZodType, O extends z.ZodType> {
   access: Access;
   http?: HttpBinding;
   mcp?: McpServerName[];
+  /**
+   * Price of one call when the operation is a paid SKU (`access: 'paid'`, x402 in USDC on base);
+   * absent for free operations. GET /services reads it from here.
+   */
+  price?: { usdc: number };
   /** Writes without an authenticated account are limited per client address (config `rate_limits`). */
   rateLimit?: 'unauthenticated_writes';
   /** Error codes the operation itself may answer with (documented per route in OpenAPI). */

@@ -4,7 +4,9 @@
  */
 import { accountOperations } from './features/accounts/operations.ts';
 import { chargeOperations } from './features/charges/operations.ts';
+import { directoryOperations } from './features/directory/operations.ts';
 import { healthOperations } from './features/health/operations.ts';
+import { brandRequestOperations } from './features/returns/brand-operations.ts';
 import { returnOperations } from './features/returns/operations.ts';
 import { scanOperations } from './features/scans/operations.ts';
 import { siteOperations } from './features/sites/operations.ts';
@@ -17,6 +19,8 @@ export const operations: readonly AnyOperation[] = checked([
   ...accountOperations,
   ...siteOperations,
   ...scanOperations,
+  ...directoryOperations,
+  ...brandRequestOperations,
 ]);
 
 /**

@@ -11,6 +11,7 @@ import type { Config } from './config.ts';
 import { AccountsService } from './features/accounts/service.ts';
 import { loadBrands } from './features/charges/brand-registry.ts';
 import { BrandMatcher } from './features/charges/matcher.ts';
+import { DirectoryService } from './features/directory/service.ts';
 import { DeliveryWorker } from './features/returns/outbox.ts';
 import { ReturnsService, statusUrl } from './features/returns/service.ts';
 import type { LiveTrafficProvider } from './features/scans/scoring.ts';
@@ -33,6 +34,7 @@ export interface Services {
   accounts: AccountsService;
   sites: SitesService;
   scans: ScansService;
+  directory: DirectoryService;
   /** SSRF-safe fetch for brand webhooks (address policy `outbound.allow_private_networks`). */
   fetch: SafeFetch;
   /** SSRF-safe fetch for site owners' domains (address policy `scanner.allow_private_networks`). */
@@ -103,6 +105,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     smtpConfigured: mailer !== null,
     now,
   });
+  const directory = new DirectoryService({ db, config, brands, returns, now });
 
   let housekeeping: NodeJS.Timeout | undefined;
   return {
@@ -117,6 +120,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     accounts,
     sites,
     scans,
+    directory,
     fetch,
     siteFetch,
     startBackground() {

@@ -29,17 +29,21 @@ describe.each(dialects)('public MCP server (%s)', (dialect) => {
     expect(client.getInstructions()).toMatch(/lookup_card_charge/);
   });
 
-  it('lists the customer service and Signal Strength tools with output schemas and annotations', async () => {
+  it('lists every public tool with output schemas and annotations', async () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
+      'get_agent_hub',
       'get_leaderboard',
       'get_readiness_index',
       'get_return_status',
       'get_scan',
       'get_scan_score',
       'get_signal',
+      'list_agents',
+      'list_services',
       'lookup_card_charge',
       'request_scan',
+      'search_listings',
       'start_return_request',
     ]);
     for (const tool of tools) {

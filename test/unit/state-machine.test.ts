@@ -2,8 +2,10 @@ import { describe, expect, it } from 'vitest';
 import {
   assertTransition,
   isFinal,
+  nextStatusesFor,
   nextStep,
   ReturnStatus,
+  statusesSetBy,
   transitions,
 } from '../../servers/features/returns/state-machine.ts';
 
@@ -41,5 +43,11 @@ describe('return request state machine', () => {
       expect(ReturnStatus.options).toContain(from);
       for (const to of Object.keys(targets)) expect(ReturnStatus.options).toContain(to);
     }
+  });
+
+  it("derives what a brand's endpoint may ask for from the table", () => {
+    expect(statusesSetBy('brand')).toEqual(['acknowledged', 'approved', 'denied', 'refunded', 'closed']);
+    expect(nextStatusesFor('delivered', 'brand')).toEqual(['acknowledged', 'approved', 'denied']);
+    expect(nextStatusesFor('received', 'brand')).toEqual([]);
   });
 });

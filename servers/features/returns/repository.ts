@@ -14,6 +14,7 @@ import type {
   ReturnRequestRow,
 } from '../../../db/schema.ts';
 import { ServiceError } from '../../errors.ts';
+import { type Position, rowsAfter } from '../../pagination.ts';
 import { type Actor, assertTransition, type ReturnStatus } from './state-machine.ts';
 
 type Db = Kysely<Database>;
@@ -225,4 +226,48 @@ export function requestsWithoutChannel(db: Db, domain: string): Promise<{ id: st
     .where('brand_domain', '=', domain)
     .where('status', 'in', ['awaiting_channel', 'undeliverable'])
     .execute();
+}
+
+/** Domains the account has verified: a brand acts on the requests addressed to them. */
+function verifiedDomains(db: Db, accountId: string) {
+  return db
+    .selectFrom('sites')
+    .select('sites.domain')
+    .where('sites.account_id', '=', accountId)
+    .where('sites.verified_at', 'is not', null);
+}
+
+/** One page of the requests addressed to the account's verified domains, newest first. */
+export function brandRequestsPage(
+  db: Db,
+  accountId: string,
+  filter: { status?: string | undefined; brandDomain?: string | undefined },
+  after: Position | null,
+  limit: number,
+): Promise<ReturnRequestRow[]> {
+  return db
+    .selectFrom('return_requests')
+    .selectAll()
+    .where('brand_domain', 'in', verifiedDomains(db, accountId))
+    .$if(filter.status !== undefined, (q) => q.where('status', '=', filter.status ?? ''))
+    .$if(filter.brandDomain !== undefined, (q) => q.where('brand_domain', '=', filter.brandDomain ?? ''))
+    .$if(after !== null, (q) => q.where(rowsAfter('return_requests', after as Position)))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}
+
+/** The request, if it is addressed to one of the account's verified domains. */
+export function findBrandRequest(
+  db: Db,
+  accountId: string,
+  id: string,
+): Promise<ReturnRequestRow | undefined> {
+  return db
+    .selectFrom('return_requests')
+    .selectAll()
+    .where('id', '=', id)
+    .where('brand_domain', 'in', verifiedDomains(db, accountId))
+    .executeTakeFirst();
 }

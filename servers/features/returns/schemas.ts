@@ -9,8 +9,9 @@
 import { isValidPhoneNumber } from 'libphonenumber-js/min';
 import { getDomain } from 'tldts';
 import { z } from 'zod';
+import { Cursor, Limit, NextCursor } from '../../pagination.ts';
 import { BrandContact, BrandReturns } from '../charges/brand-registry.ts';
-import { NextStep, ReturnStatus } from './state-machine.ts';
+import { NextStep, ReturnStatus, statusesSetBy } from './state-machine.ts';
 
 const e164 = /^\+[1-9]\d{6,14}$/;
 const emailAddress = z.email();
@@ -234,3 +235,82 @@ export const ReturnStatusResult = z
   })
   .describe("Status of a return request. Never includes the person's name or contact details.");
 export type ReturnStatusResult = z.infer<typeof ReturnStatusResult>;
+
+// --- The brand's side: requests addressed to a brand's verified domains ---------------------------
+
+const brandStatuses = statusesSetBy('brand') as [ReturnStatus, ...ReturnStatus[]];
+
+export const BrandStatus = z
+  .enum(brandStatuses)
+  .describe(
+    'acknowledged: you are handling it; approved / denied: your decision; refunded: the refund was issued; ' +
+      'closed: finished. Only moves the state machine allows from the current status are accepted.',
+  );
+
+export const ListBrandRequestsInput = z.strictObject({
+  status: ReturnStatus.optional().describe('Only requests in this status.'),
+  brand_domain: z
+    .string()
+    .max(253)
+    .optional()
+    .describe('Only requests for this one of your verified domains.'),
+  cursor: Cursor,
+  limit: Limit,
+});
+export type ListBrandRequestsInput = z.infer<typeof ListBrandRequestsInput>;
+
+export const BrandRequest = z
+  .object({
+    request_id: z.uuid(),
+    brand_domain: z.string(),
+    status: ReturnStatus,
+    final: z.boolean(),
+    can_set: z.array(BrandStatus).describe('Statuses you may move the request to now.'),
+    status_url: z.string().describe("The requester's status URL (what they see)."),
+    created_at: z.iso.datetime(),
+    updated_at: z.iso.datetime(),
+    customer: z.object({
+      name: z.string(),
+      contact: z.string(),
+      contact_kind: z.enum(['email', 'phone']),
+    }),
+    order: z.object({
+      number: z.string().nullable(),
+      date: z.string().nullable().describe('Purchase date, YYYY-MM-DD.'),
+      amount: z.number().nullable(),
+      currency: z.string().nullable(),
+      card_last4: z.string().nullable(),
+    }),
+    message: z.string().nullable(),
+    reply: z.object({
+      protocol: z.string().describe('How the requester wants to hear back (see start_return_request).'),
+      callback_url: z.string().nullable(),
+      agent_id: z.string().nullable(),
+    }),
+    approval: ApprovalSummary.nullable(),
+    next_step: NextStep.nullable(),
+  })
+  .describe(
+    'A return request addressed to your brand, with the personal data you need to act on it; the same facts ' +
+      'as the delivered webhook.',
+  );
+export type BrandRequest = z.infer<typeof BrandRequest>;
+
+export const ListBrandRequestsResult = z.object({
+  requests: z.array(BrandRequest).describe('Newest first.'),
+  next_cursor: NextCursor,
+});
+
+export const UpdateBrandRequestStatusInput = z.strictObject({
+  request_id: z
+    .uuid('must be a UUID')
+    .describe('The request_id from the delivery or GET /brand-agent/requests.'),
+  status: BrandStatus,
+  note: z
+    .string()
+    .trim()
+    .min(1)
+    .max(1000)
+    .optional()
+    .describe("Shown to the requester in the request's history, e.g. the refund reference."),
+});

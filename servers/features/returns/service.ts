@@ -8,11 +8,14 @@ import type { Database, DeliveryRow, ReturnRequestRow } from '../../../db/schema
 import type { Config } from '../../config.ts';
 import { notFound } from '../../errors.ts';
 import { withIdempotency } from '../../idempotency.ts';
+import { DEFAULT_LIMIT, decodeCursor, encodeCursor } from '../../pagination.ts';
 import type { BrandMatcher } from '../charges/matcher.ts';
 import { verifyApproval } from './approval.ts';
 import type { DeliveryWorker } from './outbox.ts';
 import {
+  brandRequestsPage,
   findBrandChannel,
+  findBrandRequest,
   findReturnRequest,
   insertReturnRequest,
   latestDelivery,
@@ -23,12 +26,15 @@ import {
   upsertBrandChannel,
 } from './repository.ts';
 import {
+  type ApprovalSummary,
+  type BrandRequest,
   contactKind,
+  type ListBrandRequestsInput,
   type ReturnStatusResult,
   type StartReturnRequestInput,
   type StartReturnRequestResult,
 } from './schemas.ts';
-import { type Actor, isFinal, nextStep, type ReturnStatus } from './state-machine.ts';
+import { type Actor, isFinal, nextStatusesFor, nextStep, type ReturnStatus } from './state-machine.ts';
 
 export interface ReturnsDeps {
   db: Kysely<Database>;
@@ -166,6 +172,75 @@ export class ReturnsService {
       .transaction()
       .execute((trx) => transitionRequest(trx, dialect, requestId, to, actor, note, now().toISOString()));
     return this.status(requestId);
+  }
+
+  /** The requests addressed to the account's verified domains: the brand's inbox. */
+  async listForBrand(
+    accountId: string,
+    input: ListBrandRequestsInput,
+  ): Promise<{ requests: BrandRequest[]; next_cursor: string | null }> {
+    const limit = input.limit ?? DEFAULT_LIMIT;
+    const rows = await brandRequestsPage(
+      this.deps.db,
+      accountId,
+      { status: input.status, brandDomain: input.brand_domain },
+      decodeCursor(input.cursor),
+      limit + 1,
+    );
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      requests: page.map((row) => this.brandRequestOf(row)),
+      next_cursor: rows.length > limit && last ? encodeCursor({ at: last.created_at, id: last.id }) : null,
+    };
+  }
+
+  /**
+   * A status change by the brand that owns the request (its domain is verified by the account).
+   * Another brand's request is answered as not found, so request ids cannot be probed.
+   */
+  async advanceAsBrand(
+    accountId: string,
+    requestId: string,
+    to: ReturnStatus,
+    note: string | null,
+  ): Promise<ReturnStatusResult> {
+    const request = await findBrandRequest(this.deps.db, accountId, requestId);
+    if (!request) throw notFound(`No return request ${requestId} addressed to your verified domains`);
+    return this.advance(requestId, to, 'brand', note);
+  }
+
+  private brandRequestOf(row: ReturnRequestRow): BrandRequest {
+    const status = row.status as ReturnStatus;
+    const approval = row.approval ? (JSON.parse(row.approval) as ApprovalSummary) : null;
+    return {
+      request_id: row.id,
+      brand_domain: row.brand_domain,
+      status,
+      final: isFinal(status),
+      can_set: nextStatusesFor(status, 'brand') as BrandRequest['can_set'],
+      status_url: statusUrl(this.deps.config, row.id),
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+      customer: { name: row.requester_name, contact: row.contact, contact_kind: row.contact_kind },
+      order: {
+        number: row.order_number,
+        date: row.purchase_date,
+        amount: row.amount_cents === null ? null : row.amount_cents / 100,
+        currency: row.currency,
+        card_last4: row.card_last4,
+      },
+      message: row.message,
+      reply: { protocol: row.protocol, callback_url: row.callback_url, agent_id: row.agent_id },
+      approval: approval
+        ? {
+            format: approval.format,
+            verified: approval.verified,
+            ...(approval.key_thumbprint ? { key_thumbprint: approval.key_thumbprint } : {}),
+          }
+        : null,
+      next_step: nextStep(status),
+    };
   }
 
   /**

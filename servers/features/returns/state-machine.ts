@@ -60,6 +60,23 @@ export const transitions: Record<ReturnStatus, Partial<Record<ReturnStatus, read
   cancelled: {},
 };
 
+/** Every status some transition lets `actor` set: what an actor's endpoint may ask for. */
+export function statusesSetBy(actor: Actor): ReturnStatus[] {
+  const out = new Set<ReturnStatus>();
+  for (const targets of Object.values(transitions)) {
+    for (const [to, actors] of Object.entries(targets))
+      if (actors?.includes(actor)) out.add(to as ReturnStatus);
+  }
+  return ReturnStatus.options.filter((s) => out.has(s));
+}
+
+/** Statuses `actor` may move a request in `from` to now. */
+export function nextStatusesFor(from: ReturnStatus, actor: Actor): ReturnStatus[] {
+  return Object.entries(transitions[from])
+    .filter(([, actors]) => actors?.includes(actor))
+    .map(([to]) => to as ReturnStatus);
+}
+
 export function isFinal(status: ReturnStatus): boolean {
   return Object.keys(transitions[status]).length === 0;
 }

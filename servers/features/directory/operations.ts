@@ -1,0 +1,214 @@
+/**
+ * Directory operations on the public API. Every read is also a public MCP tool with the same
+ * schema; writes are REST only and need a service key (a Bearer token of the authorization server
+ * once it exists).
+ */
+import ipaddr from 'ipaddr.js';
+import { getDomain } from 'tldts';
+import { invalid } from '../../errors.ts';
+import { defineOperation, type OperationContext, requireAccount } from '../../operation.ts';
+import { isPublicAddress } from '../../outbound/safe-fetch.ts';
+import { isLocalDomain } from '../sites/domain.ts';
+import { domainField, requireVerifiedDomain } from '../sites/operations.ts';
+import {
+  AgentHubInput,
+  AgentHubResult,
+  ListAgentsInput,
+  ListAgentsResult,
+  ListServicesInput,
+  ListServicesResult,
+  RegisterBrandAgentInput,
+  RegisterBrandAgentResult,
+  SearchListingsInput,
+  SearchListingsResult,
+  SubmitListingInput,
+  SubmitListingResult,
+} from './schemas.ts';
+import { serviceIndex } from './service-index.ts';
+
+export const submitListing = defineOperation({
+  name: 'submitListing',
+  title: 'List your site in the directory',
+  description:
+    'Submit or update the directory listing of a domain of your account: name, description (at most 500 ' +
+    'characters), category, landing page URL on the domain, tags and a published contact. It is listed at once ' +
+    'when your account has verified the domain, and pending until then (it appears as soon as the domain is ' +
+    'verified). One listing per account and domain: sending it again updates it.',
+  input: SubmitListingInput,
+  output: SubmitListingResult,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  access: 'service_key',
+  http: { surface: 'public_api', method: 'POST', path: '/listings', input: 'body' },
+  errors: ['validation_failed'],
+  tags: ['directory'],
+  handler: async (ctx, input) => {
+    const domain = domainField(ctx, input.domain);
+    const host = new URL(input.url).host;
+    if (host !== domain && !host.endsWith(`.${domain}`)) {
+      throw invalid([{ field: 'url', message: `must be on ${domain} or one of its subdomains` }]);
+    }
+    const { listing, listed, created } = await ctx.services.directory.submitListing(
+      requireAccount(ctx).id,
+      domain,
+      input,
+    );
+    return { ...listing, status: listed ? ('listed' as const) : ('pending' as const), created };
+  },
+});
+
+export const searchListings = defineOperation({
+  name: 'searchListings',
+  title: 'Search the directory of listed sites',
+  description:
+    'Search the public directory of sites whose owners verified their domain. Filter by text (q, matched ' +
+    'case-insensitively in name, description, domain and tags), category and min_score (latest Signal ' +
+    'Strength score, 0-100; unscored domains are left out). Newest first; pass next_cursor as cursor for more.',
+  input: SearchListingsInput,
+  output: SearchListingsResult,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  access: 'public',
+  http: { surface: 'public_api', method: 'GET', path: '/listings', input: 'query' },
+  mcp: ['public'],
+  errors: ['validation_failed'],
+  tags: ['directory'],
+  handler: async (ctx, input) => ctx.services.directory.searchListings(input),
+});
+
+/**
+ * The brand agent's endpoint: https to a public host, unless outbound calls may reach private
+ * networks (tests, self-hosting). Deliveries are checked again at connect time by the safe fetch.
+ */
+function endpointField(ctx: OperationContext, raw: string): string {
+  if (ctx.services.config.outbound.allow_private_networks) return raw;
+  const url = new URL(raw);
+  if (url.protocol !== 'https:') throw invalid([{ field: 'endpoint', message: 'must be an https URL' }]);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const privateHost =
+    host === 'localhost' || host.endsWith('.localhost') || (ipaddr.isValid(host) && !isPublicAddress(host));
+  if (privateHost) throw invalid([{ field: 'endpoint', message: 'must be a public address' }]);
+  return raw;
+}
+
+export const registerBrandAgent = defineOperation({
+  name: 'registerBrandAgent',
+  title: "Register your brand's agent",
+  description:
+    "Register (or update) the agent of a brand for its verified, registrable domain: the agent's endpoint and " +
+    'protocols, a webhook secret (generated and returned once when omitted), the published support contact, a ' +
+    'private return contact and the return policy. Return requests for the domain are then delivered to it - ' +
+    'by signed webhook to the endpoint (protocol webhook) or by email to the return contact (protocol email) - ' +
+    'including those that were waiting. Read them with GET /brand-agent/requests and move them with POST ' +
+    '/brand-agent/requests/{request_id}/status.',
+  input: RegisterBrandAgentInput,
+  output: RegisterBrandAgentResult,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  access: 'service_key',
+  http: { surface: 'public_api', method: 'POST', path: '/brand-agent', input: 'body' },
+  errors: ['validation_failed', 'domain_not_verified', 'brand_agent_taken'],
+  tags: ['brand agents'],
+  handler: async (ctx, input) => {
+    const domain = domainField(ctx, input.domain);
+    if (!isLocalDomain(domain) && getDomain(domain) !== domain) {
+      throw invalid([
+        {
+          field: 'domain',
+          message: `must be the registrable domain (${getDomain(domain) ?? 'e.g. shop.com'}) that return requests name`,
+        },
+      ]);
+    }
+    const endpoint = endpointField(ctx, input.endpoint);
+    if (input.webhook_secret !== undefined && !input.protocols.includes('webhook')) {
+      throw invalid([{ field: 'webhook_secret', message: 'is only used with protocol webhook' }]);
+    }
+    if (input.protocols.includes('email') && !(input.return_contact ?? input.support_contact).email) {
+      throw invalid([{ field: 'return_contact.email', message: 'is required with protocol email' }]);
+    }
+    await requireVerifiedDomain(ctx, domain);
+    const result = await ctx.services.directory.registerBrandAgent(requireAccount(ctx).id, domain, {
+      ...input,
+      endpoint,
+    });
+    return {
+      ...result.agent,
+      created: result.created,
+      webhook_secret: result.webhook_secret,
+      delivery: { channel: result.channel, queued_requests: result.queued },
+    };
+  },
+});
+
+export const listAgents = defineOperation({
+  name: 'listAgents',
+  title: 'List agents in the directory',
+  description:
+    'Agents in the public directory, newest first: brand agents (registered by brands for their verified ' +
+    'domains, with endpoint, protocols, published support contact and return policy) and registered agent ' +
+    'identities. Pass next_cursor as cursor for more.',
+  input: ListAgentsInput,
+  output: ListAgentsResult,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  access: 'public',
+  http: { surface: 'public_api', method: 'GET', path: '/agents', input: 'query' },
+  mcp: ['public'],
+  errors: ['validation_failed'],
+  tags: ['directory'],
+  handler: async (ctx, input) => ctx.services.directory.listAgents(input),
+});
+
+export const getAgentHub = defineOperation({
+  name: 'getAgentHub',
+  title: 'The agent hub storefront',
+  description:
+    'The storefront of the directory: top listed sites (by Signal Strength score, then newest), the number of ' +
+    'listings per category, and the paid featured and spotlight placements.',
+  input: AgentHubInput,
+  output: AgentHubResult,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  access: 'public',
+  http: { surface: 'public_api', method: 'GET', path: '/agenthub', input: 'query' },
+  mcp: ['public'],
+  tags: ['directory'],
+  handler: async (ctx) => {
+    const hub = await ctx.services.directory.agentHub();
+    return {
+      // Filled from the paid catalog (featured-bid and spotlight SKUs) when it ships.
+      featured: [],
+      spotlight: [],
+      top_listings: hub.top_listings,
+      categories: hub.categories,
+      total_listings: hub.total_listings,
+      agents: { brand: hub.brand_agents },
+      updated: new Date().toISOString(),
+    };
+  },
+});
+
+export const listServices = defineOperation({
+  name: 'listServices',
+  title: 'Every operation of the service',
+  description:
+    'Every operation this service offers, free and paid: name, MCP tool name, what it does, its REST method ' +
+    'and absolute URL, the authentication it needs, its price for paid ones, and the MCP servers it is a tool ' +
+    'of.',
+  input: ListServicesInput,
+  output: ListServicesResult,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  access: 'public',
+  http: { surface: 'public_api', method: 'GET', path: '/services', input: 'query' },
+  mcp: ['public'],
+  tags: ['directory'],
+  handler: async (ctx) => {
+    // Imported when called: the registry lists this very operation, so a static import is a cycle.
+    const { operations } = await import('../../registry.ts');
+    return serviceIndex(operations, ctx.services.config);
+  },
+});
+
+export const directoryOperations = [
+  searchListings,
+  submitListing,
+  listAgents,
+  registerBrandAgent,
+  getAgentHub,
+  listServices,
+];

@@ -1,0 +1,76 @@
+/**
+ * Pagination of lists (listings, agents, a brand's return requests): keyset pagination over
+ * `(created_at desc, id desc)`, stable while rows are added (new rows sort before every cursor) and
+ * the same on both dialects. The cursor is opaque to callers (base64url JSON), so the order can
+ * change without breaking their code.
+ */
+import { sql } from 'kysely';
+import { z } from 'zod';
+import { invalid } from './errors.ts';
+
+export interface Position {
+  at: string;
+  id: string;
+}
+
+const Decoded = z.tuple([z.iso.datetime(), z.uuid()]);
+
+export const DEFAULT_LIMIT = 20;
+
+export function encodeCursor(position: Position): string {
+  return Buffer.from(JSON.stringify([position.at, position.id])).toString('base64url');
+}
+
+/** The position a cursor names; 400 on the `cursor` field for anything this service did not issue. */
+export function decodeCursor(cursor: string | undefined): Position | null {
+  if (cursor === undefined) return null;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    raw = null;
+  }
+  const parsed = Decoded.safeParse(raw);
+  if (!parsed.success) throw invalid([{ field: 'cursor', message: 'is not a cursor from a previous page' }]);
+  return { at: parsed.data[0], id: parsed.data[1] };
+}
+
+/** Rows of `table` after `after` in `(created_at desc, id desc)` order, spelled out for both dialects. */
+export function rowsAfter(table: string, after: Position) {
+  const at = sql.ref(`${table}.created_at`);
+  const id = sql.ref(`${table}.id`);
+  return sql<boolean>`(${at} < ${after.at} or (${at} = ${after.at} and ${id} < ${after.id}))`;
+}
+
+/** `%`, `_` and the escape character itself taken literally in `LIKE ... ESCAPE '\'`. */
+export function likePattern(text: string): string {
+  return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/**
+ * A number that may arrive as a query-string text (REST) or as a JSON number (MCP). Only a
+ * non-blank numeric text is converted; anything else reaches the number schema and is refused there.
+ */
+export function queryNumber<T extends z.ZodNumber>(schema: T) {
+  return z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v),
+    schema,
+  );
+}
+
+export const Limit = queryNumber(
+  z.number().int('must be a whole number').min(1, 'must be at least 1').max(100, 'must be at most 100'),
+)
+  .optional()
+  .describe('Results per page, 1 to 100 (default 20).');
+
+export const Cursor = z
+  .string()
+  .max(200)
+  .optional()
+  .describe('next_cursor of the previous page; omit for the first page. Opaque.');
+
+export const NextCursor = z
+  .string()
+  .nullable()
+  .describe('Pass as cursor to get the next page; null on the last page.');
