@@ -109,6 +109,50 @@ export interface IdempotencyKeysTable {
   created_at: string;
 }
 
+// --- Site owners (migration 2026-11-21T1400Z_accounts) ---------------------------------------
+
+/** A site owner. The email is stored lowercased; the password (optional) is for the OAuth sign-in. */
+export interface AccountsTable {
+  id: string;
+  email: string;
+  /** `$scrypt$ln=17,r=8,p=1$<salt>$<hash>` (base64url), or null for an account made from an email only. */
+  password_hash: string | null;
+  created_at: string;
+}
+
+/**
+ * Service keys (`x-service-key`). Only the SHA-256 of a key is stored: keys carry 256 random bits, so
+ * a fast hash is enough and lets a key be found by an index lookup. `prefix` is the first characters
+ * of the key, shown in listings so an owner can tell keys apart and recognise a leaked one.
+ */
+export interface ServiceKeysTable {
+  id: string;
+  account_id: string;
+  key_hash: string;
+  prefix: string;
+  label: string | null;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+/**
+ * A site (host name, or `localhost:PORT` when private networks are allowed) registered by an account.
+ * Several accounts may register the same domain; each proves ownership on its own with its token.
+ */
+export interface SitesTable {
+  id: string;
+  account_id: string;
+  domain: string;
+  verification_token: string;
+  verified_at: string | null;
+  /** `http` (well-known file) or `dns` (TXT record). */
+  verification_method: string | null;
+  /** 1 when the owner opted in to per-site figures in network-wide data, else 0. */
+  share_network: number;
+  created_at: string;
+}
+
 // --- Agent-versus-human traffic (migration 2026-11-21T1500Z_traffic) -------------------------
 // Raw events are kept `traffic.raw_retention_days` (default 30) and hold no IP address: only its
 // network prefix (/24 for IPv4, /48 for IPv6). Every read is served from the rollups below, which
@@ -199,6 +243,9 @@ export interface Database {
   return_events: ReturnEventsTable;
   deliveries: DeliveriesTable;
   idempotency_keys: IdempotencyKeysTable;
+  accounts: AccountsTable;
+  service_keys: ServiceKeysTable;
+  sites: SitesTable;
   traffic_events: TrafficEventsTable;
   traffic_daily: TrafficDailyTable;
   traffic_pages_daily: TrafficPagesDailyTable;
@@ -213,4 +260,7 @@ export type NewReturnRequest = Insertable<ReturnRequestsTable>;
 export type ReturnEventRow = Selectable<ReturnEventsTable>;
 export type DeliveryRow = Selectable<DeliveriesTable>;
 export type BrandChannelRow = Selectable<BrandChannelsTable>;
+export type AccountRow = Selectable<AccountsTable>;
+export type ServiceKeyRow = Selectable<ServiceKeysTable>;
+export type SiteRow = Selectable<SitesTable>;
 export type NewTrafficEvent = Insertable<TrafficEventsTable>;

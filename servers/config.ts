@@ -52,6 +52,17 @@ export const Config = z
       timeout_ms: positiveInt,
       user_agent: z.string().min(1),
     }),
+    scanner: z.strictObject({
+      /**
+       * Lets the scanner and domain verification reach loopback and private networks, and accepts
+       * `localhost:PORT` / `127.0.0.1:PORT` as domains. For tests and self-hosting only.
+       */
+      allow_private_networks: z.boolean(),
+    }),
+    sites: z.strictObject({
+      /** DNS servers (`ip` or `ip:port`) for TXT verification; empty: the system resolver. */
+      verification_dns_servers: z.array(z.string().min(1)),
+    }),
     returns: z.strictObject({
       delivery: z.strictObject({
         poll_interval_ms: positiveInt,
@@ -108,6 +119,8 @@ export const envBindings: Record<string, EnvBinding> = {
   },
   MCP_ALLOWED_HOSTS: { key: 'mcp.allowed_hosts', parse: list },
   OUTBOUND_ALLOW_PRIVATE: { key: 'outbound.allow_private_networks', parse: flag },
+  SCAN_ALLOW_PRIVATE: { key: 'scanner.allow_private_networks', parse: flag },
+  SITES_DNS_SERVERS: { key: 'sites.verification_dns_servers', parse: list },
   SMTP_URL: { key: 'smtp.url' },
   TRAFFIC_QUEUE_MAX_EVENTS: { key: 'traffic.queue_max_events', parse: numberOrRaw },
   TRAFFIC_FLUSH_INTERVAL_MS: { key: 'traffic.flush_interval_ms', parse: numberOrRaw },

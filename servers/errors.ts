@@ -18,6 +18,8 @@ export const errorCodes = {
     status: 409,
     title: 'A request with this Idempotency-Key is still being processed',
   },
+  account_exists: { status: 409, title: 'An account cannot be created with this email' },
+  domain_not_verified: { status: 403, title: 'The domain is not verified for this account' },
   illegal_transition: { status: 409, title: 'That status change is not allowed from the current status' },
   payload_too_large: { status: 413, title: 'The request body is too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported content type' },

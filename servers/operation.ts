@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { type ErrorCode, type FieldError, invalid, ServiceError } from './errors.ts';
+import type { AccountPrincipal } from './features/accounts/service.ts';
 import type { Services } from './services.ts';
 
 /** Who may call an operation; the adapters enforce it before the handler runs. */
@@ -26,6 +27,10 @@ export interface HttpBinding {
   input: 'query' | 'body';
   /** Request headers the operation reads (documented in OpenAPI), e.g. `Idempotency-Key`. */
   headers?: { name: string; description: string; required?: boolean }[];
+  /** Status of a successful result (default 200; 201 for creations, 202 for accepted work). */
+  successStatus?: 200 | 201 | 202 | 204;
+  /** Largest accepted JSON body when it is not `http.body_limit_bytes` (batch ingestion). */
+  bodyLimitBytes?: number;
   /** HTTP status of a successful result when it is not always 200 (health answers 503 when degraded). */
   // biome-ignore lint/suspicious/noExplicitAny: the output type is the operation's
   status?: (output: any) => number;
@@ -53,6 +58,11 @@ export interface OperationContext {
   request: RequestInfo;
   log: Logger;
   signal: AbortSignal;
+  /**
+   * The authenticated account: from a valid `x-service-key` (any operation; required when
+   * `access` is `service_key`), or set by an adapter that authenticated the request another way.
+   */
+  account?: AccountPrincipal;
   /** Present when the caller asked for progress (MCP `progressToken`). */
   reportProgress?: (progress: number, total?: number, message?: string) => Promise<void>;
 }
@@ -69,7 +79,7 @@ export interface OperationSpec<I extends z.ZodType, O extends z.ZodType> {
   access: Access;
   http?: HttpBinding;
   mcp?: McpServerName[];
-  /** Unauthenticated writes are limited per client address (config `rate_limits`). */
+  /** Writes without an authenticated account are limited per client address (config `rate_limits`). */
   rateLimit?: 'unauthenticated_writes';
   /** Error codes the operation itself may answer with (documented per route in OpenAPI). */
   errors?: ErrorCode[];
@@ -84,6 +94,10 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
 
 // biome-ignore lint/suspicious/noExplicitAny: the registry holds operations of every shape
 export type AnyOperation = Operation<any, any>;
+
+/** Names of the `:param` segments of an Express path; adapters merge them into the input. */
+export const pathParamsOf = (path: string): string[] =>
+  [...path.matchAll(/:(\w+)/g)].map((m) => m[1] as string);
 
 export function defineOperation<I extends z.ZodType, O extends z.ZodType>(
   spec: OperationSpec<I, O>,
@@ -124,8 +138,9 @@ export async function invokeOperation<I extends z.ZodType, O extends z.ZodType>(
   ctx: OperationContext,
   rawInput: unknown,
 ): Promise<z.output<O>> {
+  await authenticate(op, ctx);
   const input = parseInput(op, rawInput);
-  if (op.rateLimit) await ctx.services.rateLimits.consume(op.rateLimit, ctx.request.ip);
+  if (op.rateLimit && !ctx.account) await ctx.services.rateLimits.consume(op.rateLimit, ctx.request.ip);
   const result = await op.handler(ctx, input);
   const checked = op.output.safeParse(result);
   if (!checked.success) {
@@ -134,4 +149,36 @@ export async function invokeOperation<I extends z.ZodType, O extends z.ZodType>(
     });
   }
   return checked.data;
+}
+
+export const SERVICE_KEY_HEADER = 'x-service-key';
+
+/**
+ * Resolves `ctx.account` from the `x-service-key` header. A key that is sent must be valid, even
+ * where it is optional: a typo must not silently turn into an anonymous request.
+ */
+async function authenticate(op: AnyOperation, ctx: OperationContext): Promise<void> {
+  if (!ctx.account) {
+    const key = ctx.request.headers[SERVICE_KEY_HEADER];
+    if (key !== undefined) {
+      const principal = await ctx.services.accounts.authenticate(key);
+      if (!principal) {
+        throw new ServiceError('unauthorized', {
+          detail: `The ${SERVICE_KEY_HEADER} header does not hold a valid, unrevoked service key`,
+        });
+      }
+      ctx.account = principal;
+    }
+  }
+  if (op.access === 'service_key' && !ctx.account) {
+    throw new ServiceError('unauthorized', {
+      detail: `Send your service key in the ${SERVICE_KEY_HEADER} header (POST /account issues one)`,
+    });
+  }
+}
+
+/** The caller's account in a handler whose operation requires one (`access: 'service_key'`). */
+export function requireAccount(ctx: OperationContext): AccountPrincipal {
+  if (!ctx.account) throw new ServiceError('unauthorized');
+  return ctx.account;
 }

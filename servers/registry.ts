@@ -2,21 +2,33 @@
  * Every operation of the service. Routes, MCP tools and OpenAPI documents are derived from this
  * list; a feature adds its operations here and no adapter changes.
  */
+import { accountOperations } from './features/accounts/operations.ts';
 import { chargeOperations } from './features/charges/operations.ts';
 import { healthOperations } from './features/health/operations.ts';
 import { returnOperations } from './features/returns/operations.ts';
+import { siteOperations } from './features/sites/operations.ts';
 import type { AnyOperation } from './operation.ts';
 
 export const operations: readonly AnyOperation[] = checked([
   ...chargeOperations,
   ...returnOperations,
   ...healthOperations,
+  ...accountOperations,
+  ...siteOperations,
 ]);
 
-/** Names, tool names and routes must be unique; a clash is a programming error caught at start. */
+/**
+ * Names, tool names and routes must be unique, and the public MCP server (no authentication) only
+ * carries public operations; a violation is a programming error caught at start.
+ */
 function checked(list: AnyOperation[]): AnyOperation[] {
   const seen = new Set<string>();
   for (const op of list) {
+    if (op.mcp?.includes('public') && op.access !== 'public') {
+      throw new Error(
+        `registry: ${op.name} needs ${op.access} access and cannot be on the public MCP server`,
+      );
+    }
     const keys = [`name:${op.name}`, `tool:${op.toolName}`];
     if (op.http) keys.push(`route:${op.http.surface} ${op.http.method} ${op.http.path}`);
     for (const key of keys) {

@@ -8,10 +8,12 @@ import type { Logger } from 'pino';
 import type { DatabaseHandle, Dialect } from '../db/database.ts';
 import type { Database } from '../db/schema.ts';
 import type { Config } from './config.ts';
+import { AccountsService } from './features/accounts/service.ts';
 import { loadBrands } from './features/charges/brand-registry.ts';
 import { BrandMatcher } from './features/charges/matcher.ts';
 import { DeliveryWorker } from './features/returns/outbox.ts';
 import { ReturnsService, statusUrl } from './features/returns/service.ts';
+import { SitesService } from './features/sites/service.ts';
 import { sweepIdempotencyKeys } from './idempotency.ts';
 import { createSafeFetch, type SafeFetch } from './outbound/safe-fetch.ts';
 import { createRateLimits, type RateLimits } from './rate-limit.ts';
@@ -26,7 +28,12 @@ export interface Services {
   returns: ReturnsService;
   deliveries: DeliveryWorker;
   rateLimits: RateLimits;
+  accounts: AccountsService;
+  sites: SitesService;
+  /** SSRF-safe fetch for brand webhooks (address policy `outbound.allow_private_networks`). */
   fetch: SafeFetch;
+  /** SSRF-safe fetch for site owners' domains (address policy `scanner.allow_private_networks`). */
+  siteFetch: SafeFetch;
   /** Starts background work (delivery outbox, housekeeping). */
   startBackground(): void;
   /** Stops background work and waits for what is in flight. Does not close the database. */
@@ -54,6 +61,13 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     timeoutMs: config.outbound.timeout_ms,
     userAgent: config.outbound.user_agent,
   });
+  const siteFetch = createSafeFetch({
+    allowPrivateNetworks: config.scanner.allow_private_networks,
+    timeoutMs: config.outbound.timeout_ms,
+    userAgent: config.outbound.user_agent,
+  });
+  const accounts = new AccountsService(db, now);
+  const sites = new SitesService({ db, config, fetch: siteFetch, now });
   const mailer: Transporter | null = config.smtp.url ? nodemailer.createTransport(config.smtp.url) : null;
   const rateLimits = await createRateLimits(config, database, await serviceSecret(db, 'rate_limit_key'));
   const deliveries = new DeliveryWorker({
@@ -86,7 +100,10 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     returns,
     deliveries,
     rateLimits,
+    accounts,
+    sites,
     fetch,
+    siteFetch,
     startBackground() {
       deliveries.start();
       const sweep = () =>
@@ -101,6 +118,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
       await deliveries.stop();
       mailer?.close();
       await fetch.close();
+      await siteFetch.close();
     },
   };
 }

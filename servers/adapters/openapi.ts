@@ -7,7 +7,7 @@ import { stringify } from 'yaml';
 import { z } from 'zod';
 import { type Config, serviceVersion } from '../config.ts';
 import { errorCodes } from '../errors.ts';
-import type { AnyOperation, Surface } from '../operation.ts';
+import { type AnyOperation, pathParamsOf, SERVICE_KEY_HEADER, type Surface } from '../operation.ts';
 import { PROBLEM_CONTENT_TYPE, Problem } from './problem.ts';
 
 export type JsonSchema = Record<string, unknown>;
@@ -97,15 +97,33 @@ export function openApiDocument(
     const input = jsonSchemaOf(op.input, 'input');
     const parameters: unknown[] = [];
     let requestBody: unknown;
-    if (http.input === 'query') {
-      const properties = (input.properties ?? {}) as Record<string, JsonSchema>;
-      const required = new Set((input.required ?? []) as string[]);
-      for (const [name, schema] of Object.entries(properties)) {
-        const { description, ...rest } = schema;
-        parameters.push({ name, in: 'query', required: required.has(name), description, schema: rest });
-      }
-    } else {
-      requestBody = { required: true, content: { 'application/json': { schema: input } } };
+    const inPath = new Set(pathParamsOf(http.path));
+    const properties = (input.properties ?? {}) as Record<string, JsonSchema>;
+    const required = new Set((input.required ?? []) as string[]);
+    for (const [name, schema] of Object.entries(properties)) {
+      if (!inPath.has(name) && http.input !== 'query') continue;
+      const { description, ...rest } = schema;
+      const where = inPath.has(name) ? 'path' : 'query';
+      parameters.push({
+        name,
+        in: where,
+        required: where === 'path' || required.has(name),
+        description,
+        schema: rest,
+      });
+    }
+    if (http.input === 'body') {
+      const bodyProperties = Object.fromEntries(
+        Object.entries(properties).filter(([name]) => !inPath.has(name)),
+      );
+      const bodyRequired = [...required].filter((name) => !inPath.has(name));
+      const schema = {
+        ...input,
+        properties: bodyProperties,
+        ...(bodyRequired.length ? { required: bodyRequired } : {}),
+      };
+      if (!bodyRequired.length) delete schema.required;
+      requestBody = { required: true, content: { 'application/json': { schema } } };
     }
     for (const header of http.headers ?? []) {
       parameters.push({
@@ -118,13 +136,17 @@ export function openApiDocument(
     }
 
     const codes = [
+      ...(op.access === 'service_key' || op.access === 'bearer' || op.access === 'owner'
+        ? (['unauthorized'] as const)
+        : []),
       ...(op.errors ?? []),
       ...(http.input === 'body'
         ? (['unsupported_media_type', 'payload_too_large', 'malformed_json'] as const)
         : []),
     ];
+    const success = String(http.successStatus ?? 200);
     const responses: Record<string, unknown> = {
-      '200': {
+      [success]: {
         description: op.title,
         content: { 'application/json': { schema: jsonSchemaOf(op.output, 'output') } },
       },
@@ -144,7 +166,7 @@ export function openApiDocument(
     if (http.status)
       responses['503'] = {
         description: 'Degraded (same body as 200).',
-        content: (responses['200'] as { content: unknown }).content,
+        content: (responses[success] as { content: unknown }).content,
       };
 
     const path = openApiPath(http.path);
@@ -156,6 +178,7 @@ export function openApiDocument(
       tags: op.tags ?? [],
       ...(parameters.length ? { parameters } : {}),
       ...(requestBody ? { requestBody } : {}),
+      ...(op.access === 'service_key' ? { security: [{ serviceKey: [] }] } : {}),
       responses,
       ...(op.mcp?.length ? { 'x-mcp-tool': op.toolName } : {}),
     };
@@ -167,7 +190,21 @@ export function openApiDocument(
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     servers: [{ url: surfaceUrl(config, surface) }],
     paths,
-    components: { schemas: { Problem: jsonSchemaOf(Problem, 'output') } },
+    components: {
+      schemas: { Problem: jsonSchemaOf(Problem, 'output') },
+      ...(operations.some((op) => op.http?.surface === surface && op.access === 'service_key')
+        ? {
+            securitySchemes: {
+              serviceKey: {
+                type: 'apiKey',
+                in: 'header',
+                name: SERVICE_KEY_HEADER,
+                description: 'A service key of your account (`agsvc_sk_...`), issued once by POST /account.',
+              },
+            },
+          }
+        : {}),
+    },
   };
 }
 

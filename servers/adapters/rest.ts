@@ -16,6 +16,7 @@ import {
   type AnyOperation,
   invokeOperation,
   type OperationContext,
+  pathParamsOf,
   type RequestInfo,
   type Surface,
 } from '../operation.ts';
@@ -90,13 +91,21 @@ export function surfaceRouter(
   for (const op of operations) {
     const http = op.http;
     if (!http || http.surface !== surface) continue;
+    const pathParams = pathParamsOf(http.path);
     const handle: RequestHandler = async (req, res) => {
       const ctx = restContext(req, res, services);
-      const output = await invokeOperation(op, ctx, http.input === 'query' ? req.query : req.body);
-      sendJson(res, http.status?.(output) ?? 200, output);
+      const source = http.input === 'query' ? req.query : req.body;
+      // Path parameters win over same-named fields in the query or body.
+      const input =
+        pathParams.length && source && typeof source === 'object' && !Array.isArray(source)
+          ? { ...source, ...req.params }
+          : source;
+      const output = await invokeOperation(op, ctx, input);
+      sendJson(res, http.status?.(output) ?? http.successStatus ?? 200, output);
     };
     const method = http.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
-    if (http.input === 'body') router[method](http.path, requireJson(), jsonBody, handle);
+    const body = http.bodyLimitBytes ? express.json({ limit: http.bodyLimitBytes, strict: true }) : jsonBody;
+    if (http.input === 'body') router[method](http.path, requireJson(), body, handle);
     else router[method](http.path, handle);
     const methods = methodsByPath.get(http.path) ?? new Set<string>();
     methods.add(http.method);

@@ -71,22 +71,27 @@ describe('registry parity', () => {
         ];
         expect(method).toBe(http.method.toLowerCase());
         const input = jsonSchemaOf(op.input, 'input');
-        if (http.input === 'body') {
-          expect(entry.requestBody.content['application/json'].schema).toEqual(input);
-        } else {
-          const rebuilt: Json = { type: 'object', properties: {}, additionalProperties: false };
-          const required: string[] = [];
-          for (const p of (entry.parameters ?? []).filter((x: Json) => x.in === 'query')) {
-            rebuilt.properties[p.name] = {
-              ...p.schema,
-              ...(p.description ? { description: p.description } : {}),
-            };
-            if (p.required) required.push(p.name);
-          }
-          if (required.length) rebuilt.required = required;
-          expect(rebuilt).toEqual(input);
+        // Query, path and body fields together must be exactly the operation's input schema.
+        const body: Json = entry.requestBody?.content['application/json'].schema;
+        expect(body === undefined).toBe(http.input === 'query');
+        const rebuilt: Json = body
+          ? { ...body, properties: { ...body.properties }, required: [...(body.required ?? [])] }
+          : { type: 'object', properties: {}, additionalProperties: false, required: [] };
+        for (const p of (entry.parameters ?? []).filter((x: Json) => x.in === 'query' || x.in === 'path')) {
+          rebuilt.properties[p.name] = {
+            ...p.schema,
+            ...(p.description ? { description: p.description } : {}),
+          };
+          if (p.required) rebuilt.required.push(p.name);
         }
-        expect(entry.responses['200'].content['application/json'].schema).toEqual(
+        rebuilt.required.sort();
+        if (!rebuilt.required.length) delete rebuilt.required;
+        const expected = {
+          ...input,
+          ...(input.required ? { required: [...(input.required as string[])].sort() } : {}),
+        };
+        expect(rebuilt).toEqual(expected);
+        expect(entry.responses[String(http.successStatus ?? 200)].content['application/json'].schema).toEqual(
           jsonSchemaOf(op.output, 'output'),
         );
         expect(entry['x-mcp-tool']).toBe(op.mcp?.length ? op.toolName : undefined);

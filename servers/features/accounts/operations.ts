@@ -1,0 +1,90 @@
+import type { ServiceKeyRow } from '../../../db/schema.ts';
+import { defineOperation, requireAccount } from '../../operation.ts';
+import {
+  CreateAccountInput,
+  CreateAccountResult,
+  CreateServiceKeyInput,
+  IssuedServiceKey,
+  ListServiceKeysResult,
+  RevokeServiceKeyInput,
+  ServiceKeyInfo,
+} from './schemas.ts';
+
+const keyInfo = (row: ServiceKeyRow) => ({
+  key_id: row.id,
+  prefix: row.prefix,
+  label: row.label,
+  created_at: row.created_at,
+  last_used_at: row.last_used_at,
+  revoked_at: row.revoked_at,
+});
+
+export const createAccount = defineOperation({
+  name: 'createAccount',
+  title: 'Create a site owner account',
+  description:
+    'Create an account for a site owner from an email (and optionally a password for the consent screen). ' +
+    'Returns the account id and its first service key, shown only in this response. An email that already has ' +
+    'an account is refused with 409.',
+  input: CreateAccountInput,
+  output: CreateAccountResult,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  access: 'public',
+  http: { surface: 'public_api', method: 'POST', path: '/account', input: 'body', successStatus: 201 },
+  rateLimit: 'unauthenticated_writes',
+  errors: ['validation_failed', 'account_exists', 'rate_limited'],
+  tags: ['accounts'],
+  handler: async (ctx, input) => {
+    const { account, key } = await ctx.services.accounts.create(input);
+    return { account_id: account.id, email: account.email, created_at: account.created_at, key };
+  },
+});
+
+export const createServiceKey = defineOperation({
+  name: 'createServiceKey',
+  title: 'Issue another service key',
+  description:
+    'Issue an additional service key for the calling account (for another server or a rotation). The key is ' +
+    'shown only in this response.',
+  input: CreateServiceKeyInput,
+  output: IssuedServiceKey,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  access: 'service_key',
+  http: { surface: 'public_api', method: 'POST', path: '/account/keys', input: 'body', successStatus: 201 },
+  errors: ['validation_failed'],
+  tags: ['accounts'],
+  handler: async (ctx, input) => ctx.services.accounts.issueKey(requireAccount(ctx).id, input.label ?? null),
+});
+
+export const listServiceKeys = defineOperation({
+  name: 'listServiceKeys',
+  title: "List the account's service keys",
+  description: 'Every service key of the calling account: prefix, label, creation, last use and revocation.',
+  input: CreateServiceKeyInput.pick({}),
+  output: ListServiceKeysResult,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  access: 'service_key',
+  http: { surface: 'public_api', method: 'GET', path: '/account/keys', input: 'query' },
+  tags: ['accounts'],
+  handler: async (ctx) => ({
+    keys: (await ctx.services.accounts.listKeys(requireAccount(ctx).id)).map(keyInfo),
+  }),
+});
+
+export const revokeServiceKey = defineOperation({
+  name: 'revokeServiceKey',
+  title: 'Revoke a service key',
+  description:
+    "Revoke one of the calling account's keys at once. Revoking an already revoked key is a no-op.",
+  input: RevokeServiceKeyInput,
+  output: ServiceKeyInfo,
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  access: 'service_key',
+  http: { surface: 'public_api', method: 'DELETE', path: '/account/keys/:key_id', input: 'query' },
+  errors: ['validation_failed', 'not_found'],
+  tags: ['accounts'],
+  handler: async (ctx, input) =>
+    keyInfo(await ctx.services.accounts.revokeKey(requireAccount(ctx).id, input.key_id)),
+});
+
+export const accountOperations = [createAccount, createServiceKey, listServiceKeys, revokeServiceKey];

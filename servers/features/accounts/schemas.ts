@@ -1,0 +1,66 @@
+import { z } from 'zod';
+
+export const Email = z
+  .email({ message: 'must be an email address' })
+  .max(254)
+  .describe('Email address of the site owner; also the sign-in name on the consent screen.');
+
+export const Password = z
+  .string()
+  .min(12, { message: 'must be at least 12 characters' })
+  .max(200, { message: 'must be at most 200 characters' })
+  .describe(
+    'Password for signing in on the OAuth consent screen (12 to 200 characters). Stored with scrypt.',
+  );
+
+export const CreateAccountInput = z.strictObject({
+  email: Email,
+  password: Password.optional(),
+});
+
+const ServiceKeySecret = z
+  .string()
+  .describe(
+    'The service key, shown only now: send it as the x-service-key header. It starts with agsvc_sk_ so a leaked ' +
+      'key can be recognised; store it as a secret.',
+  );
+
+export const IssuedServiceKey = z.object({
+  key_id: z.uuid().describe('Id of the key (for listing and revoking).'),
+  service_key: ServiceKeySecret,
+  prefix: z.string().describe('First characters of the key, as shown in listings.'),
+  label: z.string().nullable().describe('Your label for the key.'),
+  created_at: z.iso.datetime(),
+});
+
+export const CreateAccountResult = z.object({
+  account_id: z.uuid(),
+  email: z.string(),
+  created_at: z.iso.datetime(),
+  key: IssuedServiceKey,
+});
+
+export const CreateServiceKeyInput = z.strictObject({
+  label: z
+    .string()
+    .trim()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe('A name to tell the key apart, e.g. "nginx shipper".'),
+});
+
+export const ServiceKeyInfo = z.object({
+  key_id: z.uuid(),
+  prefix: z.string().describe('First characters of the key.'),
+  label: z.string().nullable(),
+  created_at: z.iso.datetime(),
+  last_used_at: z.iso.datetime().nullable().describe('Last use, to the minute.'),
+  revoked_at: z.iso.datetime().nullable(),
+});
+
+export const ListServiceKeysResult = z.object({ keys: z.array(ServiceKeyInfo) });
+
+export const RevokeServiceKeyInput = z.strictObject({
+  key_id: z.uuid().describe('Id of the key to revoke.'),
+});

@@ -1,0 +1,203 @@
+/**
+ * Accounts of site owners and their service keys. A key is shown once, when it is made; afterwards
+ * only its digest and display prefix exist. Authentication keeps a short in-process cache of
+ * digests it has already checked, so the ingestion hot path does not query per request; revoking
+ * takes effect at once in this process and within `KEY_CACHE_MS` in the others.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { isUniqueViolation } from '../../../db/database.ts';
+import type { AccountRow, Database, ServiceKeyRow } from '../../../db/schema.ts';
+import { notFound, ServiceError } from '../../errors.ts';
+import {
+  generateServiceKey,
+  hashPassword,
+  hashServiceKey,
+  looksLikeServiceKey,
+  sameDigest,
+  verifyPassword,
+} from './credentials.ts';
+
+/** The account a request is authenticated as. */
+export interface AccountPrincipal {
+  id: string;
+  /** The service key used (null when authenticated another way, e.g. an OAuth token). */
+  keyId: string | null;
+}
+
+export interface IssuedKey {
+  key_id: string;
+  service_key: string;
+  prefix: string;
+  label: string | null;
+  created_at: string;
+}
+
+const KEY_CACHE_MS = 10_000;
+const KEY_CACHE_MAX = 10_000;
+/** `last_used_at` is a hint for owners; it is written at most this often per key. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+interface CachedKey {
+  principal: AccountPrincipal;
+  hash: string;
+  expires: number;
+  lastUsedWritten: number;
+}
+
+export class AccountsService {
+  readonly #db: Kysely<Database>;
+  readonly #now: () => Date;
+  readonly #keys = new Map<string, CachedKey>();
+
+  constructor(db: Kysely<Database>, now: () => Date = () => new Date()) {
+    this.#db = db;
+    this.#now = now;
+  }
+
+  /**
+   * Creates an account with its first service key; `account_exists` (409) if the email is taken.
+   * `also` runs in the same transaction, so what the caller adds (a first site) exists exactly when
+   * the account does.
+   */
+  async create<T = undefined>(
+    input: { email: string; password?: string | undefined },
+    also?: (trx: Kysely<Database>, account: AccountRow) => Promise<T>,
+  ): Promise<{ account: AccountRow; key: IssuedKey; extra: T }> {
+    const createdAt = this.#now().toISOString();
+    const account: AccountRow = {
+      id: randomUUID(),
+      email: input.email.toLowerCase(),
+      password_hash: input.password ? await hashPassword(input.password) : null,
+      created_at: createdAt,
+    };
+    try {
+      return await this.#db.transaction().execute(async (trx) => {
+        await trx.insertInto('accounts').values(account).execute();
+        const key = await this.#insertKey(trx, account.id, 'first key');
+        const extra = (also ? await also(trx, account) : undefined) as T;
+        return { account, key, extra };
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) {
+        throw new ServiceError('account_exists', {
+          detail: 'An account cannot be created with this email. Use the service key issued for it.',
+        });
+      }
+      throw err;
+    }
+  }
+
+  /** The account behind a service key, or null for a missing, malformed, unknown or revoked key. */
+  async authenticate(key: string | undefined): Promise<AccountPrincipal | null> {
+    if (!key || !looksLikeServiceKey(key)) return null;
+    const hash = hashServiceKey(key);
+    const now = this.#now().getTime();
+    const cached = this.#keys.get(hash);
+    if (cached && cached.expires > now && sameDigest(cached.hash, hash)) {
+      this.#touch(cached, now);
+      return cached.principal;
+    }
+    const row = await this.#db
+      .selectFrom('service_keys')
+      .select(['id', 'account_id', 'key_hash', 'revoked_at'])
+      .where('key_hash', '=', hash)
+      .executeTakeFirst();
+    if (!row || row.revoked_at !== null || !sameDigest(row.key_hash, hash)) {
+      this.#keys.delete(hash);
+      return null;
+    }
+    if (this.#keys.size >= KEY_CACHE_MAX) this.#keys.delete(this.#keys.keys().next().value as string);
+    const entry: CachedKey = {
+      principal: { id: row.account_id, keyId: row.id },
+      hash,
+      expires: now + KEY_CACHE_MS,
+      lastUsedWritten: 0,
+    };
+    this.#keys.set(hash, entry);
+    this.#touch(entry, now);
+    return entry.principal;
+  }
+
+  /** The account for an email and password (the OAuth sign-in), or null. Same work either way. */
+  async verifyPassword(email: string, password: string): Promise<AccountRow | null> {
+    const account = await this.#db
+      .selectFrom('accounts')
+      .selectAll()
+      .where('email', '=', email.toLowerCase())
+      .executeTakeFirst();
+    const ok = await verifyPassword(password, account?.password_hash ?? DUMMY_HASH);
+    return ok && account?.password_hash ? account : null;
+  }
+
+  async get(accountId: string): Promise<AccountRow | undefined> {
+    return this.#db.selectFrom('accounts').selectAll().where('id', '=', accountId).executeTakeFirst();
+  }
+
+  async issueKey(accountId: string, label: string | null): Promise<IssuedKey> {
+    return this.#insertKey(this.#db, accountId, label);
+  }
+
+  async listKeys(accountId: string): Promise<ServiceKeyRow[]> {
+    return this.#db
+      .selectFrom('service_keys')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .orderBy('created_at')
+      .execute();
+  }
+
+  /** Revokes one of the account's own keys; another account's key id is answered as not found. */
+  async revokeKey(accountId: string, keyId: string): Promise<ServiceKeyRow> {
+    const revokedAt = this.#now().toISOString();
+    const row = await this.#db
+      .updateTable('service_keys')
+      .set({ revoked_at: revokedAt })
+      .where('id', '=', keyId)
+      .where('account_id', '=', accountId)
+      .where('revoked_at', 'is', null)
+      .returningAll()
+      .executeTakeFirst();
+    const key =
+      row ??
+      (await this.#db
+        .selectFrom('service_keys')
+        .selectAll()
+        .where('id', '=', keyId)
+        .where('account_id', '=', accountId)
+        .executeTakeFirst());
+    if (!key) throw notFound(`No key ${keyId} on this account`);
+    for (const [hash, cached] of this.#keys) if (cached.principal.keyId === keyId) this.#keys.delete(hash);
+    return key;
+  }
+
+  async #insertKey(db: Kysely<Database>, accountId: string, label: string | null): Promise<IssuedKey> {
+    const { key, hash, prefix } = generateServiceKey();
+    const row = {
+      id: randomUUID(),
+      account_id: accountId,
+      key_hash: hash,
+      prefix,
+      label,
+      created_at: this.#now().toISOString(),
+    };
+    await db.insertInto('service_keys').values(row).execute();
+    return { key_id: row.id, service_key: key, prefix, label, created_at: row.created_at };
+  }
+
+  #touch(entry: CachedKey, now: number): void {
+    if (now - entry.lastUsedWritten < LAST_USED_RESOLUTION_MS || entry.principal.keyId === null) return;
+    entry.lastUsedWritten = now;
+    void this.#db
+      .updateTable('service_keys')
+      .set({ last_used_at: new Date(now).toISOString() })
+      .where('id', '=', entry.principal.keyId)
+      .execute()
+      .catch(() => {
+        entry.lastUsedWritten = 0;
+      });
+  }
+}
+
+/** Verified against when the email is unknown, so timing does not reveal which emails exist. */
+const DUMMY_HASH = '$scrypt$ln=17,r=8,p=1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
