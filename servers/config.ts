@@ -84,8 +84,6 @@ export const Config = z
       raw_retention_days: positiveInt,
       /** Rollup rows (daily counts per site, page, agent) older than this are deleted. */
       rollup_retention_days: positiveInt,
-      /** Largest JSON body of `POST /events` (up to 1,000 events). */
-      batch_body_limit_bytes: positiveInt,
     }),
     smtp: z.strictObject({
       url: z

@@ -7,6 +7,7 @@ import { chargeOperations } from './features/charges/operations.ts';
 import { healthOperations } from './features/health/operations.ts';
 import { returnOperations } from './features/returns/operations.ts';
 import { siteOperations } from './features/sites/operations.ts';
+import { trafficOperations } from './features/traffic/operations.ts';
 import type { AnyOperation } from './operation.ts';
 
 export const operations: readonly AnyOperation[] = checked([
@@ -15,6 +16,7 @@ export const operations: readonly AnyOperation[] = checked([
   ...healthOperations,
   ...accountOperations,
   ...siteOperations,
+  ...trafficOperations,
 ]);
 
 /**

@@ -14,6 +14,9 @@ import { BrandMatcher } from './features/charges/matcher.ts';
 import { DeliveryWorker } from './features/returns/outbox.ts';
 import { ReturnsService, statusUrl } from './features/returns/service.ts';
 import { SitesService } from './features/sites/service.ts';
+import { loadAgentDirectory } from './features/traffic/agents.ts';
+import { Classifier } from './features/traffic/classify.ts';
+import { TrafficService } from './features/traffic/service.ts';
 import { sweepIdempotencyKeys } from './idempotency.ts';
 import { createSafeFetch, type SafeFetch } from './outbound/safe-fetch.ts';
 import { createRateLimits, type RateLimits } from './rate-limit.ts';
@@ -30,6 +33,7 @@ export interface Services {
   rateLimits: RateLimits;
   accounts: AccountsService;
   sites: SitesService;
+  traffic: TrafficService;
   /** SSRF-safe fetch for brand webhooks (address policy `outbound.allow_private_networks`). */
   fetch: SafeFetch;
   /** SSRF-safe fetch for site owners' domains (address policy `scanner.allow_private_networks`). */
@@ -90,6 +94,16 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     now,
   });
 
+  const traffic = new TrafficService({
+    db,
+    dialect: database.dialect,
+    config,
+    log,
+    sites,
+    classifier: new Classifier(loadAgentDirectory()),
+    now,
+  });
+
   let housekeeping: NodeJS.Timeout | undefined;
   return {
     config,
@@ -102,19 +116,24 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     rateLimits,
     accounts,
     sites,
+    traffic,
     fetch,
     siteFetch,
     startBackground() {
       deliveries.start();
-      const sweep = () =>
+      const sweep = () => {
         sweepIdempotencyKeys(db, new Date(now().getTime() - 24 * HOUR_MS)).catch((err) =>
           log.warn({ err }, 'idempotency sweep failed'),
         );
+        traffic.sweep().catch((err) => log.warn({ err }, 'traffic retention sweep failed'));
+      };
       housekeeping = setInterval(sweep, HOUR_MS);
       housekeeping.unref();
     },
     async stop() {
       clearInterval(housekeeping);
+      // Queued traffic events are written before the caller closes the database.
+      await traffic.drain();
       await deliveries.stop();
       mailer?.close();
       await fetch.close();

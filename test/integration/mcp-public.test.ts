@@ -29,9 +29,11 @@ describe.each(dialects)('public MCP server (%s)', (dialect) => {
     expect(client.getInstructions()).toMatch(/lookup_card_charge/);
   });
 
-  it('lists the three customer service tools with output schemas and annotations', async () => {
+  it('lists the customer service and public traffic tools with output schemas and annotations', async () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
+      'get_ai_search_data',
+      'get_ai_tools',
       'get_return_status',
       'lookup_card_charge',
       'start_return_request',
