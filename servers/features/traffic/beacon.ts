@@ -11,7 +11,7 @@ import { ServiceError } from '../../errors.ts';
 import type { Services } from '../../services.ts';
 import { BEACON_PATH } from '../sites/snippets.ts';
 
-/** The smallest transparent GIF (1x1, 43 bytes). */
+/** A 1x1 transparent GIF (42 bytes). */
 const GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
