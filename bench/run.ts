@@ -5,7 +5,8 @@
  * Targets come from the issues; a missed target is printed, never asserted in tests.
  *
  * Environment: BENCH_DURATION (seconds per run, default 5), BENCH_ROUNDS (default 3),
- * BENCH_CONNECTIONS (default 32).
+ * BENCH_CONNECTIONS (default 32); traffic: BENCH_TRAFFIC_EVENTS (default 10,000,000 stored events for
+ * GET /site-stats), BENCH_DATABASE_URL (measure site stats on PostgreSQL too).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { measureMatching } from './matching.ts';
 import { measureFixtureScan, measureLeaderboard } from './scans.ts';
+import { BATCH_SIZE, countStoredEvents, measureSiteStats, trafficScenarios } from './traffic.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const duration = Number(process.env.BENCH_DURATION ?? 5);
@@ -79,12 +81,15 @@ interface Load {
   p99: number;
   errors: number;
   non2xx: number;
+  /** 2xx answers, warm-up included: what the server acknowledged. */
+  ok: number;
 }
 
 async function load(options: autocannon.Options): Promise<Load> {
-  await autocannon({ ...options, duration: 2, connections }); // warm-up
+  const warm = await autocannon({ ...options, duration: 2, connections }); // warm-up
   const result = await autocannon({ ...options, duration, connections });
   return {
+    ok: warm['2xx'] + result['2xx'],
     rps: result.requests.average,
     p99: result.latency.p99,
     errors: result.errors + result.timeouts,
@@ -112,6 +117,7 @@ async function main(): Promise<void> {
       RATE_LIMIT_WRITES_PER_MINUTE: '1000000000',
     });
     children.push(service.child);
+    const traffic = await trafficScenarios(service.url);
     const sdkStateless = await spawnServer('bench/servers/sdk-stateless.ts', '/health');
     children.push(sdkStateless.child);
 
@@ -135,6 +141,8 @@ async function main(): Promise<void> {
       name: string;
       options: autocannon.Options;
       target?: number;
+      /** Events each 2xx answer acknowledged (traffic ingestion). */
+      events?: number;
     }
     const scenarios: Scenario[] = [
       { name: 'baseline: bare Express 5, constant JSON', options: { url: `${baseline.url}/` } },
@@ -173,6 +181,12 @@ async function main(): Promise<void> {
           }),
         },
       },
+      { name: 'GET /beacon (pixel hit, queued)', options: traffic.beacon, target: 0.8, events: 1 },
+      {
+        name: `POST /events (${BATCH_SIZE} events per request, durable before 2xx)`,
+        options: traffic.batch,
+        events: BATCH_SIZE,
+      },
       {
         name: 'MCP tools/call lookup_card_charge',
         options: { url: `${service.url}/mcp`, method: 'POST', headers: mcpHeaders, body: toolCall },
@@ -189,7 +203,9 @@ async function main(): Promise<void> {
     // median over rounds is reported.
     const [baselineScenario, ...targets] = scenarios as [Scenario, ...Scenario[]];
     const results = new Map<string, { rps: number[]; ratio: number[]; p99: number[]; problems: number }>();
+    let acknowledgedEvents = 0;
     const record = (scenario: Scenario, result: Load, ratio: number) => {
+      acknowledgedEvents += (scenario.events ?? 0) * result.ok;
       const entry = results.get(scenario.name) ?? { rps: [], ratio: [], p99: [], problems: 0 };
       entry.rps.push(result.rps);
       entry.ratio.push(ratio);
@@ -222,10 +238,24 @@ async function main(): Promise<void> {
           ? ''
           : `>= ${scenario.target}x ${ratio >= scenario.target ? 'met' : 'MISSED'}`;
       const problems = entry.problems ? `  (${entry.problems} errors or non-2xx)` : '';
+      const events =
+        scenario.events && scenario.events > 1
+          ? `  = ${format(median(entry.rps) * scenario.events)} events/s`
+          : '';
       process.stdout.write(
-        `${scenario.name.padEnd(70)}${format(median(entry.rps)).padStart(10)}${format(median(entry.p99)).padStart(9)}${`${format(ratio, 2)}x`.padStart(8)}  ${verdict}${problems}\n`,
+        `${scenario.name.padEnd(70)}${format(median(entry.rps)).padStart(10)}${format(median(entry.p99)).padStart(9)}${`${format(ratio, 2)}x`.padStart(8)}  ${verdict}${problems}${events}\n`,
       );
     }
+
+    // Every acknowledged traffic event must be stored once the service stopped cleanly (SIGTERM drains).
+    const exited = new Promise((resolve) => service.child.once('exit', resolve));
+    service.child.kill('SIGTERM');
+    await exited;
+    const stored = await countStoredEvents(path.join(dataDir, 'service.db'), traffic.siteId);
+    process.stdout.write(
+      `\ntraffic events acknowledged ${format(acknowledgedEvents)}, stored after SIGTERM drain ${format(stored)}: ` +
+        `${stored >= acknowledgedEvents ? 'every event durable' : `MISSING ${format(acknowledgedEvents - stored)}`}\n`,
+    );
   } finally {
     for (const child of children) child.kill('SIGTERM');
     rmSync(dataDir, { recursive: true, force: true });
@@ -251,6 +281,16 @@ async function main(): Promise<void> {
       `${format(board.requests)} sequential requests, first and deep pages: p50 ${format(board.p50Ms, 2)} ms, ` +
       `p99 ${format(board.p99Ms, 2)} ms, max ${format(board.maxMs, 1)} ms  (target p99 < 50 ms: ${board.p99Ms < 50 ? 'met' : 'MISSED'})\n`,
   );
+  const events = Number(process.env.BENCH_TRAFFIC_EVENTS ?? 10_000_000);
+  const targets = [undefined, process.env.BENCH_DATABASE_URL].filter((u, i) => i === 0 || u);
+  for (const url of targets) {
+    const s = await measureSiteStats(events, url);
+    process.stdout.write(
+      `\nGET /site-stats (30-day period, 20 sites, 90 days) over ${format(s.events)} stored events on ${s.dialect}: ` +
+        `seeded in ${format(s.seedMs / 1000, 1)} s; ${format(s.calls)} calls: p50 ${format(s.p50Ms, 2)} ms, ` +
+        `p99 ${format(s.p99Ms, 2)} ms, max ${format(s.maxMs, 2)} ms  (target p99 < 50 ms: ${s.p99Ms < 50 ? 'met' : 'MISSED'})\n`,
+    );
+  }
 }
 
 await main();

@@ -11,7 +11,7 @@
  * Tables owned by libraries, not listed here: `kysely_migration`, `kysely_migration_lock`
  * (migrations applied), `rate_limits` (rate-limiter-flexible's fixed windows per hashed client).
  */
-import type { Insertable, Selectable } from 'kysely';
+import type { Generated, Insertable, Selectable } from 'kysely';
 
 /** Secrets the service generates for itself on first start (HMAC keys, ...). Never leaves the database. */
 export interface ServiceSecretsTable {
@@ -299,6 +299,89 @@ export interface BrandAgentsTable {
   updated_at: string;
 }
 
+// --- Agent-versus-human traffic (migration 2026-11-21T1500Z_traffic) -------------------------
+// Raw events are kept `traffic.raw_retention_days` (default 30) and hold no IP address: only its
+// network prefix (/24 for IPv4, /48 for IPv6). Every read is served from the rollups below, which
+// the batch insert updates in the same transaction; rollups hold counts only and are kept
+// `traffic.rollup_retention_days` (default 400). `day` is a UTC calendar date `YYYY-MM-DD`,
+// `hour` a UTC hour `YYYY-MM-DDTHH`; `agent` is '' where none applies (plain human visits).
+
+/** One hit on a site, classified when received. `path` never includes the query string. */
+export interface TrafficEventsTable {
+  id: Generated<number>;
+  site_id: string;
+  occurred_at: string;
+  received_at: string;
+  /** `beacon` (the pixel, GET /beacon) or `server` (server-side batch, POST /events). */
+  source: 'beacon' | 'server';
+  /** `human`, `ai_referred`, `ai_user_agent`, `ai_search`, `ai_training`, `browser_agent`, `other_bot`. */
+  category: string;
+  /** Agent name (`GPTBot`), or the assistant that referred a person (`ChatGPT`). */
+  agent: string | null;
+  path: string;
+  /** Host of the referrer only. */
+  referrer_host: string | null;
+  /** HTTP status the site answered (server-side events). */
+  status: number | null;
+  /** Network prefix of the client (`203.0.113.0/24`, `2001:db8:1::/48`), never the address. */
+  ip_prefix: string | null;
+  /** User agent, at most 512 characters, kept so events can be classified again. */
+  user_agent: string;
+}
+
+/** Events per site, day, category and agent: totals, shares, by agent, by day, AI referrals. */
+export interface TrafficDailyTable {
+  site_id: string;
+  day: string;
+  category: string;
+  agent: string;
+  operator: string | null;
+  events: number;
+}
+
+/** Events per site, day, category and path: top pages per category. */
+export interface TrafficPagesDailyTable {
+  site_id: string;
+  day: string;
+  category: string;
+  path: string;
+  events: number;
+}
+
+/** Events received per site, hour and source: the install status' "last 24 hours". */
+export interface TrafficHourlyTable {
+  site_id: string;
+  hour: string;
+  source: 'beacon' | 'server';
+  events: number;
+}
+
+/** First and last event received per site and source, and the running total. */
+export interface TrafficSiteSourcesTable {
+  site_id: string;
+  source: 'beacon' | 'server';
+  first_event_at: string;
+  last_event_at: string;
+  events: number;
+}
+
+/** Network-wide events per day, category and agent, summed over every site (no site column). */
+export interface TrafficNetworkDailyTable {
+  day: string;
+  category: string;
+  agent: string;
+  operator: string | null;
+  events: number;
+}
+
+/** Which sites have seen which agent (automated categories only): the directory's "sites seen". */
+export interface TrafficAgentSitesTable {
+  agent: string;
+  site_id: string;
+  first_seen_at: string;
+  last_seen_at: string;
+}
+
 export interface Database {
   service_secrets: ServiceSecretsTable;
   brand_channels: BrandChannelsTable;
@@ -316,6 +399,13 @@ export interface Database {
   readiness_snapshots: ReadinessSnapshotsTable;
   listings: ListingsTable;
   brand_agents: BrandAgentsTable;
+  traffic_events: TrafficEventsTable;
+  traffic_daily: TrafficDailyTable;
+  traffic_pages_daily: TrafficPagesDailyTable;
+  traffic_hourly: TrafficHourlyTable;
+  traffic_site_sources: TrafficSiteSourcesTable;
+  traffic_network_daily: TrafficNetworkDailyTable;
+  traffic_agent_sites: TrafficAgentSitesTable;
 }
 
 export type ReturnRequestRow = Selectable<ReturnRequestsTable>;
@@ -330,3 +420,4 @@ export type ScanRow = Selectable<ScansTable>;
 export type DomainScoreRow = Selectable<DomainScoresTable>;
 export type ListingRow = Selectable<ListingsTable>;
 export type BrandAgentRow = Selectable<BrandAgentsTable>;
+export type NewTrafficEvent = Insertable<TrafficEventsTable>;

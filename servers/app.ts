@@ -4,9 +4,10 @@
  */
 import express, { type Express, type RequestHandler } from 'express';
 import { createMcpEndpoint } from './adapters/mcp.ts';
-import { problemHandler, routeNotFound, surfaceRouter } from './adapters/rest.ts';
+import { methodNotAllowed, problemHandler, routeNotFound, surfaceRouter } from './adapters/rest.ts';
 import { mcpAllowedHosts, serviceVersion } from './config.ts';
 import { errorCodes, ServiceError } from './errors.ts';
+import { beaconRouter } from './features/traffic/beacon.ts';
 import type { AnyOperation } from './operation.ts';
 import { operations as registry } from './registry.ts';
 import { requestLog } from './request-log.ts';
@@ -39,11 +40,16 @@ export function createApp(services: Services, operations: readonly AnyOperation[
     instructions: publicMcpInstructions,
   });
 
+  // The beacon answers images, not JSON, so it is a route of its own in front of the operations.
+  const publicApi = express.Router();
+  publicApi.use(beaconRouter(services, methodNotAllowed));
+  publicApi.use(surfaceRouter('public_api', operations, services));
+
   // Deepest paths first: a surface at "/" must not shadow the others.
   const mounts: [string, RequestHandler][] = [
     [config.mcp_url, mcp.router],
     [config.base_url, surfaceRouter('cs', operations, services)],
-    [config.public_api_url, surfaceRouter('public_api', operations, services)],
+    [config.public_api_url, publicApi],
     [config.site_url, siteRouter(services)],
   ];
   mounts.sort((a, b) => new URL(b[0]).pathname.length - new URL(a[0]).pathname.length);

@@ -96,6 +96,18 @@ export const Config = z
         max_delay_ms: positiveInt,
       }),
     }),
+    traffic: z.strictObject({
+      /** Events held in memory (queued plus being written) before ingestion answers 503. */
+      queue_max_events: positiveInt,
+      /** Largest batch written in one transaction. */
+      flush_max_events: positiveInt,
+      /** Longest a queued beacon event waits before its batch is written. */
+      flush_interval_ms: positiveInt,
+      /** Raw events older than this are deleted; rollups keep the counts. */
+      raw_retention_days: positiveInt,
+      /** Rollup rows (daily counts per site, page, agent) older than this are deleted. */
+      rollup_retention_days: positiveInt,
+    }),
     smtp: z.strictObject({
       url: z
         .string()
@@ -137,6 +149,10 @@ export const envBindings: Record<string, EnvBinding> = {
   SCAN_WORKERS: { key: 'scanner.workers', parse: numberOrRaw },
   SITES_DNS_SERVERS: { key: 'sites.verification_dns_servers', parse: list },
   SMTP_URL: { key: 'smtp.url' },
+  TRAFFIC_QUEUE_MAX_EVENTS: { key: 'traffic.queue_max_events', parse: numberOrRaw },
+  TRAFFIC_FLUSH_INTERVAL_MS: { key: 'traffic.flush_interval_ms', parse: numberOrRaw },
+  TRAFFIC_RAW_RETENTION_DAYS: { key: 'traffic.raw_retention_days', parse: numberOrRaw },
+  TRAFFIC_ROLLUP_RETENTION_DAYS: { key: 'traffic.rollup_retention_days', parse: numberOrRaw },
   SMTP_FROM: { key: 'smtp.from' },
   RATE_LIMIT_WRITES_PER_MINUTE: { key: 'rate_limits.unauthenticated_writes.points', parse: numberOrRaw },
   DELIVERY_BASE_DELAY_MS: { key: 'returns.delivery.base_delay_ms', parse: numberOrRaw },

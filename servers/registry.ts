@@ -10,6 +10,7 @@ import { brandRequestOperations } from './features/returns/brand-operations.ts';
 import { returnOperations } from './features/returns/operations.ts';
 import { scanOperations } from './features/scans/operations.ts';
 import { siteOperations } from './features/sites/operations.ts';
+import { trafficOperations } from './features/traffic/operations.ts';
 import type { AnyOperation } from './operation.ts';
 
 export const operations: readonly AnyOperation[] = checked([
@@ -21,6 +22,7 @@ export const operations: readonly AnyOperation[] = checked([
   ...scanOperations,
   ...directoryOperations,
   ...brandRequestOperations,
+  ...trafficOperations,
 ]);
 
 /**

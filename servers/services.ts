@@ -14,9 +14,13 @@ import { BrandMatcher } from './features/charges/matcher.ts';
 import { DirectoryService } from './features/directory/service.ts';
 import { DeliveryWorker } from './features/returns/outbox.ts';
 import { ReturnsService, statusUrl } from './features/returns/service.ts';
-import type { LiveTrafficProvider } from './features/scans/scoring.ts';
+import type { LiveTraffic, LiveTrafficProvider } from './features/scans/scoring.ts';
 import { ScansService } from './features/scans/service.ts';
 import { SitesService } from './features/sites/service.ts';
+import { loadAgentDirectory } from './features/traffic/agents.ts';
+import { Classifier } from './features/traffic/classify.ts';
+import type { LiveTraffic as SiteTrafficSummary } from './features/traffic/schemas.ts';
+import { TrafficService } from './features/traffic/service.ts';
 import { sweepIdempotencyKeys } from './idempotency.ts';
 import { createSafeFetch, type SafeFetch } from './outbound/safe-fetch.ts';
 import { createRateLimits, type RateLimits } from './rate-limit.ts';
@@ -35,6 +39,7 @@ export interface Services {
   sites: SitesService;
   scans: ScansService;
   directory: DirectoryService;
+  traffic: TrafficService;
   /** SSRF-safe fetch for brand webhooks (address policy `outbound.allow_private_networks`). */
   fetch: SafeFetch;
   /** SSRF-safe fetch for site owners' domains (address policy `scanner.allow_private_networks`). */
@@ -75,13 +80,22 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
   });
   const accounts = new AccountsService(db, now);
   const sites = new SitesService({ db, config, fetch: siteFetch, now });
+  const traffic = new TrafficService({
+    db,
+    dialect: database.dialect,
+    config,
+    log,
+    sites,
+    classifier: new Classifier(loadAgentDirectory()),
+    now,
+  });
   const scans = new ScansService({
     db,
     dialect: database.dialect,
     config,
     log: log.child({ component: 'scans' }),
     fetch: siteFetch,
-    traffic: options.traffic ?? (async () => null),
+    traffic: options.traffic ?? (async (domain) => liveTrafficForScore(await traffic.liveTraffic(domain))),
     now,
   });
   const mailer: Transporter | null = config.smtp.url ? nodemailer.createTransport(config.smtp.url) : null;
@@ -121,24 +135,44 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     sites,
     scans,
     directory,
+    traffic,
     fetch,
     siteFetch,
     startBackground() {
       deliveries.start();
       scans.worker.start();
-      const sweep = () =>
+      const sweep = () => {
         sweepIdempotencyKeys(db, new Date(now().getTime() - 24 * HOUR_MS)).catch((err) =>
           log.warn({ err }, 'idempotency sweep failed'),
         );
+        traffic.sweep().catch((err) => log.warn({ err }, 'traffic retention sweep failed'));
+      };
       housekeeping = setInterval(sweep, HOUR_MS);
       housekeeping.unref();
     },
     async stop() {
       clearInterval(housekeeping);
-      await Promise.all([deliveries.stop(), scans.worker.stop()]);
+      // Queued traffic events are written before the caller closes the database.
+      await Promise.all([traffic.drain(), deliveries.stop(), scans.worker.stop()]);
       mailer?.close();
       await fetch.close();
       await siteFetch.close();
     },
+  };
+}
+
+/** The pixel's 30-day summary of a verified site, in the shape Signal Strength scores (SCORING.md). */
+function liveTrafficForScore(summary: SiteTrafficSummary | null): LiveTraffic | null {
+  if (!summary) return null;
+  return {
+    window_days: 30,
+    events: summary.events_30d,
+    ai_events: summary.ai_events_30d,
+    ai_share: summary.ai_share,
+    agents_seen: summary.agents_seen,
+    ai_referrals: summary.ai_referrals_30d,
+    previous_ai_events: summary.previous_ai_events_30d,
+    previous_ai_referrals: summary.previous_ai_referrals_30d,
+    last_event_at: summary.last_event_at,
   };
 }

@@ -33,6 +33,8 @@ describe.each(dialects)('public MCP server (%s)', (dialect) => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
       'get_agent_hub',
+      'get_ai_search_data',
+      'get_ai_tools',
       'get_leaderboard',
       'get_readiness_index',
       'get_return_status',

@@ -1,0 +1,422 @@
+/**
+ * The ingestion pipeline, the service's highest-volume write path.
+ *
+ * Events wait in a bounded in-memory queue and are written in batches: one transaction inserts
+ * the raw events and upserts every rollup they touch, so a reader never sees one without the
+ * other. A batch is flushed when `flush_max_events` are waiting, after `flush_interval_ms`, or at
+ * once when a caller waits for durability.
+ *
+ * Durability, decided per caller:
+ * - the beacon is acknowledged when its event is queued (a page must never wait on our database);
+ *   a clean shutdown (SIGTERM, `stop()`) drains the queue before the database closes, so no
+ *   acknowledged event is lost then - only a crash of the process can lose the events of the
+ *   last `flush_interval_ms`;
+ * - server-side batches (`POST /events`) are answered 2xx only after their transaction committed;
+ *   a batch is never split across transactions.
+ *
+ * Overload: the queue holds at most `queue_max_events` (queued plus being written). Beyond that
+ * the caller gets 503 with `Retry-After` and the event is not taken: memory stays bounded and
+ * the process keeps serving everything else.
+ */
+import type { Kysely } from 'kysely';
+import { sql } from 'kysely';
+import type { Logger } from 'pino';
+import type { Dialect } from '../../../db/database.ts';
+import type { Database } from '../../../db/schema.ts';
+import { ServiceError } from '../../errors.ts';
+
+/** One classified event, ready to store. */
+export interface PreparedEvent {
+  site_id: string;
+  occurred_at: string;
+  received_at: string;
+  source: 'beacon' | 'server';
+  category: string;
+  agent: string | null;
+  operator: string | null;
+  path: string;
+  referrer_host: string | null;
+  status: number | null;
+  ip_prefix: string | null;
+  user_agent: string;
+}
+
+export interface IngestOptions {
+  queueMaxEvents: number;
+  flushMaxEvents: number;
+  flushIntervalMs: number;
+}
+
+interface Group {
+  events: PreparedEvent[];
+  done?: { resolve: () => void; reject: (err: unknown) => void };
+}
+
+/** Rows per INSERT statement: 12 columns x 1000 stays under both dialects' bound-parameter limits. */
+const INSERT_CHUNK = 1000;
+const HUMAN_CATEGORIES = new Set(['human', 'ai_referred']);
+
+export class IngestQueue {
+  readonly #db: Kysely<Database>;
+  readonly #dialect: Dialect;
+  readonly #log: Logger;
+  readonly #options: IngestOptions;
+  #groups: Group[] = [];
+  #queued = 0;
+  #inFlight = 0;
+  #flushing: Promise<void> | null = null;
+  #timer: NodeJS.Timeout | null = null;
+  #immediate = false;
+  #closed = false;
+
+  constructor(db: Kysely<Database>, dialect: Dialect, log: Logger, options: IngestOptions) {
+    this.#db = db;
+    this.#dialect = dialect;
+    this.#log = log;
+    this.#options = options;
+  }
+
+  /** Events held in memory (queued and being written). */
+  get size(): number {
+    return this.#queued + this.#inFlight;
+  }
+
+  /** Queues events; they are written in a later batch. Throws 503 when full or shutting down. */
+  enqueue(events: PreparedEvent[]): void {
+    this.#admit(events.length);
+    this.#groups.push({ events });
+    this.#queued += events.length;
+    this.#schedule(this.#queued >= this.#options.flushMaxEvents);
+  }
+
+  /** Queues events and resolves once the transaction holding them committed. */
+  enqueueDurable(events: PreparedEvent[]): Promise<void> {
+    this.#admit(events.length);
+    return new Promise<void>((resolve, reject) => {
+      this.#groups.push({ events, done: { resolve, reject } });
+      this.#queued += events.length;
+      this.#schedule(true);
+    });
+  }
+
+  /** Stops taking events and writes everything queued. Retries a failing database a few times. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    for (let attempt = 0; this.#groups.length > 0 || this.#flushing; attempt++) {
+      if (this.#flushing) {
+        await this.#flushing;
+        continue;
+      }
+      await this.#flush();
+      if (this.#groups.length > 0 && attempt >= 5) {
+        this.#log.error(
+          { events: this.#queued },
+          'traffic: could not drain the ingestion queue; events lost',
+        );
+        break;
+      }
+      if (this.#groups.length > 0) await new Promise((resolve) => setTimeout(resolve, 200 * (attempt + 1)));
+    }
+  }
+
+  /** Writes what is queued now (tests and benchmarks). */
+  async flushNow(): Promise<void> {
+    while (this.#flushing) await this.#flushing;
+    while (this.#groups.length > 0) await this.#flush();
+  }
+
+  #admit(count: number): void {
+    if (this.#closed) {
+      throw new ServiceError('service_unavailable', {
+        detail: 'The service is shutting down; send the events again shortly',
+        headers: { 'Retry-After': '5' },
+      });
+    }
+    if (this.size + count > this.#options.queueMaxEvents) {
+      throw new ServiceError('service_unavailable', {
+        detail: 'Event ingestion is over capacity; retry shortly',
+        headers: { 'Retry-After': '1' },
+      });
+    }
+  }
+
+  #schedule(now: boolean): void {
+    if (this.#closed) return;
+    if (now) this.#immediate = true;
+    if (this.#flushing) return;
+    if (now) {
+      if (this.#timer) clearTimeout(this.#timer);
+      this.#timer = null;
+      this.#flushing = this.#flush().finally(() => this.#afterFlush());
+      return;
+    }
+    this.#timer ??= setTimeout(() => {
+      this.#timer = null;
+      if (!this.#flushing) this.#flushing = this.#flush().finally(() => this.#afterFlush());
+    }, this.#options.flushIntervalMs);
+  }
+
+  #afterFlush(): void {
+    this.#flushing = null;
+    if (this.#groups.length === 0 || this.#closed) return;
+    const urgent = this.#immediate || this.#queued >= this.#options.flushMaxEvents;
+    this.#schedule(urgent);
+  }
+
+  /** Takes whole groups up to `flush_max_events` (at least one) and writes them in one transaction. */
+  async #flush(): Promise<void> {
+    this.#immediate = false;
+    const taken: Group[] = [];
+    let count = 0;
+    while (this.#groups.length > 0) {
+      const next = this.#groups[0] as Group;
+      if (count > 0 && count + next.events.length > this.#options.flushMaxEvents) break;
+      taken.push(next);
+      this.#groups.shift();
+      count += next.events.length;
+      if (next.done) this.#immediate = true;
+    }
+    if (taken.length === 0) return;
+    this.#queued -= count;
+    this.#inFlight += count;
+    try {
+      const events = taken.length === 1 ? (taken[0] as Group).events : taken.flatMap((g) => g.events);
+      await this.#db.transaction().execute((trx) => writeEvents(trx, this.#dialect, events));
+      for (const group of taken) group.done?.resolve();
+    } catch (err) {
+      this.#log.error({ err, events: count }, 'traffic: batch write failed');
+      const failure = new ServiceError('service_unavailable', {
+        detail: 'The events could not be stored; send them again',
+        headers: { 'Retry-After': '5' },
+        cause: err,
+      });
+      // Waiting callers get the failure and resend; acknowledged beacons go back to the front.
+      const retry = taken.filter((g) => !g.done);
+      for (const group of taken) group.done?.reject(failure);
+      this.#groups.unshift(...retry);
+      this.#queued += retry.reduce((n, g) => n + g.events.length, 0);
+    } finally {
+      this.#inFlight -= count;
+    }
+  }
+}
+
+function dayOf(iso: string): string {
+  return iso.slice(0, 10);
+}
+
+/** Inserts raw events and upserts every rollup they touch. Call inside a transaction. */
+export async function writeEvents(
+  trx: Kysely<Database>,
+  dialect: Dialect,
+  events: PreparedEvent[],
+): Promise<void> {
+  for (let i = 0; i < events.length; i += INSERT_CHUNK) {
+    const chunk = events.slice(i, i + INSERT_CHUNK);
+    await trx
+      .insertInto('traffic_events')
+      .values(
+        chunk.map((e) => ({
+          site_id: e.site_id,
+          occurred_at: e.occurred_at,
+          received_at: e.received_at,
+          source: e.source,
+          category: e.category,
+          agent: e.agent,
+          path: e.path,
+          referrer_host: e.referrer_host,
+          status: e.status,
+          ip_prefix: e.ip_prefix,
+          user_agent: e.user_agent,
+        })),
+      )
+      .execute();
+  }
+
+  const daily = new Map<
+    string,
+    { site_id: string; day: string; category: string; agent: string; operator: string | null; events: number }
+  >();
+  const pages = new Map<
+    string,
+    { site_id: string; day: string; category: string; path: string; events: number }
+  >();
+  const hourly = new Map<
+    string,
+    { site_id: string; hour: string; source: 'beacon' | 'server'; events: number }
+  >();
+  const sources = new Map<
+    string,
+    {
+      site_id: string;
+      source: 'beacon' | 'server';
+      first_event_at: string;
+      last_event_at: string;
+      events: number;
+    }
+  >();
+  const network = new Map<
+    string,
+    { day: string; category: string; agent: string; operator: string | null; events: number }
+  >();
+  const agentSites = new Map<
+    string,
+    { agent: string; site_id: string; first_seen_at: string; last_seen_at: string }
+  >();
+
+  for (const e of events) {
+    const day = dayOf(e.occurred_at);
+    const agent = e.agent ?? '';
+    const bump = <T extends { events: number }>(map: Map<string, T>, key: string, make: () => T) => {
+      const found = map.get(key);
+      if (found) found.events++;
+      else map.set(key, make());
+    };
+    bump(daily, `${e.site_id}|${day}|${e.category}|${agent}`, () => ({
+      site_id: e.site_id,
+      day,
+      category: e.category,
+      agent,
+      operator: e.operator,
+      events: 1,
+    }));
+    bump(pages, `${e.site_id}|${day}|${e.category}|${e.path}`, () => ({
+      site_id: e.site_id,
+      day,
+      category: e.category,
+      path: e.path,
+      events: 1,
+    }));
+    const hour = e.received_at.slice(0, 13);
+    bump(hourly, `${e.site_id}|${hour}|${e.source}`, () => ({
+      site_id: e.site_id,
+      hour,
+      source: e.source,
+      events: 1,
+    }));
+    const source = sources.get(`${e.site_id}|${e.source}`);
+    if (source) {
+      source.events++;
+      if (e.received_at < source.first_event_at) source.first_event_at = e.received_at;
+      if (e.received_at > source.last_event_at) source.last_event_at = e.received_at;
+    } else {
+      sources.set(`${e.site_id}|${e.source}`, {
+        site_id: e.site_id,
+        source: e.source,
+        first_event_at: e.received_at,
+        last_event_at: e.received_at,
+        events: 1,
+      });
+    }
+    bump(network, `${day}|${e.category}|${agent}`, () => ({
+      day,
+      category: e.category,
+      agent,
+      operator: e.operator,
+      events: 1,
+    }));
+    if (e.agent && !HUMAN_CATEGORIES.has(e.category)) {
+      const key = `${e.agent}|${e.site_id}`;
+      const seen = agentSites.get(key);
+      if (!seen) {
+        agentSites.set(key, {
+          agent: e.agent,
+          site_id: e.site_id,
+          first_seen_at: e.occurred_at,
+          last_seen_at: e.occurred_at,
+        });
+      } else if (e.occurred_at > seen.last_seen_at) {
+        seen.last_seen_at = e.occurred_at;
+      }
+    }
+  }
+
+  const greatest = (a: string, b: string) =>
+    dialect === 'postgres'
+      ? sql<string>`greatest(${sql.ref(a)}, ${sql.ref(b)})`
+      : sql<string>`max(${sql.ref(a)}, ${sql.ref(b)})`;
+  const least = (a: string, b: string) =>
+    dialect === 'postgres'
+      ? sql<string>`least(${sql.ref(a)}, ${sql.ref(b)})`
+      : sql<string>`min(${sql.ref(a)}, ${sql.ref(b)})`;
+
+  // Rows are written in key order so concurrent writers (several processes on PostgreSQL) take
+  // row locks in the same order and cannot deadlock.
+  const sorted = <T>(map: Map<string, T>) =>
+    [...map.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, v]) => v);
+
+  for (const rows of chunks(sorted(daily))) {
+    await trx
+      .insertInto('traffic_daily')
+      .values(rows)
+      .onConflict((oc) =>
+        oc
+          .columns(['site_id', 'day', 'category', 'agent'])
+          .doUpdateSet((eb) => ({ events: eb('traffic_daily.events', '+', eb.ref('excluded.events')) })),
+      )
+      .execute();
+  }
+  for (const rows of chunks(sorted(pages))) {
+    await trx
+      .insertInto('traffic_pages_daily')
+      .values(rows)
+      .onConflict((oc) =>
+        oc.columns(['site_id', 'day', 'category', 'path']).doUpdateSet((eb) => ({
+          events: eb('traffic_pages_daily.events', '+', eb.ref('excluded.events')),
+        })),
+      )
+      .execute();
+  }
+  for (const rows of chunks(sorted(hourly))) {
+    await trx
+      .insertInto('traffic_hourly')
+      .values(rows)
+      .onConflict((oc) =>
+        oc
+          .columns(['site_id', 'hour', 'source'])
+          .doUpdateSet((eb) => ({ events: eb('traffic_hourly.events', '+', eb.ref('excluded.events')) })),
+      )
+      .execute();
+  }
+  for (const rows of chunks(sorted(sources))) {
+    await trx
+      .insertInto('traffic_site_sources')
+      .values(rows)
+      .onConflict((oc) =>
+        oc.columns(['site_id', 'source']).doUpdateSet((eb) => ({
+          events: eb('traffic_site_sources.events', '+', eb.ref('excluded.events')),
+          first_event_at: least('traffic_site_sources.first_event_at', 'excluded.first_event_at'),
+          last_event_at: greatest('traffic_site_sources.last_event_at', 'excluded.last_event_at'),
+        })),
+      )
+      .execute();
+  }
+  for (const rows of chunks(sorted(network))) {
+    await trx
+      .insertInto('traffic_network_daily')
+      .values(rows)
+      .onConflict((oc) =>
+        oc.columns(['day', 'category', 'agent']).doUpdateSet((eb) => ({
+          events: eb('traffic_network_daily.events', '+', eb.ref('excluded.events')),
+        })),
+      )
+      .execute();
+  }
+  for (const rows of chunks(sorted(agentSites))) {
+    await trx
+      .insertInto('traffic_agent_sites')
+      .values(rows)
+      .onConflict((oc) =>
+        oc.columns(['agent', 'site_id']).doUpdateSet({
+          last_seen_at: greatest('traffic_agent_sites.last_seen_at', 'excluded.last_seen_at'),
+        }),
+      )
+      .execute();
+  }
+}
+
+function* chunks<T>(rows: T[], size = 500): Generator<T[]> {
+  for (let i = 0; i < rows.length; i += size) yield rows.slice(i, i + size);
+}

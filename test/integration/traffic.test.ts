@@ -1,0 +1,374 @@
+/**
+ * Agent-versus-human traffic over HTTP, once per dialect: the beacon and server-side batches are
+ * ingested and classified, the reads answer per account only, batches are bounded, queued events
+ * survive a clean stop, and a full queue sheds with 503.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, dialects } from '../helpers/databases.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
+
+const UA = {
+  chrome:
+    'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+  gptbot:
+    'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.1; +https://openai.com/gptbot)',
+  chatgptUser:
+    'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot',
+  perplexityBot:
+    'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; PerplexityBot/1.0; +https://perplexity.ai/perplexitybot)',
+  googlebot: 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)',
+};
+
+interface Account {
+  key: string;
+}
+
+async function setup(api: string, domain: string, shareNetwork = false) {
+  const email = `owner-${domain}-${Math.random().toString(36).slice(2)}@example.com`;
+  const account = await fetch(`${api}/account`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password: 'correct horse battery' }),
+  });
+  expect(account.status).toBe(201);
+  const key: string = (await account.json()).key.service_key;
+  const install = await fetch(`${api}/pixel-install`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-service-key': key },
+    body: JSON.stringify({ domain, share_network: shareNetwork }),
+  });
+  expect(install.status).toBeLessThan(300);
+  const siteId: string = (await install.json()).site_id;
+  return { key, siteId };
+}
+
+const beacon = (
+  api: string,
+  siteId: string,
+  page: string,
+  extra: Record<string, string> = {},
+  ua = UA.chrome,
+) =>
+  fetch(`${api}/beacon?${new URLSearchParams({ site: siteId, url: page, ...extra })}`, {
+    headers: { 'user-agent': ua },
+  });
+
+const postEvents = (api: string, key: string | undefined, body: unknown) =>
+  fetch(`${api}/events`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(key ? { 'x-service-key': key } : {}) },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+
+const get = (api: string, path: string, key?: string) =>
+  fetch(`${api}${path}`, { headers: key ? { 'x-service-key': key } : {} });
+
+describe.each(dialects)('traffic collection and stats (%s)', (dialect) => {
+  let service: TestService;
+  let api: string;
+  let a: Account & { siteId: string };
+  let b: Account & { siteId: string };
+
+  beforeAll(async () => {
+    service = await startTestService(dialect, { 'rate_limits.unauthenticated_writes.points': 1000 });
+    api = service.config.public_api_url;
+    a = await setup(api, 'shop-a-traffic.com', true);
+    b = await setup(api, 'shop-b-traffic.com');
+  });
+  afterAll(() => service?.close());
+
+  it('takes beacon hits (204, or a GIF for the noscript form) and stores them classified, without IP or query', async () => {
+    const page = 'https://www.shop-a-traffic.com/products/1?session=secret';
+    const plain = await beacon(api, a.siteId, page, { ref: 'https://www.google.com/' });
+    expect(plain.status).toBe(204);
+    expect(plain.headers.get('cache-control')).toBe('no-store');
+    const fromChatGpt = await beacon(api, a.siteId, page, { ref: 'https://chatgpt.com/' });
+    expect(fromChatGpt.status).toBe(204);
+    const img = await beacon(api, a.siteId, 'https://shop-a-traffic.com/', { img: '1' });
+    expect(img.status).toBe(200);
+    expect(img.headers.get('content-type')).toBe('image/gif');
+    expect(
+      Buffer.from(await img.arrayBuffer())
+        .subarray(0, 6)
+        .toString(),
+    ).toBe('GIF89a');
+    // Another site's page carrying this snippet is answered alike but not counted.
+    expect((await beacon(api, a.siteId, 'https://elsewhere.example/')).status).toBe(204);
+
+    await service.services.traffic.queue.flushNow();
+    const rows = await service.services.db
+      .selectFrom('traffic_events')
+      .selectAll()
+      .where('site_id', '=', a.siteId)
+      .where('source', '=', 'beacon')
+      .orderBy('id')
+      .execute();
+    expect(rows.map((r) => [r.category, r.agent, r.path])).toEqual([
+      ['human', null, '/products/1'],
+      ['ai_referred', 'ChatGPT', '/products/1'],
+      ['human', null, '/'],
+    ]);
+    expect(rows[0]?.ip_prefix).toBe('127.0.0.0/24');
+    expect(rows[0]?.referrer_host).toBe('www.google.com');
+    expect(JSON.stringify(rows)).not.toContain('secret');
+  });
+
+  it('answers beacon mistakes as problems: no site 400, unknown site 404, other methods 405', async () => {
+    expect((await fetch(`${api}/beacon`)).status).toBe(400);
+    const unknown = await beacon(api, '00000000-0000-4000-8000-000000000000', 'https://shop-a-traffic.com/');
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get('content-type')).toMatch(/problem\+json/);
+    expect((await fetch(`${api}/beacon`, { method: 'POST' })).status).toBe(405);
+  });
+
+  it('stores a server-side batch before answering, classified per event', async () => {
+    const now = Date.now();
+    const events = [
+      {
+        ts: new Date(now).toISOString(),
+        url: '/docs',
+        user_agent: UA.gptbot,
+        ip: '203.0.113.77',
+        status: 200,
+      },
+      { ts: now, url: '/docs', user_agent: UA.gptbot, ip: '2001:db8:1:2::5' },
+      { ts: now, url: '/pricing?ref=x', user_agent: UA.chatgptUser },
+      { ts: now, url: '/pricing', user_agent: UA.perplexityBot },
+      { ts: now, url: '/', user_agent: UA.googlebot },
+      { ts: now, url: '/', user_agent: 'curl/8.4.0' },
+      {
+        ts: now,
+        url: '/agent',
+        user_agent: UA.chrome,
+        headers: { 'signature-agent': '"https://chatgpt.com"' },
+      },
+      { ts: now, url: '/', user_agent: UA.chrome, referrer: 'https://perplexity.ai/search' },
+    ];
+    const res = await postEvents(api, a.key, { site_id: a.siteId, events });
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body).toMatchObject({
+      site_id: a.siteId,
+      accepted: 8,
+      by_category: {
+        ai_training: 2,
+        ai_user_agent: 1,
+        ai_search: 1,
+        other_bot: 2,
+        browser_agent: 1,
+        ai_referred: 1,
+        human: 0,
+      },
+    });
+    // Durable before the reply: no flush needed to see the rows.
+    const stored = await service.services.db
+      .selectFrom('traffic_events')
+      .select(['agent', 'ip_prefix', 'path'])
+      .where('site_id', '=', a.siteId)
+      .where('source', '=', 'server')
+      .orderBy('id')
+      .execute();
+    expect(stored).toHaveLength(8);
+    expect(stored[0]).toEqual({ agent: 'GPTBot', ip_prefix: '203.0.113.0/24', path: '/docs' });
+    expect(stored[1]?.ip_prefix).toBe('2001:db8:1::/48');
+    expect(stored[2]?.path).toBe('/pricing');
+    expect(stored[6]?.agent).toBe('ChatGPT Agent');
+  });
+
+  it('reports the install status per site of the key’s account only', async () => {
+    const res = await get(api, '/pixel', a.key);
+    expect(res.status).toBe(200);
+    const { sites } = await res.json();
+    expect(sites).toHaveLength(1);
+    expect(sites[0]).toMatchObject({
+      site_id: a.siteId,
+      domain: 'shop-a-traffic.com',
+      verified: false,
+      status: 'receiving',
+      events_24h: { total: 11, beacon: 3, server: 8 },
+      events_total: { total: 11, beacon: 3, server: 8 },
+    });
+    expect(sites[0].first_event_at).not.toBeNull();
+
+    const other = await (await get(api, '/pixel', b.key)).json();
+    expect(other.sites).toEqual([
+      expect.objectContaining({ site_id: b.siteId, status: 'not_installed', first_event_at: null }),
+    ]);
+  });
+
+  it('answers site stats from the rollups: shares, agents, days, top pages, AI referrals', async () => {
+    const res = await get(api, `/site-stats?site_id=${a.siteId}&days=7`, a.key);
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body.period.days).toBe(7);
+    const [stats] = body.sites;
+    expect(stats.totals).toMatchObject({ events: 11, human: 4, ai_agents: 5, other_bots: 2 });
+    expect(stats.totals.ai_share).toBeCloseTo(5 / 11, 3);
+    expect(stats.by_category.find((c: { category: string }) => c.category === 'ai_training')).toMatchObject({
+      events: 2,
+    });
+    expect(stats.by_agent[0]).toMatchObject({
+      agent: 'GPTBot',
+      operator: 'OpenAI',
+      category: 'ai_training',
+      events: 2,
+    });
+    expect(stats.by_day).toHaveLength(7);
+    expect(stats.by_day.at(-1).events).toBe(11);
+    expect(stats.top_pages.ai_training).toEqual([{ path: '/docs', events: 2 }]);
+    expect(stats.top_pages.human).toEqual([
+      { path: '/', events: 1 },
+      { path: '/products/1', events: 1 },
+    ]);
+    expect(stats.ai_referrals.events).toBe(2);
+    expect(stats.ai_referrals.by_source.map((s: { source: string }) => s.source).sort()).toEqual([
+      'ChatGPT',
+      'Perplexity',
+    ]);
+  });
+
+  it('keeps accounts apart: another key never sees or feeds a site it does not own', async () => {
+    expect((await get(api, `/site-stats?site_id=${a.siteId}`, b.key)).status).toBe(404);
+    expect((await get(api, `/pixel?site_id=${a.siteId}`, b.key)).status).toBe(404);
+    const stats = await (await get(api, '/site-stats', b.key)).json();
+    expect(stats.sites.map((s: { site_id: string }) => s.site_id)).toEqual([b.siteId]);
+    expect(stats.sites[0].totals.events).toBe(0);
+    const foreign = await postEvents(api, b.key, {
+      site_id: a.siteId,
+      events: [{ ts: Date.now(), url: '/', user_agent: UA.gptbot }],
+    });
+    expect(foreign.status).toBe(404);
+    expect((await postEvents(api, undefined, { site_id: a.siteId, events: [] })).status).toBe(401);
+    expect((await get(api, '/site-stats')).status).toBe(401);
+    expect((await get(api, '/pixel', 'agsvc_sk_not-a-real-key')).status).toBe(401);
+  });
+
+  it('bounds a batch: over 1,000 events is 400 naming events, a huge body 413, a bad event names its index', async () => {
+    const event = { ts: Date.now(), url: '/', user_agent: UA.chrome };
+    const tooMany = await postEvents(api, a.key, { site_id: a.siteId, events: Array(1001).fill(event) });
+    expect(tooMany.status).toBe(400);
+    const problem = await tooMany.json();
+    expect(problem.errors[0]).toMatchObject({ field: 'events' });
+    expect(problem.errors[0].message).toMatch(/1000/);
+
+    const huge = await postEvents(api, a.key, {
+      site_id: a.siteId,
+      events: [{ ...event, user_agent: 'x'.repeat(5 * 1024 * 1024) }],
+    });
+    expect(huge.status).toBe(413);
+
+    const old = await postEvents(api, a.key, {
+      site_id: a.siteId,
+      events: [event, { ...event, ts: '2020-01-01T00:00:00Z' }],
+    });
+    expect(old.status).toBe(400);
+    expect((await old.json()).errors[0].field).toBe('events.1.ts');
+    const bad = await postEvents(api, a.key, { site_id: a.siteId, events: [{ ...event, status: 42 }] });
+    expect((await bad.json()).errors[0].field).toBe('events.0.status');
+  });
+
+  it('publishes network aggregates and the agent directory without per-site data', async () => {
+    const data = await (await get(api, '/ai-search-data?days=7')).json();
+    expect(data.totals.events).toBe(11);
+    expect(data.by_agent.map((x: { agent: string }) => x.agent)).toContain('GPTBot');
+    // Only the opted-in site appears by name.
+    expect(data.opted_in_sites).toEqual([
+      { domain: 'shop-a-traffic.com', events: 11, ai_share: expect.any(Number) },
+    ]);
+    const training = await (await get(api, '/ai-search-data?days=7&category=ai_training')).json();
+    expect(training.by_agent.every((x: { category: string }) => x.category === 'ai_training')).toBe(true);
+
+    const tools = await (await get(api, '/ai-tools?q=openai')).json();
+    const gptbot = tools.agents.find((t: { name: string }) => t.name === 'GPTBot');
+    expect(gptbot).toMatchObject({
+      operator: 'OpenAI',
+      category: 'ai_training',
+      robots_token: 'GPTBot',
+      respects_robots_txt: 'yes',
+      sites_seen: 1,
+    });
+    expect(tools.source.license).toBe('MIT');
+    const search = await (await get(api, '/ai-tools?category=ai_search')).json();
+    expect(search.agents.every((t: { category: string }) => t.category === 'ai_search')).toBe(true);
+    expect((await get(api, '/ai-tools?category=robots')).status).toBe(400);
+  });
+
+  it('gives the scanner a domain’s 30-day live traffic, or null without events', async () => {
+    // Unproven registrations never feed a public score (anyone can register any domain).
+    expect(await service.services.traffic.liveTraffic('shop-a-traffic.com')).toBeNull();
+    // The proofs themselves are tested in accounts-sites.test.ts; here the site is marked verified.
+    await service.services.db
+      .updateTable('sites')
+      .set({ verified_at: new Date().toISOString(), verification_method: 'dns' })
+      .where('id', '=', a.siteId)
+      .execute();
+    const live = await service.services.traffic.liveTraffic('shop-a-traffic.com');
+    expect(live).toMatchObject({
+      domain: 'shop-a-traffic.com',
+      site_id: a.siteId,
+      events_30d: 11,
+      ai_events_30d: 5,
+      ai_referrals_30d: 2,
+      // Collection started today: nothing is known about the 30 days before.
+      previous_ai_events_30d: null,
+      previous_ai_referrals_30d: null,
+    });
+    expect(live?.agents_seen).toEqual(expect.arrayContaining(['GPTBot', 'ChatGPT-User', 'PerplexityBot']));
+    expect(live?.daily).toHaveLength(30);
+    expect(await service.services.traffic.liveTraffic('shop-b-traffic.com')).toBeNull();
+    expect(await service.services.traffic.liveTraffic('never-registered.com')).toBeNull();
+  });
+});
+
+describe.each(dialects)('traffic ingestion under shutdown and overload (%s)', (dialect) => {
+  it('sheds with 503 when the queue is full, and writes every acknowledged beacon on stop', async () => {
+    const database = await createTestDatabase(dialect);
+    try {
+      const service = await startTestService(
+        dialect,
+        {
+          'rate_limits.unauthenticated_writes.points': 1000,
+          'traffic.queue_max_events': 3,
+          // Nothing is written before stop: the drain has to do it.
+          'traffic.flush_interval_ms': 600_000,
+          'traffic.flush_max_events': 1000,
+        },
+        { database },
+      );
+      const api = service.config.public_api_url;
+      const { key, siteId } = await setup(api, 'drain-traffic.com');
+      for (let i = 0; i < 3; i++) {
+        expect((await beacon(api, siteId, `https://drain-traffic.com/p${i}`)).status).toBe(204);
+      }
+      const shed = await beacon(api, siteId, 'https://drain-traffic.com/p3');
+      expect(shed.status).toBe(503);
+      expect(shed.headers.get('retry-after')).toBe('1');
+      const batch = await postEvents(api, key, {
+        site_id: siteId,
+        events: [{ ts: Date.now(), url: '/', user_agent: UA.gptbot }],
+      });
+      expect(batch.status).toBe(503);
+      expect(batch.headers.get('retry-after')).toBe('1');
+
+      const before = await database.handle.db.selectFrom('traffic_events').select('path').execute();
+      expect(before).toEqual([]);
+      await service.close();
+
+      const after = await database.handle.db
+        .selectFrom('traffic_events')
+        .select('path')
+        .where('site_id', '=', siteId)
+        .orderBy('path')
+        .execute();
+      expect(after.map((r) => r.path)).toEqual(['/p0', '/p1', '/p2']);
+      const daily = await database.handle.db
+        .selectFrom('traffic_daily')
+        .select('events')
+        .where('site_id', '=', siteId)
+        .execute();
+      expect(daily.map((r) => Number(r.events))).toEqual([3]);
+    } finally {
+      await database.drop();
+    }
+  });
+});
