@@ -2,12 +2,13 @@
  * The HTTP application: every surface mounted at the path of its URL (and, when its host differs
  * from the site's, only for requests to that host), one request log, one error format.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
 import { createMcpEndpoint } from './adapters/mcp.ts';
 import { methodNotAllowed, problemHandler, routeNotFound, surfaceRouter } from './adapters/rest.ts';
 import { mcpAllowedHosts, serviceVersion } from './config.ts';
 import { errorCodes, ServiceError } from './errors.ts';
-import { beaconRouter } from './features/traffic/beacon.ts';
+import { beaconFastPath, beaconRouter, type TrustProxy } from './features/traffic/beacon.ts';
 import type { AnyOperation } from './operation.ts';
 import { operations as registry } from './registry.ts';
 import { requestLog } from './request-log.ts';
@@ -15,6 +16,8 @@ import type { Services } from './services.ts';
 
 export interface App {
   app: Express;
+  /** The request listener: the beacon's fast path, then the Express application. */
+  handler: (req: IncomingMessage, res: ServerResponse) => void;
   close(): Promise<void>;
 }
 
@@ -59,7 +62,11 @@ export function createApp(services: Services, operations: readonly AnyOperation[
   app.use(routeNotFound());
   app.use(problemHandler(config.site_url));
 
-  return { app, close: mcp.close };
+  const beacon = beaconFastPath(services, app.get('trust proxy fn') as TrustProxy);
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
+    if (!beacon(req, res)) app(req, res);
+  };
+  return { app, handler, close: mcp.close };
 }
 
 function mount(app: Express, url: string, siteHost: string, handler: RequestHandler): void {

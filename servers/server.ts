@@ -60,9 +60,9 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       ...(options.brands ? { brands: options.brands } : {}),
       ...(options.traffic ? { traffic: options.traffic } : {}),
     });
-    const { app, close } = createApp(services);
+    const { handler, close } = createApp(services);
     server.removeAllListeners('request');
-    server.on('request', app);
+    server.on('request', handler);
     if (options.background !== false) services.startBackground();
 
     let stopping: Promise<void> | undefined;

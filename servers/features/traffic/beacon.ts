@@ -6,7 +6,11 @@
  * answered the same and not stored. Errors are problem+json like everywhere else: 400 without a
  * site id, 404 for an unknown site, 503 with `Retry-After` when ingestion is over capacity.
  */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseQuery } from 'node:querystring';
 import { type RequestHandler, Router } from 'express';
+import proxyaddr from 'proxy-addr';
 import { ServiceError } from '../../errors.ts';
 import type { Services } from '../../services.ts';
 import { BEACON_PATH } from '../sites/snippets.ts';
@@ -15,6 +19,63 @@ import { BEACON_PATH } from '../sites/snippets.ts';
 const GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+
+/** Trust function Express compiled from `trust_proxy` (`app.get('trust proxy fn')`). */
+export type TrustProxy = (address: string, hop: number) => boolean;
+
+/**
+ * The beacon's fast path, run before the HTTP framework: a GET to the beacon path for a site that
+ * is already in the site cache is recorded and answered here, with the same headers and bodies as
+ * the route below. Anything else (other paths, errors, a site not cached yet, over capacity)
+ * returns false and goes through Express, which answers it - errors as problem+json. Successful
+ * beacon hits are not logged one by one: they are the highest-volume request and are counted in
+ * the traffic rollups instead.
+ */
+export function beaconFastPath(
+  services: Services,
+  trustProxy: TrustProxy,
+): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const { config, traffic } = services;
+  const api = new URL(config.public_api_url);
+  const path = `${api.pathname.replace(/\/+$/, '')}${BEACON_PATH}`;
+  const requiredHost = api.host === new URL(config.site_url).host ? undefined : api.host;
+  return (req, res) => {
+    const url = req.url ?? '';
+    if (req.method !== 'GET' || !url.startsWith(path) || url.charCodeAt(path.length) !== 63 /* ? */)
+      return false;
+    if (requiredHost !== undefined && req.headers.host !== requiredHost) return false;
+    const query = parseQuery(url.slice(path.length + 1));
+    const site = text(query.site);
+    if (!site) return false;
+    let recorded: boolean | undefined;
+    try {
+      recorded = traffic.collectBeaconIfCached({
+        site,
+        url: text(query.url),
+        ref: text(query.ref),
+        userAgent: req.headers['user-agent'] ?? '',
+        ip: proxyaddr(req, trustProxy),
+        headers: req.headers,
+      });
+    } catch {
+      return false;
+    }
+    if (recorded === undefined) return false;
+    const incoming = req.headers['x-request-id'];
+    const headers: Record<string, string | number> = {
+      'X-Request-Id':
+        typeof incoming === 'string' && /^[\w.:-]{1,64}$/.test(incoming) ? incoming : randomUUID(),
+      'X-Content-Type-Options': 'nosniff',
+      'Cache-Control': 'no-store',
+    };
+    if (query.img === '1') {
+      res.writeHead(200, { ...headers, 'Content-Type': 'image/gif', 'Content-Length': GIF.length }).end(GIF);
+    } else {
+      res.writeHead(204, headers).end();
+    }
+    return true;
+  };
+}
 
 export function beaconRouter(
   services: Services,

@@ -18,6 +18,8 @@
  * the caller gets 503 with `Retry-After` and the event is not taken: memory stays bounded and
  * the process keeps serving everything else.
  */
+
+import type { Database as SQLiteClient } from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
@@ -42,6 +44,8 @@ export interface PreparedEvent {
 }
 
 export interface IngestOptions {
+  /** How raw events are inserted (see RawEventWriter); default: the dialect's portable way. */
+  writeRaw?: RawEventWriter;
   queueMaxEvents: number;
   flushMaxEvents: number;
   flushIntervalMs: number;
@@ -52,8 +56,10 @@ interface Group {
   done?: { resolve: () => void; reject: (err: unknown) => void };
 }
 
-/** Rows per INSERT statement: 12 columns x 1000 stays under both dialects' bound-parameter limits. */
+/** Rows per INSERT statement: 11 columns x 1000 stays under both dialects' bound-parameter limits. */
 const INSERT_CHUNK = 1000;
+/** Rows per unnest() INSERT on PostgreSQL (array parameters, so only memory bounds it). */
+const PG_CHUNK = 5000;
 const HUMAN_CATEGORIES = new Set(['human', 'ai_referred']);
 
 export class IngestQueue {
@@ -183,7 +189,9 @@ export class IngestQueue {
     this.#inFlight += count;
     try {
       const events = taken.length === 1 ? (taken[0] as Group).events : taken.flatMap((g) => g.events);
-      await this.#db.transaction().execute((trx) => writeEvents(trx, this.#dialect, events));
+      await this.#db
+        .transaction()
+        .execute((trx) => writeEvents(trx, this.#dialect, events, this.#options.writeRaw));
       for (const group of taken) group.done?.resolve();
     } catch (err) {
       this.#log.error({ err, events: count }, 'traffic: batch write failed');
@@ -207,33 +215,85 @@ function dayOf(iso: string): string {
   return iso.slice(0, 10);
 }
 
+/**
+ * Raw events, written the cheapest way each dialect allows: on SQLite one prepared statement run per
+ * row on the connection the surrounding transaction holds (synchronous, no SQL compiled per batch);
+ * on PostgreSQL one `INSERT ... SELECT FROM unnest(...)` per chunk, eleven array parameters
+ * whatever the batch size.
+ */
+export type RawEventWriter = (trx: Kysely<Database>, events: PreparedEvent[]) => Promise<void>;
+
+const EVENT_COLUMNS = [
+  'site_id',
+  'occurred_at',
+  'received_at',
+  'source',
+  'category',
+  'agent',
+  'path',
+  'referrer_host',
+  'status',
+  'ip_prefix',
+  'user_agent',
+] as const satisfies readonly (keyof PreparedEvent)[];
+
+export function sqliteEventWriter(client: SQLiteClient): RawEventWriter {
+  const insert = client.prepare(
+    `insert into traffic_events (${EVENT_COLUMNS.join(', ')}) values (${EVENT_COLUMNS.map(() => '?').join(', ')})`,
+  );
+  return async (_trx, events) => {
+    // Runs inside the kysely transaction: SQLite has one connection, and it is holding the BEGIN.
+    for (const e of events) {
+      insert.run(
+        e.site_id,
+        e.occurred_at,
+        e.received_at,
+        e.source,
+        e.category,
+        e.agent,
+        e.path,
+        e.referrer_host,
+        e.status,
+        e.ip_prefix,
+        e.user_agent,
+      );
+    }
+  };
+}
+
+const PG_TYPES: Record<(typeof EVENT_COLUMNS)[number], string> = {
+  site_id: 'uuid',
+  occurred_at: 'timestamptz',
+  received_at: 'timestamptz',
+  source: 'text',
+  category: 'text',
+  agent: 'text',
+  path: 'text',
+  referrer_host: 'text',
+  status: 'int',
+  ip_prefix: 'text',
+  user_agent: 'text',
+};
+
+export const postgresEventWriter: RawEventWriter = async (trx, events) => {
+  for (let i = 0; i < events.length; i += PG_CHUNK) {
+    const chunk = events.slice(i, i + PG_CHUNK);
+    const arrays = EVENT_COLUMNS.map(
+      (column) => sql`${chunk.map((e) => e[column])}::${sql.raw(PG_TYPES[column])}[]`,
+    );
+    await sql`insert into traffic_events (${sql.join(EVENT_COLUMNS.map((c) => sql.ref(c)))})
+      select * from unnest(${sql.join(arrays)})`.execute(trx);
+  }
+};
+
 /** Inserts raw events and upserts every rollup they touch. Call inside a transaction. */
 export async function writeEvents(
   trx: Kysely<Database>,
   dialect: Dialect,
   events: PreparedEvent[],
+  writeRaw: RawEventWriter = dialect === 'postgres' ? postgresEventWriter : kyselyEventWriter,
 ): Promise<void> {
-  for (let i = 0; i < events.length; i += INSERT_CHUNK) {
-    const chunk = events.slice(i, i + INSERT_CHUNK);
-    await trx
-      .insertInto('traffic_events')
-      .values(
-        chunk.map((e) => ({
-          site_id: e.site_id,
-          occurred_at: e.occurred_at,
-          received_at: e.received_at,
-          source: e.source,
-          category: e.category,
-          agent: e.agent,
-          path: e.path,
-          referrer_host: e.referrer_host,
-          status: e.status,
-          ip_prefix: e.ip_prefix,
-          user_agent: e.user_agent,
-        })),
-      )
-      .execute();
-  }
+  await writeRaw(trx, events);
 
   const daily = new Map<
     string,
@@ -416,6 +476,17 @@ export async function writeEvents(
       .execute();
   }
 }
+
+/** Portable writer through kysely, for a SQLite database whose client is not at hand. */
+const kyselyEventWriter: RawEventWriter = async (trx, events) => {
+  for (let i = 0; i < events.length; i += INSERT_CHUNK) {
+    const chunk = events.slice(i, i + INSERT_CHUNK);
+    await trx
+      .insertInto('traffic_events')
+      .values(chunk.map((e) => Object.fromEntries(EVENT_COLUMNS.map((c) => [c, e[c]])) as never))
+      .execute();
+  }
+};
 
 function* chunks<T>(rows: T[], size = 500): Generator<T[]> {
   for (let i = 0; i < rows.length; i += size) yield rows.slice(i, i + size);

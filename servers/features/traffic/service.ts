@@ -3,6 +3,8 @@
  * queue), and every read, served from the rollups only. Reads take an account id rather than a
  * request, so the owner-scoped MCP server can reuse them for the account its token names.
  */
+
+import type { Database as SQLiteClient } from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Dialect } from '../../../db/database.ts';
@@ -12,7 +14,7 @@ import { invalid, ServiceError } from '../../errors.ts';
 import type { SitesService } from '../sites/service.ts';
 import { aiAgentCategories, type TrafficCategory, trafficCategories } from './agents.ts';
 import type { Classifier, Hit } from './classify.ts';
-import { IngestQueue, type PreparedEvent } from './ingest.ts';
+import { IngestQueue, type PreparedEvent, sqliteEventWriter } from './ingest.ts';
 import { networkPrefix, pagePath, urlHost } from './privacy.ts';
 import {
   type AiSearchDataInput,
@@ -46,6 +48,8 @@ export interface TrafficDeps {
   sites: SitesService;
   classifier: Classifier;
   now: () => Date;
+  /** The SQLite client, for the prepared-statement event writer (absent on PostgreSQL). */
+  sqlite?: SQLiteClient;
 }
 
 export interface BeaconHit {
@@ -78,6 +82,7 @@ export class TrafficService {
     this.#deps = deps;
     const { traffic } = deps.config;
     this.queue = new IngestQueue(deps.db, deps.dialect, deps.log.child({ component: 'traffic' }), {
+      ...(deps.sqlite ? { writeRaw: sqliteEventWriter(deps.sqlite) } : {}),
       queueMaxEvents: traffic.queue_max_events,
       flushMaxEvents: traffic.flush_max_events,
       flushIntervalMs: traffic.flush_interval_ms,
@@ -97,6 +102,22 @@ export class TrafficService {
   async collectBeacon(hit: BeaconHit): Promise<boolean> {
     const site = await this.#cachedSite(hit.site);
     if (!site) throw new ServiceError('not_found', { detail: `No site ${hit.site}` });
+    return this.#recordBeacon(site, hit);
+  }
+
+  /**
+   * The beacon without a promise, for the fast path in front of the HTTP framework: undefined when
+   * the site is not in the cache yet (the caller then takes the ordinary path, which loads it).
+   * Throws like `collectBeacon` when ingestion is over capacity.
+   */
+  collectBeaconIfCached(hit: BeaconHit): boolean | undefined {
+    const cached = this.#siteCache.get(hit.site);
+    if (!cached || cached instanceof Promise || cached.expires <= Date.now() || !cached.site)
+      return undefined;
+    return this.#recordBeacon(cached.site, hit);
+  }
+
+  #recordBeacon(site: SiteRow, hit: BeaconHit): boolean {
     const url = hit.url ?? firstHeader(hit.headers.referer);
     if (!url || !onSite(url, site.domain)) return false;
     const headers: Record<string, string | undefined> = {};
