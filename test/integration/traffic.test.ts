@@ -84,6 +84,12 @@ describe.each(dialects)('traffic collection and stats (%s)', (dialect) => {
     expect(plain.headers.get('cache-control')).toBe('no-store');
     const fromChatGpt = await beacon(api, a.siteId, page, { ref: 'https://chatgpt.com/' });
     expect(fromChatGpt.status).toBe(204);
+    // The first hit loaded the site through the Express route, the second took the fast path for
+    // cached sites: the answers must not differ.
+    for (const name of ['cache-control', 'x-content-type-options', 'content-type', 'content-length']) {
+      expect(fromChatGpt.headers.get(name), name).toBe(plain.headers.get(name));
+    }
+    expect(fromChatGpt.headers.get('x-request-id')).toMatch(/^[\w-]{36}$/);
     const img = await beacon(api, a.siteId, 'https://shop-a-traffic.com/', { img: '1' });
     expect(img.status).toBe(200);
     expect(img.headers.get('content-type')).toBe('image/gif');
