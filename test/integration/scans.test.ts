@@ -156,6 +156,57 @@ describe.each(dialects)('scans and Signal Strength (%s)', (dialect) => {
     expect(reading.structuredContent).toMatchObject({ status: 'scored', domain: bare.domain });
   });
 
+  it("scores Live AI Traffic from the pixel of the domain's verified owner", async () => {
+    const json = { 'content-type': 'application/json' };
+    const account = await (
+      await fetch(`${api}/account`, {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ email: `live-${dialect}@example.com` }),
+      })
+    ).json();
+    const key = account.key.service_key;
+    const site = await (
+      await fetch(`${api}/pixel-install`, {
+        method: 'POST',
+        headers: { ...json, 'x-service-key': key },
+        body: JSON.stringify({ domain: bare.domain }),
+      })
+    ).json();
+    const gptbot =
+      'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.1; +https://openai.com/gptbot)';
+    const chrome =
+      'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+    const events = Array.from({ length: 20 }, (_, i) => ({
+      ts: new Date().toISOString(),
+      url: `http://${bare.domain}/page-${i}`,
+      user_agent: i % 2 ? gptbot : chrome,
+    }));
+    const ingested = await fetch(`${api}/events`, {
+      method: 'POST',
+      headers: { ...json, 'x-service-key': key },
+      body: JSON.stringify({ site_id: site.site_id, events }),
+    });
+    expect(ingested.status).toBe(200);
+
+    // Unverified: traffic anyone could have sent does not count.
+    const before = (await scanToEnd(bare.domain)).scan;
+    const liveOf = (scan: {
+      result: { components: { id: string; status: string; score: number | null }[] };
+    }) => scan.result.components.find((c) => c.id === 'live_ai_traffic');
+    expect(liveOf(before)).toMatchObject({ status: 'no_data', score: null });
+
+    // The ownership proofs are tested in accounts-sites.test.ts; here the site is marked verified.
+    await service.services.db
+      .updateTable('sites')
+      .set({ verified_at: new Date().toISOString(), verification_method: 'http' })
+      .where('id', '=', site.site_id)
+      .execute();
+    const after = (await scanToEnd(bare.domain)).scan;
+    expect(liveOf(after)?.status).toBe('scored');
+    expect(liveOf(after)?.score).toBeGreaterThan(0);
+  });
+
   it('scans a hostile site without harm and reports what it met', async () => {
     const { scan } = await scanToEnd(hostile.domain);
     expect(scan.status).toBe('done');
