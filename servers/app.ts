@@ -24,8 +24,11 @@ export interface App {
 export const publicMcpInstructions =
   'Customer service tools for personal agents. To resolve an unknown card charge: call lookup_card_charge with ' +
   "the statement line; to ask the brand for a return or refund: call start_return_request with the match's " +
-  'domain as brand_domain (after the person approved it); then follow it with get_return_status. Directory: ' +
-  'search_listings finds sites whose owners verified their domain, list_agents lists brand agents, ' +
+  'domain as brand_domain (after the person approved it); then follow it with get_return_status. ' +
+  'Agent readiness of websites: get_signal gives a domain its 0-100 Signal Strength score, request_scan runs a ' +
+  'full scan (with progress) and get_scan_score returns its breakdown; get_leaderboard and get_readiness_index ' +
+  'show the network; get_ai_tools lists known AI agents and crawlers, get_ai_search_data their share of traffic. ' +
+  'Directory: search_listings finds sites whose owners verified their domain, list_agents lists brand agents, ' +
   'get_agent_hub is the storefront, list_services lists every operation of the service.';
 
 export function createApp(services: Services, operations: readonly AnyOperation[] = registry): App {
