@@ -8,8 +8,6 @@
  * exponentially (with jitter, honouring `Retry-After`) until `max_attempts`, then the request
  * becomes `undeliverable`.
  */
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { Kysely } from 'kysely';
 import type { Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
@@ -17,6 +15,7 @@ import type { Dialect } from '../../../db/database.ts';
 import type { Database, DeliveryRow } from '../../../db/schema.ts';
 import type { Config } from '../../config.ts';
 import type { SafeFetch } from '../../outbound/safe-fetch.ts';
+import { PollingWorker } from '../../polling-worker.ts';
 import { buildNotice, noticeAsText, signWebhook } from './brand-notice.ts';
 import {
   claimDueDeliveries,
@@ -39,54 +38,21 @@ export interface OutboxDeps {
   now: () => Date;
 }
 
-export class DeliveryWorker {
-  readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  private running = false;
-  private loop: Promise<void> | null = null;
-  private wake: (() => void) | null = null;
+export class DeliveryWorker extends PollingWorker {
   private readonly deps: OutboxDeps;
+  protected readonly name = 'delivery';
 
   constructor(deps: OutboxDeps) {
+    super();
     this.deps = deps;
   }
 
-  start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.loop = this.run();
+  protected get pollIntervalMs(): number {
+    return this.deps.config.returns.delivery.poll_interval_ms;
   }
 
-  /** Look for due work now instead of at the next poll (called after a request is accepted). */
-  nudge(): void {
-    this.wake?.();
-  }
-
-  /** Stops claiming and waits for the deliveries in flight to settle. */
-  async stop(): Promise<void> {
-    this.running = false;
-    this.wake?.();
-    await this.loop;
-  }
-
-  private async run(): Promise<void> {
-    const { poll_interval_ms } = this.deps.config.returns.delivery;
-    while (this.running) {
-      let handled = 0;
-      try {
-        handled = await this.tick();
-      } catch (err) {
-        this.deps.log.error({ err }, 'delivery tick failed');
-      }
-      if (handled > 0 || !this.running) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, poll_interval_ms);
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wake = null;
-    }
+  protected get log(): Logger {
+    return this.deps.log;
   }
 
   /** Claims and processes one batch; returns how many deliveries it handled. */

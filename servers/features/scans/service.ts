@@ -11,7 +11,6 @@
  * today, the x402 `scan` SKU later (it passes `account` null or the payer's account).
  */
 import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Dialect } from '../../../db/database.ts';
@@ -19,6 +18,7 @@ import type { Database, DomainScoreRow, ScanRow } from '../../../db/schema.ts';
 import type { Config } from '../../config.ts';
 import { invalid, notFound, ServiceError } from '../../errors.ts';
 import type { SafeFetch } from '../../outbound/safe-fetch.ts';
+import { PollingWorker } from '../../polling-worker.ts';
 import type { AccountPrincipal } from '../accounts/service.ts';
 import { isLocalDomain, normalizeDomain } from '../sites/domain.ts';
 import { CrawlError, type CrawlLimits, crawlSite, type SiteFacts } from './crawler.ts';
@@ -519,61 +519,33 @@ function decodeCursor(raw: string): Cursor {
 }
 
 /** Runs queued scans in the background, `scanner.workers` at a time, and takes period snapshots. */
-export class ScanWorker {
-  readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  private running = false;
-  private loop: Promise<void> | null = null;
-  private wake: (() => void) | null = null;
+export class ScanWorker extends PollingWorker {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly abort = new AbortController();
   private readonly deps: ScansDeps;
   private readonly service: ScansService;
   private lastSnapshotPeriod = '';
+  protected readonly name = 'scan';
 
   constructor(deps: ScansDeps, service: ScansService) {
+    super();
     this.deps = deps;
     this.service = service;
   }
 
-  start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.loop = this.run();
+  protected get pollIntervalMs(): number {
+    return this.deps.config.scanner.poll_interval_ms;
   }
 
-  nudge(): void {
-    this.wake?.();
+  protected get log(): Logger {
+    return this.deps.log;
   }
 
   /** Stops claiming, cancels scans in flight (their lease expires and another process retries). */
-  async stop(): Promise<void> {
-    this.running = false;
+  override async stop(): Promise<void> {
     this.abort.abort();
-    this.wake?.();
-    await this.loop;
+    await super.stop();
     await Promise.allSettled(this.inFlight);
-  }
-
-  private async run(): Promise<void> {
-    const { poll_interval_ms } = this.deps.config.scanner;
-    while (this.running) {
-      let claimed = 0;
-      try {
-        await this.snapshot();
-        claimed = await this.tick();
-      } catch (err) {
-        this.deps.log.error({ err }, 'scan tick failed');
-      }
-      if (claimed > 0 || !this.running) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, poll_interval_ms);
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wake = null;
-    }
   }
 
   private async snapshot(): Promise<void> {
@@ -583,8 +555,9 @@ export class ScanWorker {
     this.lastSnapshotPeriod = period;
   }
 
-  /** Claims as many scans as there are free worker slots; returns how many it started. */
+  /** Takes the period snapshot when due, then claims as many scans as there are free slots. */
   async tick(): Promise<number> {
+    await this.snapshot();
     const { db, dialect, config, now, log } = this.deps;
     const free = config.scanner.workers - this.inFlight.size;
     if (free <= 0) return 0;
