@@ -3,6 +3,7 @@
  * on PostgreSQL inside the row-level-security transaction, on SQLite through its pre-filtered
  * builders. The traffic figures come from the same functions as GET /pixel and GET /site-stats.
  */
+import type { SiteRow } from '../../../db/schema.ts';
 import type { OwnerScope } from '../../../db/scoped.ts';
 import { notFound } from '../../errors.ts';
 import type { Finding } from '../scans/schemas.ts';
@@ -29,27 +30,13 @@ async function siteOf(scope: OwnerScope, siteId: string) {
 
 export async function mySites(scope: OwnerScope, now: Date): Promise<ListMySitesResult> {
   const sites = await sitesOf(scope);
-  const status = await pixelStatusOf(scope.traffic(), sites, now);
+  const { sites: pixel } = await pixelStatusOf(scope.traffic(), sites, now);
+  // pixelStatusOf answers one entry per site, in the order given.
   return {
-    sites: sites.map((site, i) => {
-      const {
-        status: state,
-        first_event_at,
-        last_event_at,
-        events_24h,
-        events_total,
-      } = status.sites[i] ?? {
-        status: 'not_installed' as const,
-        first_event_at: null,
-        last_event_at: null,
-        events_24h: { total: 0, beacon: 0, server: 0 },
-        events_total: { total: 0, beacon: 0, server: 0 },
-      };
-      return {
-        ...siteInfo(site),
-        pixel: { status: state, first_event_at, last_event_at, events_24h, events_total },
-      };
-    }),
+    sites: pixel.map(({ site_id: _id, domain: _domain, verified: _verified, ...status }, i) => ({
+      ...siteInfo(sites[i] as SiteRow),
+      pixel: status,
+    })),
   };
 }
 
@@ -94,8 +81,10 @@ export async function myFindings(
     .limit(input.limit)
     .execute();
   return {
-    findings: rows.map(({ finished_at, ...row }) => ({
-      ...(row as typeof row & Pick<Finding, 'component'>),
+    findings: rows.map(({ finished_at, component, ...row }) => ({
+      ...row,
+      component: component as Finding['component'],
+      // Findings are stored with the scan's completion, so a done scan always has finished_at.
       scanned_at: finished_at ?? '',
     })),
   };
