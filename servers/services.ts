@@ -44,6 +44,8 @@ export interface Services {
   fetch: SafeFetch;
   /** SSRF-safe fetch for site owners' domains (address policy `scanner.allow_private_networks`). */
   siteFetch: SafeFetch;
+  /** The clock every service reads (tests may fix it); reads outside a service use it too. */
+  now: () => Date;
   /** Starts background work (delivery outbox, housekeeping). */
   startBackground(): void;
   /** Stops background work and waits for what is in flight. Does not close the database. */
@@ -139,6 +141,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     traffic,
     fetch,
     siteFetch,
+    now,
     startBackground() {
       deliveries.start();
       scans.worker.start();

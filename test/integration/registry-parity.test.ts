@@ -53,6 +53,28 @@ describe('registry parity', () => {
     }
   });
 
+  it('keeps owner operations (one account’s data, under row-level security) on the owner MCP server only, read-only', () => {
+    const owner = operations.filter((op) => op.access === 'owner');
+    expect(owner.map((op) => op.toolName).sort()).toEqual([
+      'get_my_traffic',
+      'list_my_findings',
+      'list_my_scans',
+      'list_my_sites',
+    ]);
+    for (const op of owner) {
+      expect(op.http, op.name).toBeUndefined();
+      expect(op.mcp, op.name).toEqual(['owner']);
+      expect(op.annotations.readOnlyHint, op.name).toBe(true);
+      expect(Object.keys(jsonSchemaOf(op.input, 'input').properties ?? {}), op.name).not.toContain(
+        'account_id',
+      );
+    }
+    expect(operations.filter((op) => op.mcp?.includes('owner')).every((op) => op.access === 'owner')).toBe(
+      true,
+    );
+    expect(tools.map((t) => t.name)).not.toContain('list_my_sites');
+  });
+
   it('documents in each OpenAPI document exactly the operations of that surface, with the same schemas', () => {
     for (const [surface, doc] of documents) {
       const entries: [string, string, Json][] = Object.entries(doc.paths as Json).flatMap(([path, methods]) =>

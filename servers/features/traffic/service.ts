@@ -16,6 +16,7 @@ import { aiAgentCategories, type TrafficCategory, trafficCategories } from './ag
 import type { Classifier, Hit } from './classify.ts';
 import { IngestQueue, type PreparedEvent, sqliteEventWriter } from './ingest.ts';
 import { networkPrefix, pagePath, urlHost } from './privacy.ts';
+import { type DailyRow, rollupReads, type TrafficReads } from './rollups.ts';
 import {
   type AiSearchDataInput,
   type AiSearchDataResult,
@@ -63,7 +64,7 @@ export interface BeaconHit {
 
 type SiteLookup = { site: SiteRow | undefined; expires: number };
 
-type Period = { from: string; to: string; days: number };
+export type Period = { from: string; to: string; days: number };
 
 const emptyCounts = (): Record<TrafficCategory, number> =>
   Object.fromEntries(trafficCategories.map((c) => [c, 0])) as Record<TrafficCategory, number>;
@@ -227,112 +228,21 @@ export class TrafficService {
     const sites = input.site_id
       ? [await this.#deps.sites.getOwned(accountId, input.site_id)]
       : await this.#deps.sites.listForAccount(accountId);
-    if (sites.length === 0) return { sites: [] };
-    const { db, now } = this.#deps;
-    const ids = sites.map((s) => s.id);
-    const since = new Date(now().getTime() - 23 * HOUR_MS).toISOString().slice(0, 13);
-    const [sources, hourly] = await Promise.all([
-      db.selectFrom('traffic_site_sources').selectAll().where('site_id', 'in', ids).execute(),
-      db
-        .selectFrom('traffic_hourly')
-        .select(['site_id', 'source', (eb) => eb.fn.sum<number>('events').as('events')])
-        .where('site_id', 'in', ids)
-        .where('hour', '>=', since)
-        .groupBy(['site_id', 'source'])
-        .execute(),
-    ]);
-    return {
-      sites: sites.map((site) => {
-        const own = sources.filter((s) => s.site_id === site.id);
-        const recent = hourly.filter((h) => h.site_id === site.id);
-        const count = (rows: { source: string; events: number | string }[], source: string) =>
-          Number(rows.find((r) => r.source === source)?.events ?? 0);
-        const first = own.map((s) => s.first_event_at).sort()[0] ?? null;
-        const last =
-          own
-            .map((s) => s.last_event_at)
-            .sort()
-            .at(-1) ?? null;
-        const recentBeacon = count(recent, 'beacon');
-        const recentServer = count(recent, 'server');
-        const totalBeacon = count(own, 'beacon');
-        const totalServer = count(own, 'server');
-        return {
-          site_id: site.id,
-          domain: site.domain,
-          verified: site.verified_at !== null,
-          status: !last ? 'not_installed' : recentBeacon + recentServer > 0 ? 'receiving' : 'idle',
-          first_event_at: first,
-          last_event_at: last,
-          events_24h: { total: recentBeacon + recentServer, beacon: recentBeacon, server: recentServer },
-          events_total: { total: totalBeacon + totalServer, beacon: totalBeacon, server: totalServer },
-        };
-      }),
-    };
+    return pixelStatusOf(rollupReads(this.#deps.db), sites, this.#deps.now());
   }
 
   /** Per-site statistics for a period (GET /site-stats). */
   async siteStats(accountId: string, input: SiteStatsInput): Promise<SiteStatsResult> {
-    const period = this.#period(input);
+    const period = periodOf(input, this.#deps.now());
     const sites = input.site_id
       ? [await this.#deps.sites.getOwned(accountId, input.site_id)]
       : await this.#deps.sites.listForAccount(accountId);
-    const top = input.top ?? 10;
-    const stats = await Promise.all(sites.map((site) => this.#statsFor(site, period, top)));
-    return { period, sites: stats };
-  }
-
-  async #statsFor(site: SiteRow, period: Period, top: number): Promise<SiteStatsResult['sites'][number]> {
-    const { db } = this.#deps;
-    const [daily, pages] = await Promise.all([
-      db
-        .selectFrom('traffic_daily')
-        .select(['day', 'category', 'agent', 'operator', 'events'])
-        .where('site_id', '=', site.id)
-        .where('day', '>=', period.from)
-        .where('day', '<=', period.to)
-        .execute(),
-      db
-        .selectFrom('traffic_pages_daily')
-        .select(['category', 'path', (eb) => eb.fn.sum<number>('events').as('events')])
-        .where('site_id', '=', site.id)
-        .where('day', '>=', period.from)
-        .where('day', '<=', period.to)
-        .groupBy(['category', 'path'])
-        .execute(),
-    ]);
-    const summary = summarize(daily, period);
-    const topPages = Object.fromEntries(trafficCategories.map((c) => [c, []])) as unknown as Record<
-      TrafficCategory,
-      { path: string; events: number }[]
-    >;
-    for (const row of pages)
-      topPages[row.category as TrafficCategory]?.push({ path: row.path, events: Number(row.events) });
-    for (const list of Object.values(topPages)) {
-      list.sort((a, b) => b.events - a.events || (a.path < b.path ? -1 : 1));
-      list.splice(top);
-    }
-    const referrals = new Map<string, { source: string; operator: string | null; events: number }>();
-    for (const row of daily) {
-      if (row.category !== 'ai_referred') continue;
-      const found = referrals.get(row.agent);
-      if (found) found.events += Number(row.events);
-      else
-        referrals.set(row.agent, { source: row.agent, operator: row.operator, events: Number(row.events) });
-    }
-    const bySource = [...referrals.values()].sort((a, b) => b.events - a.events);
-    return {
-      site_id: site.id,
-      domain: site.domain,
-      ...summary,
-      top_pages: topPages,
-      ai_referrals: { events: bySource.reduce((n, r) => n + r.events, 0), by_source: bySource },
-    };
+    return siteStatsOf(rollupReads(this.#deps.db), sites, period, input.top ?? 10);
   }
 
   /** Network-wide aggregates (GET /ai-search-data); per-site figures only for opted-in sites. */
   async networkStats(input: AiSearchDataInput): Promise<AiSearchDataResult> {
-    const period = this.#period(input);
+    const period = periodOf(input, this.#deps.now());
     const { db } = this.#deps;
     const [daily, optedIn] = await Promise.all([
       db
@@ -476,15 +386,6 @@ export class TrafficService {
     };
   }
 
-  #period(input: { from?: string | undefined; to?: string | undefined; days?: number | undefined }): Period {
-    const to = input.to ?? this.#deps.now().toISOString().slice(0, 10);
-    const from = input.from ?? addDays(to, -((input.days ?? 30) - 1));
-    const days = Math.round((Date.parse(to) - Date.parse(from)) / DAY_MS) + 1;
-    if (days < 1) throw invalid([{ field: 'from', message: 'must not be after to' }]);
-    if (days > 400) throw invalid([{ field: 'from', message: 'the period must be at most 400 days' }]);
-    return { from, to, days };
-  }
-
   // --- Lifecycle -------------------------------------------------------------------------------
 
   /**
@@ -526,13 +427,109 @@ export class TrafficService {
   }
 }
 
-type DailyRow = {
-  day: string;
-  category: string;
-  agent: string;
-  operator: string | null;
-  events: number | string;
-};
+/**
+ * Install status of sites read through `reads` (GET /pixel; the owner tools pass reads scoped to
+ * the account, so both answer with the same figures).
+ */
+export async function pixelStatusOf(
+  reads: TrafficReads,
+  sites: SiteRow[],
+  now: Date,
+): Promise<PixelStatusResult> {
+  if (sites.length === 0) return { sites: [] };
+  const ids = sites.map((s) => s.id);
+  const since = new Date(now.getTime() - 23 * HOUR_MS).toISOString().slice(0, 13);
+  const [sources, hourly] = await Promise.all([reads.sources(ids), reads.hourlySince(ids, since)]);
+  return {
+    sites: sites.map((site) => {
+      const own = sources.filter((s) => s.site_id === site.id);
+      const recent = hourly.filter((h) => h.site_id === site.id);
+      const count = (rows: { source: string; events: number | string }[], source: string) =>
+        Number(rows.find((r) => r.source === source)?.events ?? 0);
+      const first = own.map((s) => s.first_event_at).sort()[0] ?? null;
+      const last =
+        own
+          .map((s) => s.last_event_at)
+          .sort()
+          .at(-1) ?? null;
+      const recentBeacon = count(recent, 'beacon');
+      const recentServer = count(recent, 'server');
+      const totalBeacon = count(own, 'beacon');
+      const totalServer = count(own, 'server');
+      return {
+        site_id: site.id,
+        domain: site.domain,
+        verified: site.verified_at !== null,
+        status: !last ? 'not_installed' : recentBeacon + recentServer > 0 ? 'receiving' : 'idle',
+        first_event_at: first,
+        last_event_at: last,
+        events_24h: { total: recentBeacon + recentServer, beacon: recentBeacon, server: recentServer },
+        events_total: { total: totalBeacon + totalServer, beacon: totalBeacon, server: totalServer },
+      };
+    }),
+  };
+}
+
+/** Per-site statistics over a period, read through `reads` (GET /site-stats and the owner tools). */
+export async function siteStatsOf(
+  reads: TrafficReads,
+  sites: SiteRow[],
+  period: Period,
+  top: number,
+): Promise<SiteStatsResult> {
+  return { period, sites: await Promise.all(sites.map((site) => statsFor(reads, site, period, top))) };
+}
+
+async function statsFor(
+  reads: TrafficReads,
+  site: SiteRow,
+  period: Period,
+  top: number,
+): Promise<SiteStatsResult['sites'][number]> {
+  const [daily, pages] = await Promise.all([
+    reads.daily(site.id, period.from, period.to),
+    reads.pages(site.id, period.from, period.to),
+  ]);
+  const summary = summarize(daily, period);
+  const topPages = Object.fromEntries(trafficCategories.map((c) => [c, []])) as unknown as Record<
+    TrafficCategory,
+    { path: string; events: number }[]
+  >;
+  for (const row of pages)
+    topPages[row.category as TrafficCategory]?.push({ path: row.path, events: Number(row.events) });
+  for (const list of Object.values(topPages)) {
+    list.sort((a, b) => b.events - a.events || (a.path < b.path ? -1 : 1));
+    list.splice(top);
+  }
+  const referrals = new Map<string, { source: string; operator: string | null; events: number }>();
+  for (const row of daily) {
+    if (row.category !== 'ai_referred') continue;
+    const found = referrals.get(row.agent);
+    if (found) found.events += Number(row.events);
+    else referrals.set(row.agent, { source: row.agent, operator: row.operator, events: Number(row.events) });
+  }
+  const bySource = [...referrals.values()].sort((a, b) => b.events - a.events);
+  return {
+    site_id: site.id,
+    domain: site.domain,
+    ...summary,
+    top_pages: topPages,
+    ai_referrals: { events: bySource.reduce((n, r) => n + r.events, 0), by_source: bySource },
+  };
+}
+
+/** The period of a read: `to` defaults to today (UTC), `from` to `days` (default 30) before it. */
+export function periodOf(
+  input: { from?: string | undefined; to?: string | undefined; days?: number | undefined },
+  now: Date,
+): Period {
+  const to = input.to ?? now.toISOString().slice(0, 10);
+  const from = input.from ?? addDays(to, -((input.days ?? 30) - 1));
+  const days = Math.round((Date.parse(to) - Date.parse(from)) / DAY_MS) + 1;
+  if (days < 1) throw invalid([{ field: 'from', message: 'must not be after to' }]);
+  if (days > 400) throw invalid([{ field: 'from', message: 'the period must be at most 400 days' }]);
+  return { from, to, days };
+}
 
 /** Totals, shares, per agent and per day of rollup rows over a period. */
 function summarize(rows: DailyRow[], period: Period) {
