@@ -6,6 +6,7 @@ import { accountOperations } from './features/accounts/operations.ts';
 import { chargeOperations } from './features/charges/operations.ts';
 import { directoryOperations } from './features/directory/operations.ts';
 import { healthOperations } from './features/health/operations.ts';
+import { ownerContextOperations } from './features/owner/whoami.ts';
 import { brandRequestOperations } from './features/returns/brand-operations.ts';
 import { returnOperations } from './features/returns/operations.ts';
 import { scanOperations } from './features/scans/operations.ts';
@@ -23,11 +24,13 @@ export const operations: readonly AnyOperation[] = checked([
   ...directoryOperations,
   ...brandRequestOperations,
   ...trafficOperations,
+  ...ownerContextOperations,
 ]);
 
 /**
- * Names, tool names and routes must be unique, and the public MCP server (no authentication) only
- * carries public operations; a violation is a programming error caught at start.
+ * Names, tool names and routes must be unique, the public MCP server (no authentication) only
+ * carries public operations, and owner operations (account from an OAuth token) live on the
+ * owner-scoped MCP server only; a violation is a programming error caught at start.
  */
 function checked(list: AnyOperation[]): AnyOperation[] {
   const seen = new Set<string>();
@@ -36,6 +39,12 @@ function checked(list: AnyOperation[]): AnyOperation[] {
       throw new Error(
         `registry: ${op.name} needs ${op.access} access and cannot be on the public MCP server`,
       );
+    }
+    if (op.access === 'owner' && (op.http || op.mcp?.some((server) => server !== 'owner'))) {
+      throw new Error(`registry: ${op.name} needs owner access and can only be on the owner MCP server`);
+    }
+    if (op.mcp?.includes('owner') && op.access !== 'owner') {
+      throw new Error(`registry: ${op.name} is on the owner MCP server but its access is ${op.access}`);
     }
     const keys = [`name:${op.name}`, `tool:${op.toolName}`];
     if (op.http) keys.push(`route:${op.http.surface} ${op.http.method} ${op.http.path}`);
