@@ -31,7 +31,7 @@ export const tokenLifetimes = {
   IdToken: 60 * MINUTE,
   Interaction: 60 * MINUTE,
   RefreshToken: 30 * DAY,
-  Session: 14 * DAY,
+  Session: 30 * DAY,
 } as const;
 
 /** URL of the owner-scoped MCP server: the only resource (RFC 8707) tokens are issued for. */
@@ -84,6 +84,7 @@ export async function createAuthorizationServer(
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
+      id_token_signed_response_alg: 'ES256',
     },
     routes: {
       authorization: '/oauth/authorize',
@@ -96,7 +97,11 @@ export async function createAuthorizationServer(
     features: {
       devInteractions: { enabled: false },
       registration: { enabled: true, initialAccessToken: false },
-      revocation: { enabled: true },
+      // A client may only revoke its own tokens (RFC 7009 section 2.1).
+      revocation: {
+        enabled: true,
+        allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId,
+      },
       rpInitiatedLogout: {
         enabled: true,
         logoutSource: logoutPage,
@@ -133,8 +138,9 @@ export async function createAuthorizationServer(
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     // Public clients (MCP clients are) must rotate; a reused refresh token revokes its grant.
     rotateRefreshToken: () => true,
-    // Tokens outlive the browser session; signing out revokes the grants explicitly instead.
-    expiresWithSession: async () => false,
+    // A grant's tokens live as long as the sign-in session that approved it: signing out
+    // ({auth_url}/logout) revokes the grants of the session, so its tokens stop working at once.
+    expiresWithSession: async () => true,
     async extraTokenClaims(_ctx, token) {
       return token.kind === 'AccessToken' && token.grantId ? { [GRANT_CLAIM]: token.grantId } : undefined;
     },

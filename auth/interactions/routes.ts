@@ -9,6 +9,7 @@ import express, { type Request, type Response, Router } from 'express';
 import type Provider from 'oidc-provider';
 import type { InteractionResults } from 'oidc-provider';
 import type { Services } from '../../servers/services.ts';
+import { scopeDescriptions } from '../scopes.ts';
 import { consentPage, loginPage, messagePage } from './pages.ts';
 
 export function interactionRouter(services: Services, provider: Provider, csrfKey: string): Router {
@@ -69,16 +70,11 @@ export function interactionRouter(services: Services, provider: Provider, csrfKe
       );
       return;
     }
-    const missing = prompt.details as {
-      missingOIDCScope?: string[];
-      missingResourceScopes?: Record<string, string[]>;
-    };
-    const scopes = [
-      ...new Set([
-        ...(missing.missingOIDCScope ?? []),
-        ...Object.values(missing.missingResourceScopes ?? {}).flat(),
-      ]),
-    ];
+    // Every scope the client asks for is named, also those approved before: RFC 8252 section 8.6
+    // has native clients asked each time, and the person decides on the whole request.
+    const scopes = String(params.scope ?? '')
+      .split(' ')
+      .filter((scope) => scope && scopeDescriptions[scope] !== undefined);
     const account = session?.accountId ? await services.accounts.get(session.accountId) : undefined;
     res.send(
       consentPage({
