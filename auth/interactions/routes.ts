@@ -47,9 +47,12 @@ export function interactionRouter(services: Services, provider: Provider, csrfKe
     }
   }
 
-  async function clientName(clientId: string): Promise<string> {
+  async function clientOf(clientId: string) {
     const client = await provider.Client.find(clientId);
-    return (client?.clientName as string | undefined) ?? clientId;
+    return {
+      name: (client?.clientName as string | undefined) ?? clientId,
+      refreshes: client?.grantTypeAllowed('refresh_token') ?? false,
+    };
   }
 
   async function render(req: Request, res: Response, error?: { message: string; email: string }) {
@@ -57,7 +60,8 @@ export function interactionRouter(services: Services, provider: Provider, csrfKe
     if (!interaction) return;
     const { uid, prompt, params, session } = interaction;
     const clientId = String(params.client_id);
-    const name = await clientName(clientId);
+    const client = await clientOf(clientId);
+    const name = client.name;
     noStore(res).type('html');
     if (prompt.name === 'login') {
       res.status(error ? 401 : 200).send(
@@ -75,6 +79,9 @@ export function interactionRouter(services: Services, provider: Provider, csrfKe
     const scopes = String(params.scope ?? '')
       .split(' ')
       .filter((scope) => scope && scopeDescriptions[scope] !== undefined);
+    // oidc-provider drops offline_access from the request, but every client allowed the
+    // refresh_token grant gets a refresh token (`provider.ts`, issueRefreshToken): say so.
+    if (client.refreshes && !scopes.includes('offline_access')) scopes.push('offline_access');
     const account = session?.accountId ? await services.accounts.get(session.accountId) : undefined;
     res.send(
       consentPage({
