@@ -111,6 +111,8 @@ function siteRouter(services: Services): RequestHandler {
         public_api: config.public_api_url,
         health: `${config.public_api_url}/health`,
         mcp: config.mcp_url,
+        mcp_owner: `${config.mcp_url}/auth`,
+        authorization_server: config.auth_url,
       },
     });
   });
