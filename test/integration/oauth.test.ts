@@ -6,6 +6,7 @@
 import { type CryptoKey, exportSPKI, importJWK, SignJWT } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { revokeAccountTokens } from '../../auth/bearer.ts';
 import { dialects } from '../helpers/databases.ts';
 import {
   authorizeInBrowser,
@@ -442,5 +443,15 @@ describe.each(dialects)('OAuth authorization server and owner MCP (%s)', (dialec
     it('and accepts the genuine one it was made from', async () => {
       expect((await callTool(valid)).res.status).toBe(200);
     });
+  });
+
+  // Last: it revokes every token of the account.
+  it('refuses every earlier token of an account whose tokens were revoked before a time', async () => {
+    const { tokens } = await authorize('agent-service');
+    expect((await callTool(tokens.access_token)).res.status).toBe(200);
+    await revokeAccountTokens(service.services.db, accountId, new Date(Date.now() + 1000));
+    const { res } = await callTool(tokens.access_token);
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
   });
 });
