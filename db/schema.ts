@@ -382,6 +382,44 @@ export interface TrafficAgentSitesTable {
   last_seen_at: string;
 }
 
+// --- Authorization server (migration 2026-11-21T1600Z_oauth) -----------------------------------
+
+/**
+ * oidc-provider's stored models (Session, Interaction, AuthorizationCode, RefreshToken, Grant,
+ * Client, ...), one row per (id, model). `payload` is the model as oidc-provider hands it over;
+ * the other columns are the lookups it asks for. A row past `expires_at` is treated as absent and
+ * removed by the sweep.
+ */
+export interface OauthRecordsTable {
+  id: string;
+  model: string;
+  grant_id: string | null;
+  uid: string | null;
+  user_code: string | null;
+  account_id: string | null;
+  payload: string;
+  expires_at: string | null;
+  consumed_at: string | null;
+}
+
+/**
+ * ES256 keys that sign access tokens. The newest unretired key signs; every key stays in the JWKS
+ * until tokens it signed have expired, so a rotation never invalidates a token in flight.
+ */
+export interface OauthSigningKeysTable {
+  kid: string;
+  /** Private JWK (JSON text). Never leaves the database except into the provider's keystore. */
+  private_jwk: string;
+  created_at: string;
+  retired_at: string | null;
+}
+
+/** Access tokens of the account issued before `revoked_before` are refused (sign out everywhere). */
+export interface OauthAccountRevocationsTable {
+  account_id: string;
+  revoked_before: string;
+}
+
 export interface Database {
   service_secrets: ServiceSecretsTable;
   brand_channels: BrandChannelsTable;
@@ -406,6 +444,9 @@ export interface Database {
   traffic_site_sources: TrafficSiteSourcesTable;
   traffic_network_daily: TrafficNetworkDailyTable;
   traffic_agent_sites: TrafficAgentSitesTable;
+  oauth_records: OauthRecordsTable;
+  oauth_signing_keys: OauthSigningKeysTable;
+  oauth_account_revocations: OauthAccountRevocationsTable;
 }
 
 export type ReturnRequestRow = Selectable<ReturnRequestsTable>;

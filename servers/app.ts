@@ -4,6 +4,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
+import { ownerMcpEndpoint, protectedResourceMetadataUrls, servePrm } from '../auth/resource.ts';
+import { authorizationMetadataMirror, authorizationRouter } from '../auth/router.ts';
 import { createMcpEndpoint } from './adapters/mcp.ts';
 import { methodNotAllowed, problemHandler, routeNotFound, surfaceRouter } from './adapters/rest.ts';
 import { mcpAllowedHosts, serviceVersion } from './config.ts';
@@ -46,6 +48,8 @@ export function createApp(services: Services, operations: readonly AnyOperation[
     instructions: publicMcpInstructions,
   });
 
+  const ownerMcp = ownerMcpEndpoint(services, operations);
+
   // The beacon answers images, not JSON, so it is a route of its own in front of the operations.
   const publicApi = express.Router();
   publicApi.use(beaconRouter(services, methodNotAllowed));
@@ -53,10 +57,13 @@ export function createApp(services: Services, operations: readonly AnyOperation[
 
   // Deepest paths first: a surface at "/" must not shadow the others.
   const mounts: [string, RequestHandler][] = [
+    [`${config.mcp_url}/auth`, ownerMcp.router],
     [config.mcp_url, mcp.router],
+    [config.auth_url, authorizationRouter(services, services.authorization)],
     [config.base_url, surfaceRouter('cs', operations, services)],
     [config.public_api_url, publicApi],
     [config.site_url, siteRouter(services)],
+    [config.site_url, authorizationMetadataMirror(services, services.authorization)],
   ];
   mounts.sort((a, b) => new URL(b[0]).pathname.length - new URL(a[0]).pathname.length);
   const siteHost = new URL(config.site_url).host;
@@ -69,7 +76,13 @@ export function createApp(services: Services, operations: readonly AnyOperation[
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     if (!beacon(req, res)) app(req, res);
   };
-  return { app, handler, close: mcp.close };
+  return {
+    app,
+    handler,
+    close: async () => {
+      await Promise.all([mcp.close(), ownerMcp.close()]);
+    },
+  };
 }
 
 function mount(app: Express, url: string, siteHost: string, handler: RequestHandler): void {
@@ -98,9 +111,15 @@ function siteRouter(services: Services): RequestHandler {
         public_api: config.public_api_url,
         health: `${config.public_api_url}/health`,
         mcp: config.mcp_url,
+        mcp_owner: `${config.mcp_url}/auth`,
+        authorization_server: config.auth_url,
       },
     });
   });
+  const prm = new URL(protectedResourceMetadataUrls(services).site).pathname.slice(
+    new URL(config.site_url).pathname.replace(/\/+$/, '').length,
+  );
+  router.get(prm, servePrm(services));
   router.get('/problems/:code', (req, res, next) => {
     const code = req.params.code as keyof typeof errorCodes;
     const known = Object.hasOwn(errorCodes, code) ? errorCodes[code] : undefined;

@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import type { OwnerGrant } from '../auth/bearer.ts';
 import { type ErrorCode, type FieldError, invalid, ServiceError } from './errors.ts';
 import type { AccountPrincipal } from './features/accounts/service.ts';
 import type { Services } from './services.ts';
@@ -63,6 +64,11 @@ export interface OperationContext {
    * `access` is `service_key`), or set by an adapter that authenticated the request another way.
    */
   account?: AccountPrincipal;
+  /**
+   * The OAuth grant an owner-scoped request runs under (client, scopes), set by the owner MCP
+   * server from a verified access token; required when `access` is `owner`.
+   */
+  grant?: OwnerGrant;
   /** Present when the caller asked for progress (MCP `progressToken`). */
   reportProgress?: (progress: number, total?: number, message?: string) => Promise<void>;
 }
@@ -163,7 +169,7 @@ export const SERVICE_KEY_HEADER = 'x-service-key';
  * where it is optional: a typo must not silently turn into an anonymous request.
  */
 async function authenticate(op: AnyOperation, ctx: OperationContext): Promise<void> {
-  if (!ctx.account) {
+  if (!ctx.account && op.access !== 'owner') {
     const key = ctx.request.headers[SERVICE_KEY_HEADER];
     if (key !== undefined) {
       const principal = await ctx.services.accounts.authenticate(key);
@@ -174,6 +180,11 @@ async function authenticate(op: AnyOperation, ctx: OperationContext): Promise<vo
       }
       ctx.account = principal;
     }
+  }
+  if (op.access === 'owner' && !(ctx.grant && ctx.account?.id === ctx.grant.accountId)) {
+    throw new ServiceError('unauthorized', {
+      detail: 'This tool needs an OAuth access token approved by the account owner',
+    });
   }
   if (op.access === 'service_key' && !ctx.account) {
     throw new ServiceError('unauthorized', {

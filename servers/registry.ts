@@ -7,6 +7,7 @@ import { chargeOperations } from './features/charges/operations.ts';
 import { directoryOperations } from './features/directory/operations.ts';
 import { healthOperations } from './features/health/operations.ts';
 import { ownerOperations } from './features/owner/operations.ts';
+import { ownerContextOperations } from './features/owner/whoami.ts';
 import { brandRequestOperations } from './features/returns/brand-operations.ts';
 import { returnOperations } from './features/returns/operations.ts';
 import { scanOperations } from './features/scans/operations.ts';
@@ -25,6 +26,7 @@ export const operations: readonly AnyOperation[] = checked([
   ...brandRequestOperations,
   ...trafficOperations,
   ...ownerOperations,
+  ...ownerContextOperations,
 ]);
 
 /**

@@ -5,6 +5,9 @@
 import type { Kysely } from 'kysely';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
+import { sweepOauthRecords } from '../auth/adapter.ts';
+import { BearerVerifier } from '../auth/bearer.ts';
+import { type AuthorizationServer, createAuthorizationServer } from '../auth/provider.ts';
 import type { DatabaseHandle, Dialect } from '../db/database.ts';
 import type { Database } from '../db/schema.ts';
 import type { Config } from './config.ts';
@@ -40,6 +43,10 @@ export interface Services {
   scans: ScansService;
   directory: DirectoryService;
   traffic: TrafficService;
+  /** The embedded OAuth authorization server (`auth/provider.ts`). */
+  authorization: AuthorizationServer;
+  /** Verifies access tokens for the owner-scoped MCP server (`auth/bearer.ts`). */
+  bearer: BearerVerifier;
   /** SSRF-safe fetch for brand webhooks (address policy `outbound.allow_private_networks`). */
   fetch: SafeFetch;
   /** SSRF-safe fetch for site owners' domains (address policy `scanner.allow_private_networks`). */
@@ -123,6 +130,14 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     now,
   });
   const directory = new DirectoryService({ db, config, brands, returns, now });
+  const authorization = await createAuthorizationServer({ config, db, accounts, log });
+  const bearer = new BearerVerifier({
+    db,
+    issuer: authorization.issuer,
+    audience: authorization.resource,
+    keys: authorization.keys.jwks.keys,
+    now,
+  });
 
   let housekeeping: NodeJS.Timeout | undefined;
   return {
@@ -139,6 +154,8 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     scans,
     directory,
     traffic,
+    authorization,
+    bearer,
     fetch,
     siteFetch,
     now,
@@ -150,6 +167,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
           log.warn({ err }, 'idempotency sweep failed'),
         );
         traffic.sweep().catch((err) => log.warn({ err }, 'traffic retention sweep failed'));
+        sweepOauthRecords(db, now()).catch((err) => log.warn({ err }, 'oauth records sweep failed'));
       };
       housekeeping = setInterval(sweep, HOUR_MS);
       housekeeping.unref();

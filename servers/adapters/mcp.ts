@@ -220,7 +220,16 @@ export interface McpEndpointOptions {
   /** Host names accepted in Host and Origin (DNS-rebinding protection). */
   allowedHosts: string[];
   instructions: string;
+  /**
+   * Authenticates each POST before its body is read. It either returns who the request acts for
+   * (merged into the context of every tool call it carries) or answers the request itself (the
+   * owner-scoped server's 401 challenge) and returns undefined.
+   */
+  authenticate?: (req: Request, res: Response) => Promise<Principal | undefined>;
 }
+
+/** What an `authenticate` hook establishes for the tool calls of one request. */
+export type Principal = Pick<OperationContext, 'account' | 'grant'>;
 
 export function createMcpEndpoint(
   services: Services,
@@ -232,6 +241,7 @@ export function createMcpEndpoint(
     operations.filter((op) => op.mcp?.includes(options.server)).map((op) => [op.toolName, op]),
   );
   const transport = new MultiplexTransport();
+  const principals = new WeakMap<Request, Principal>();
   const server = new Server(
     { name: `agent-service-${options.server}`, title: 'Agent service', version: serviceVersion },
     { capabilities: { tools: { listChanged: false } }, instructions: options.instructions },
@@ -263,6 +273,7 @@ export function createMcpEndpoint(
           : { id: String(extra.requestId), ip: 'unknown', via: 'mcp', headers: {} },
         log: req?.log ?? services.log,
         signal: extra.signal,
+        ...(req ? principals.get(req) : undefined),
         ...(progressToken !== undefined
           ? {
               reportProgress: (progress: number, total?: number, message?: string) =>
@@ -311,6 +322,11 @@ export function createMcpEndpoint(
   });
   const limit = services.config.http.body_limit_bytes;
   router.post('/', async (req, res) => {
+    if (options.authenticate) {
+      const principal = await options.authenticate(req, res);
+      if (!principal) return;
+      principals.set(req, principal);
+    }
     const accept = req.headers.accept ?? '*/*';
     if (!/application\/json|\*\/\*|text\/event-stream/.test(accept)) {
       return rpcError(

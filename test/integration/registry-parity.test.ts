@@ -57,6 +57,7 @@ describe('registry parity', () => {
     const owner = operations.filter((op) => op.access === 'owner');
     expect(owner.map((op) => op.toolName).sort()).toEqual([
       'get_my_traffic',
+      'get_owner_context',
       'list_my_findings',
       'list_my_scans',
       'list_my_sites',

@@ -98,6 +98,13 @@ describe.each(dialects)('row-level security of the owner tools (%s)', (dialect) 
     log: pino({ level: 'silent' }),
     signal: new AbortController().signal,
     account: { id: accountId, keyId: null },
+    // What the owner MCP endpoint sets from a verified access token (the flow itself: oauth*.test.ts).
+    grant: {
+      accountId,
+      clientId: 'row-level-security-test',
+      grantId: randomUUID(),
+      scopes: ['agent-service'],
+    },
   });
 
   // biome-ignore lint/suspicious/noExplicitAny: outputs are compared structurally

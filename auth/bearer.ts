@@ -1,0 +1,147 @@
+/**
+ * Resource-server side of the owner-scoped MCP server: verifies an access token from our
+ * authorization server and yields the principal it stands for (RFC 6750, RFC 9068, RFC 9728).
+ *
+ * Accepted: `Authorization: Bearer` only (SPEC "Authentication" rule 1), a JWT of type `at+jwt`
+ * signed ES256 by a key of our JWKS, our issuer, audience = the owner MCP URL, unexpired, with a
+ * `client_id` claim (a copied application-session JWT has none, rule 5), whose grant still exists
+ * and whose account has not revoked every token issued before it. Failures are values with the
+ * RFC 6750 error code the challenge carries.
+ */
+import { createLocalJWKSet, type JWTPayload, errors as joseErrors, jwtVerify } from 'jose';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.ts';
+import { KyselyAdapter } from './adapter.ts';
+import type { SigningJwk } from './keys.ts';
+import { GRANT_CLAIM } from './provider.ts';
+import { SERVICE_SCOPE } from './scopes.ts';
+
+/** Who an owner-scoped request acts for, taken from the token (never from the input). */
+export interface OwnerGrant {
+  accountId: string;
+  clientId: string;
+  grantId: string;
+  scopes: string[];
+}
+
+export type BearerResult =
+  | { ok: true; grant: OwnerGrant }
+  | {
+      ok: false;
+      status: 400 | 401 | 403;
+      error?: 'invalid_request' | 'invalid_token' | 'insufficient_scope';
+      description?: string;
+    };
+
+export interface BearerVerifierOptions {
+  db: Kysely<Database>;
+  issuer: string;
+  audience: string;
+  /** Signing keys of the authorization server; only their public parts are used. */
+  keys: SigningJwk[];
+  now?: () => Date;
+}
+
+export class BearerVerifier {
+  readonly #db: Kysely<Database>;
+  readonly #grants: KyselyAdapter;
+  readonly #issuer: string;
+  readonly #audience: string;
+  readonly #jwks: ReturnType<typeof createLocalJWKSet>;
+  readonly #now: () => Date;
+
+  constructor(options: BearerVerifierOptions) {
+    this.#db = options.db;
+    this.#issuer = options.issuer;
+    this.#audience = options.audience;
+    this.#now = options.now ?? (() => new Date());
+    this.#grants = new KyselyAdapter(options.db, 'Grant', this.#now);
+    this.#jwks = createLocalJWKSet({
+      keys: options.keys.map(({ kty, crv, x, y, kid, alg, use }) => ({ kty, crv, x, y, kid, alg, use })),
+    });
+  }
+
+  /** `authorization` is the request's header; `queryToken` an `access_token` query parameter, if any. */
+  async verify(authorization: string | undefined, queryToken: unknown): Promise<BearerResult> {
+    if (queryToken !== undefined) {
+      return {
+        ok: false,
+        status: 400,
+        error: 'invalid_request',
+        description: 'Send the access token in the Authorization header; tokens in the URL are refused',
+      };
+    }
+    if (!authorization) return { ok: false, status: 401 };
+    const match = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i.exec(authorization.trim());
+    if (!match) {
+      return {
+        ok: false,
+        status: 401,
+        error: 'invalid_request',
+        description: 'Expected Authorization: Bearer <token>',
+      };
+    }
+    const invalid = (description: string): BearerResult => ({
+      ok: false,
+      status: 401,
+      error: 'invalid_token',
+      description,
+    });
+
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(match[1] as string, this.#jwks, {
+        issuer: this.#issuer,
+        audience: this.#audience,
+        typ: 'at+jwt',
+        algorithms: ['ES256'],
+        requiredClaims: ['exp', 'sub', 'iat'],
+        currentDate: this.#now(),
+      }));
+    } catch (err) {
+      if (err instanceof joseErrors.JWTExpired) return invalid('The access token has expired');
+      if (err instanceof joseErrors.JOSEError)
+        return invalid('The access token is not valid for this resource');
+      throw err;
+    }
+    const clientId = payload.client_id;
+    if (typeof clientId !== 'string' || !clientId) {
+      return invalid('The token has no client_id claim; use an access token issued to an OAuth client');
+    }
+    const grantId = payload[GRANT_CLAIM];
+    if (typeof grantId !== 'string') return invalid('The access token names no grant');
+    const accountId = payload.sub as string;
+    const grant = await this.#grants.find(grantId);
+    if (!grant || grant.accountId !== accountId || grant.clientId !== clientId) {
+      return invalid('The grant of this access token was revoked');
+    }
+    const revocation = await this.#db
+      .selectFrom('oauth_account_revocations')
+      .select('revoked_before')
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    if (revocation && (payload.iat as number) * 1000 < Date.parse(revocation.revoked_before)) {
+      return invalid('The account revoked its access tokens');
+    }
+    const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [];
+    if (!scopes.includes(SERVICE_SCOPE)) {
+      return {
+        ok: false,
+        status: 403,
+        error: 'insufficient_scope',
+        description: `The ${SERVICE_SCOPE} scope is required`,
+      };
+    }
+    return { ok: true, grant: { accountId, clientId, grantId, scopes } };
+  }
+}
+
+/** Refuses every access token of the account issued before `at` (sign out everywhere). */
+export async function revokeAccountTokens(db: Kysely<Database>, accountId: string, at: Date): Promise<void> {
+  const revoked_before = at.toISOString();
+  await db
+    .insertInto('oauth_account_revocations')
+    .values({ account_id: accountId, revoked_before })
+    .onConflict((oc) => oc.column('account_id').doUpdateSet({ revoked_before }))
+    .execute();
+}

@@ -1,0 +1,173 @@
+/**
+ * The login and consent steps of an authorization request (oidc-provider "interactions"). Each
+ * form carries a token bound to the interaction (HMAC of its uid with the cookie key), and the
+ * interaction itself is only readable with oidc-provider's SameSite cookie, so a form posted from
+ * another site is refused.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import express, { type Request, type Response, Router } from 'express';
+import type Provider from 'oidc-provider';
+import type { InteractionResults } from 'oidc-provider';
+import type { Services } from '../../servers/services.ts';
+import { scopeDescriptions } from '../scopes.ts';
+import { consentPage, loginPage, messagePage } from './pages.ts';
+
+export function interactionRouter(services: Services, provider: Provider, csrfKey: string): Router {
+  const router = Router();
+  const form = express.urlencoded({ extended: false, limit: '8kb' });
+  const csrfOf = (uid: string) =>
+    createHmac('sha256', csrfKey).update(`interaction:${uid}`).digest('base64url');
+  const csrfValid = (uid: string, sent: unknown) => {
+    if (typeof sent !== 'string') return false;
+    const expected = Buffer.from(csrfOf(uid));
+    const got = Buffer.from(sent);
+    return got.length === expected.length && timingSafeEqual(got, expected);
+  };
+  const noStore = (res: Response) =>
+    res.set({
+      'Cache-Control': 'no-store',
+      'X-Frame-Options': 'DENY',
+      'Content-Security-Policy': "frame-ancestors 'none'",
+    });
+
+  async function details(req: Request, res: Response) {
+    try {
+      return await provider.interactionDetails(req, res);
+    } catch {
+      noStore(res)
+        .status(400)
+        .type('html')
+        .send(
+          messagePage(
+            'Sign-in expired',
+            'This sign-in request has expired or was opened in another browser. Start again from your application.',
+          ),
+        );
+      return undefined;
+    }
+  }
+
+  async function clientOf(clientId: string) {
+    const client = await provider.Client.find(clientId);
+    return {
+      name: (client?.clientName as string | undefined) ?? clientId,
+      refreshes: client?.grantTypeAllowed('refresh_token') ?? false,
+    };
+  }
+
+  async function render(req: Request, res: Response, error?: { message: string; email: string }) {
+    const interaction = await details(req, res);
+    if (!interaction) return;
+    const { uid, prompt, params, session } = interaction;
+    const clientId = String(params.client_id);
+    const client = await clientOf(clientId);
+    const name = client.name;
+    noStore(res).type('html');
+    if (prompt.name === 'login') {
+      res.status(error ? 401 : 200).send(
+        loginPage({
+          action: `${req.baseUrl}/${uid}/login`,
+          csrf: csrfOf(uid),
+          clientName: name,
+          ...(error ? { error: error.message, email: error.email } : {}),
+        }),
+      );
+      return;
+    }
+    // Every scope the client asks for is named, also those approved before: RFC 8252 section 8.6
+    // has native clients asked each time, and the person decides on the whole request.
+    const scopes = String(params.scope ?? '')
+      .split(' ')
+      .filter((scope) => scope && scopeDescriptions[scope] !== undefined);
+    // oidc-provider drops offline_access from the request, but every client allowed the
+    // refresh_token grant gets a refresh token (`provider.ts`, issueRefreshToken): say so.
+    if (client.refreshes && !scopes.includes('offline_access')) scopes.push('offline_access');
+    const account = session?.accountId ? await services.accounts.get(session.accountId) : undefined;
+    res.send(
+      consentPage({
+        action: `${req.baseUrl}/${uid}/confirm`,
+        csrf: csrfOf(uid),
+        clientName: name,
+        clientId,
+        redirectHost: new URL(String(params.redirect_uri)).host,
+        scopes,
+        email: account?.email ?? '',
+      }),
+    );
+  }
+
+  router.get('/:uid', (req, res, next) => {
+    render(req, res).catch(next);
+  });
+
+  router.post('/:uid/login', form, async (req, res, next) => {
+    try {
+      const interaction = await details(req, res);
+      if (!interaction) return;
+      const body = req.body as Record<string, unknown>;
+      if (interaction.prompt.name !== 'login' || !csrfValid(interaction.uid, body.csrf)) {
+        noStore(res)
+          .status(403)
+          .type('html')
+          .send(messagePage('Request refused', 'This form was not sent from this sign-in page.'));
+        return;
+      }
+      const email = typeof body.email === 'string' ? body.email.trim() : '';
+      const password = typeof body.password === 'string' ? body.password : '';
+      const account = email && password ? await services.accounts.verifyPassword(email, password) : null;
+      if (!account) {
+        await render(req, res, { message: 'The email or password is not right.', email });
+        return;
+      }
+      const result: InteractionResults = { login: { accountId: account.id } };
+      await provider.interactionFinished(req, res, result, { mergeWithLastSubmission: false });
+    } catch (err) {
+      next(err);
+    }
+  });
+
+  router.post('/:uid/confirm', form, async (req, res, next) => {
+    try {
+      const interaction = await details(req, res);
+      if (!interaction) return;
+      const body = req.body as Record<string, unknown>;
+      if (interaction.prompt.name !== 'consent' || !csrfValid(interaction.uid, body.csrf)) {
+        noStore(res)
+          .status(403)
+          .type('html')
+          .send(messagePage('Request refused', 'This form was not sent from this consent page.'));
+        return;
+      }
+      if (body.decision !== 'approve') {
+        await provider.interactionFinished(
+          req,
+          res,
+          { error: 'access_denied', error_description: 'The account owner denied the request' },
+          { mergeWithLastSubmission: false },
+        );
+        return;
+      }
+      const { prompt, params, session, grantId } = interaction;
+      const accountId = session?.accountId as string;
+      const grant =
+        (grantId ? await provider.Grant.find(grantId) : undefined) ??
+        new provider.Grant({ accountId, clientId: String(params.client_id) });
+      const missing = prompt.details as {
+        missingOIDCScope?: string[];
+        missingOIDCClaims?: string[];
+        missingResourceScopes?: Record<string, string[]>;
+      };
+      if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
+      if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
+      for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {})) {
+        grant.addResourceScope(indicator, scopes.join(' '));
+      }
+      const consent = { grantId: await grant.save() };
+      await provider.interactionFinished(req, res, { consent }, { mergeWithLastSubmission: true });
+    } catch (err) {
+      next(err);
+    }
+  });
+
+  return router;
+}

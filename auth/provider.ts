@@ -1,0 +1,189 @@
+/**
+ * The embedded OAuth 2.1 authorization server: oidc-provider 9 with one documented configuration
+ * (ARCHITECTURE.md section 4, OAuth; SPEC "Authentication"). Issuer = `auth_url`. It offers exactly
+ * what the specification lists - open dynamic client registration, the authorization code grant
+ * with PKCE S256, refresh tokens (rotated), revocation, JWKS and sign-out - and turns off the rest
+ * of what oidc-provider enables by default (PAR, DPoP, userinfo, the development login pages).
+ *
+ * Access tokens are JWTs (`typ at+jwt`, ES256) for one resource, the owner-scoped MCP server at
+ * `{mcp_url}/auth`, and live ten minutes. A JWT cannot be recalled, so the resource server also
+ * checks that the token's grant still exists (`bearer.ts`).
+ */
+import Provider, { type Configuration, errors, type KoaContextWithOIDC } from 'oidc-provider';
+import type { Config } from '../servers/config.ts';
+import type { Services } from '../servers/services.ts';
+import { KyselyAdapter } from './adapter.ts';
+import { logoutPage, logoutSuccessPage, oauthErrorPage } from './interactions/pages.ts';
+import { type AuthorizationKeys, loadAuthorizationKeys } from './keys.ts';
+import { resourceScopes, SERVICE_SCOPE } from './scopes.ts';
+
+const MINUTE = 60;
+const DAY = 24 * 60 * MINUTE;
+
+/** Lifetimes, in seconds, of everything oidc-provider stores or issues. */
+export const tokenLifetimes = {
+  AccessToken: 10 * MINUTE,
+  AuthorizationCode: MINUTE,
+  ClientCredentials: 10 * MINUTE,
+  DeviceCode: 10 * MINUTE,
+  BackchannelAuthenticationRequest: 10 * MINUTE,
+  Grant: 30 * DAY,
+  IdToken: 60 * MINUTE,
+  Interaction: 60 * MINUTE,
+  RefreshToken: 30 * DAY,
+  Session: 30 * DAY,
+} as const;
+
+/** URL of the owner-scoped MCP server: the only resource (RFC 8707) tokens are issued for. */
+export const ownerMcpUrl = (config: Config): string => `${config.mcp_url}/auth`;
+
+/** Where the login and consent pages of an interaction live. */
+export const interactionUrl = (config: Config, uid: string): string =>
+  `${config.auth_url}/interaction/${uid}`;
+
+/** Claim carrying the grant an access token belongs to, so the resource server can see it revoked. */
+export const GRANT_CLAIM = 'grant_id';
+
+export interface AuthorizationServer {
+  provider: Provider;
+  keys: AuthorizationKeys;
+  issuer: string;
+  resource: string;
+}
+
+export async function createAuthorizationServer(
+  services: Pick<Services, 'config' | 'db' | 'accounts' | 'log'>,
+): Promise<AuthorizationServer> {
+  const { config, db, accounts } = services;
+  const keys = await loadAuthorizationKeys(db);
+  const resource = ownerMcpUrl(config);
+
+  const configuration: Configuration = {
+    adapter: (model: string) => new KyselyAdapter(db, model),
+    jwks: keys.jwks,
+    cookies: {
+      keys: keys.cookieKeys,
+      long: { signed: true, httpOnly: true, sameSite: 'lax' },
+      short: { signed: true, httpOnly: true, sameSite: 'lax' },
+    },
+    async findAccount(_ctx, id) {
+      const account = await accounts.get(id);
+      if (!account) return undefined;
+      return {
+        accountId: account.id,
+        claims: async () => ({ sub: account.id, email: account.email, email_verified: false }),
+      };
+    },
+    // `openid` is oidc-provider's own; profile and email come from the claims they release.
+    scopes: [SERVICE_SCOPE, 'offline_access'],
+    claims: { openid: ['sub'], profile: [], email: ['email', 'email_verified'] },
+    responseTypes: ['code'],
+    clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
+    pkce: { required: () => true },
+    clientDefaults: {
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      id_token_signed_response_alg: 'ES256',
+    },
+    routes: {
+      authorization: '/oauth/authorize',
+      token: '/oauth/token',
+      registration: '/oauth/clients/register',
+      revocation: '/oauth/revoke',
+      jwks: '/oauth/jwks',
+      end_session: '/logout',
+    },
+    features: {
+      devInteractions: { enabled: false },
+      registration: { enabled: true, initialAccessToken: false },
+      // A client may only revoke its own tokens (RFC 7009 section 2.1).
+      revocation: {
+        enabled: true,
+        allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId,
+      },
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource: logoutPage,
+        postLogoutSuccessSource: logoutSuccessPage,
+      },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => resource,
+        useGrantedResource: () => true,
+        async getResourceServerInfo(_ctx, indicator) {
+          if (indicator !== resource)
+            throw new errors.InvalidTarget(`tokens are only issued for ${resource}`);
+          return {
+            scope: resourceScopes.join(' '),
+            audience: resource,
+            accessTokenTTL: tokenLifetimes.AccessToken,
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: 'ES256' } },
+          };
+        },
+      },
+      pushedAuthorizationRequests: { enabled: false },
+      dPoP: { enabled: false },
+      userinfo: { enabled: false },
+      introspection: { enabled: false },
+      deviceFlow: { enabled: false },
+      clientCredentials: { enabled: false },
+      backchannelLogout: { enabled: false },
+      claimsParameter: { enabled: false },
+      requestObjects: { enabled: false },
+    },
+    // Clients ask for offline_access, but oidc-provider drops it unless prompt=consent was sent
+    // (OpenID Connect Core 11); every client allowed the refresh_token grant gets one instead.
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    // Public clients (MCP clients are) must rotate; a reused refresh token revokes its grant.
+    rotateRefreshToken: () => true,
+    // A grant's tokens live as long as the sign-in session that approved it: signing out
+    // ({auth_url}/logout) revokes the grants of the session, so its tokens stop working at once.
+    expiresWithSession: async () => true,
+    async extraTokenClaims(_ctx, token) {
+      return token.kind === 'AccessToken' && token.grantId ? { [GRANT_CLAIM]: token.grantId } : undefined;
+    },
+    loadExistingGrant: (ctx) => loadExistingGrant(ctx, db),
+    interactions: { url: (_ctx, interaction) => interactionUrl(config, interaction.uid) },
+    // Browser-based MCP clients (the inspector) call the token endpoint across origins.
+    clientBasedCORS: () => true,
+    renderError: oauthErrorPage,
+    ttl: { ...tokenLifetimes },
+    enabledJWA: { requestObjectSigningAlgValues: [] },
+  };
+
+  const provider = new Provider(config.auth_url, configuration);
+  provider.proxy = config.trust_proxy !== false;
+  provider.on('server_error', (_ctx, err) => services.log.error({ err }, 'authorization server error'));
+  provider.on('grant.error', (_ctx, err) => services.log.info({ err: err.message }, 'token request refused'));
+  return { provider, keys, issuer: config.auth_url, resource };
+}
+
+/**
+ * The grant this account already gave this client, so a client approved before is not asked again
+ * unless it requests scopes beyond it - found through the browser session, or else among the
+ * account's stored grants (a new sign-in has a new session).
+ */
+async function loadExistingGrant(ctx: KoaContextWithOIDC, db: Services['db']) {
+  const { provider, session, client, result } = ctx.oidc;
+  if (!client || !session) return undefined;
+  const known = result?.consent?.grantId ?? session.grantIdFor(client.clientId);
+  if (known) return provider.Grant.find(known);
+  if (!session.accountId) return undefined;
+  const rows = await db
+    .selectFrom('oauth_records')
+    .select(['id', 'payload'])
+    .where('model', '=', 'Grant')
+    .where('account_id', '=', session.accountId)
+    .execute();
+  const mine = rows
+    .map((row) => ({ id: row.id, grant: JSON.parse(row.payload) as { clientId?: string; iat?: number } }))
+    .filter((row) => row.grant.clientId === client.clientId)
+    .sort((a, b) => (b.grant.iat ?? 0) - (a.grant.iat ?? 0));
+  for (const row of mine) {
+    const grant = await provider.Grant.find(row.id);
+    if (grant) return grant;
+  }
+  return undefined;
+}

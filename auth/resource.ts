@@ -1,0 +1,81 @@
+/**
+ * The owner-scoped MCP server at `{mcp_url}/auth` (SPEC "Authentication", rules 4-6): the registry's
+ * `owner` tools behind bearer authentication, and its protected resource metadata (RFC 9728).
+ */
+import { type RequestHandler, type Response, Router } from 'express';
+import { createMcpEndpoint } from '../servers/adapters/mcp.ts';
+import { mcpAllowedHosts } from '../servers/config.ts';
+import type { AnyOperation } from '../servers/operation.ts';
+import type { Services } from '../servers/services.ts';
+import type { BearerResult } from './bearer.ts';
+import { resourceScopes, SERVICE_SCOPE } from './scopes.ts';
+
+const PRM = '/.well-known/oauth-protected-resource';
+
+export const ownerMcpInstructions =
+  'Your own data as a site owner, under the account that approved this client. get_owner_context tells which account and scopes this session has.';
+
+/** RFC 9728 section 2; `resource` is exactly the URL clients connect to (section 3.3). */
+export function protectedResourceMetadata(services: Services) {
+  const authz = services.authorization;
+  return {
+    resource: authz.resource,
+    authorization_servers: [authz.issuer],
+    bearer_methods_supported: ['header'],
+    scopes_supported: [...resourceScopes],
+    resource_name: 'Agent service, owner-scoped MCP server',
+    resource_documentation: `${services.config.site_url}/`,
+  };
+}
+
+/** Where the metadata is: under the resource, and path-inserted on the site (RFC 9728 section 3.1). */
+export function protectedResourceMetadataUrls(services: Services): { resource: string; site: string } {
+  const resource = new URL(services.authorization.resource);
+  return {
+    resource: `${services.authorization.resource}${PRM}`,
+    site: `${services.config.site_url}${PRM}${resource.pathname.replace(/\/+$/, '')}`,
+  };
+}
+
+export const servePrm =
+  (services: Services): RequestHandler =>
+  (_req, res) => {
+    res.set('Cache-Control', 'public, max-age=300').json(protectedResourceMetadata(services));
+  };
+
+/** Mounted at `{mcp_url}/auth`. */
+export function ownerMcpEndpoint(services: Services, operations: readonly AnyOperation[]) {
+  const metadataUrl = protectedResourceMetadataUrls(services).resource;
+  const endpoint = createMcpEndpoint(services, operations, {
+    server: 'owner',
+    allowedHosts: mcpAllowedHosts(services.config),
+    instructions: ownerMcpInstructions,
+    async authenticate(req, res) {
+      const result = await services.bearer.verify(req.headers.authorization, req.query.access_token);
+      if (result.ok) {
+        return { account: { id: result.grant.accountId, keyId: null }, grant: result.grant };
+      }
+      challenge(res, result, metadataUrl);
+      return undefined;
+    },
+  });
+  const router = Router();
+  router.get(PRM, servePrm(services));
+  router.use(endpoint.router);
+  return { router, close: endpoint.close };
+}
+
+/** RFC 6750 section 3 with the RFC 9728 section 5.1 `resource_metadata` parameter. */
+function challenge(res: Response, result: Extract<BearerResult, { ok: false }>, metadataUrl: string): void {
+  const params = [`resource_metadata="${metadataUrl}"`, `scope="${SERVICE_SCOPE}"`];
+  if (result.error) params.push(`error="${result.error}"`);
+  if (result.description) params.push(`error_description="${result.description.replace(/["\\]/g, '')}"`);
+  res
+    .status(result.status)
+    .set({ 'WWW-Authenticate': `Bearer ${params.join(', ')}`, 'Cache-Control': 'no-store' })
+    .json({
+      error: result.error ?? 'unauthorized',
+      error_description:
+        result.description ?? 'This MCP server needs an OAuth access token; see WWW-Authenticate',
+    });
+}

@@ -1,0 +1,99 @@
+/**
+ * Drives the authorization server's sign-in and consent pages the way a browser would: follows
+ * redirects by hand with a cookie jar and submits the forms it is shown.
+ */
+export class CookieJar {
+  readonly #cookies = new Map<string, string>();
+
+  store(res: Response): void {
+    for (const line of res.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const eq = (pair ?? '').indexOf('=');
+      if (eq < 1) continue;
+      const name = (pair as string).slice(0, eq).trim();
+      const value = (pair as string).slice(eq + 1).trim();
+      if (value === '' || /expires=Thu, 01 Jan 1970/i.test(line)) this.#cookies.delete(name);
+      else this.#cookies.set(name, value);
+    }
+  }
+
+  header(): string {
+    return [...this.#cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+
+  async fetch(url: string, init: RequestInit = {}): Promise<Response> {
+    const res = await fetch(url, {
+      ...init,
+      redirect: 'manual',
+      headers: { ...(init.headers as Record<string, string>), cookie: this.header() },
+    });
+    this.store(res);
+    return res;
+  }
+}
+
+export interface OwnerCredentials {
+  email: string;
+  password: string;
+}
+
+export interface FlowStep {
+  url: string;
+  status: number;
+  html?: string;
+}
+
+/** A hidden or named form field's value in a page the server rendered. */
+export function formField(html: string, name: string): string | undefined {
+  const re = new RegExp(`name="${name}"[^>]*value="([^"]*)"`);
+  return re.exec(html)?.[1];
+}
+
+export function formAction(html: string): string | undefined {
+  return /<form method="post" action="([^"]+)"/
+    .exec(html)?.[1]
+    ?.replace(/&#(\d+);/g, (_, c) => String.fromCharCode(Number(c)));
+}
+
+/**
+ * Follows an authorization request until the browser would leave the authorization server: signs
+ * in when asked, then approves (or denies) consent. Returns the redirect back to the client and
+ * every page seen on the way.
+ */
+export async function authorizeInBrowser(
+  authorizationUrl: string,
+  owner: OwnerCredentials,
+  options: { jar?: CookieJar; decision?: 'approve' | 'deny'; stopAt?: (url: string) => boolean } = {},
+): Promise<{ redirect: URL; pages: FlowStep[]; jar: CookieJar }> {
+  const jar = options.jar ?? new CookieJar();
+  const pages: FlowStep[] = [];
+  const origin = new URL(authorizationUrl).origin;
+  let res = await jar.fetch(authorizationUrl);
+  let url = authorizationUrl;
+  for (let hops = 0; hops < 20; hops++) {
+    if (res.status >= 300 && res.status < 400) {
+      const location = new URL(res.headers.get('location') as string, url);
+      if (location.origin !== origin || options.stopAt?.(location.href))
+        return { redirect: location, pages, jar };
+      url = location.href;
+      res = await jar.fetch(url);
+      continue;
+    }
+    const html = await res.text();
+    pages.push({ url, status: res.status, html });
+    if (res.status !== 200)
+      throw new Error(`authorization stopped at ${url}: ${res.status} ${html.slice(0, 500)}`);
+    const action = new URL(formAction(html) as string, url).href;
+    const csrf = formField(html, 'csrf') as string;
+    const body = html.includes('name="password"')
+      ? new URLSearchParams({ csrf, email: owner.email, password: owner.password })
+      : new URLSearchParams({ csrf, decision: options.decision ?? 'approve' });
+    res = await jar.fetch(action, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body,
+    });
+    url = action;
+  }
+  throw new Error('authorization did not finish');
+}
