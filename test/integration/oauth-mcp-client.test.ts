@@ -64,6 +64,9 @@ describe.each(dialects)('owner MCP server with the MCP SDK OAuth client (%s)', (
   beforeAll(async () => {
     service = await startTestService(dialect);
     accountId = (await service.services.accounts.create(owner)).account.id;
+    await service.services.sites.register(accountId, `owned-${dialect}.example.com`);
+    const other = await service.services.accounts.create({ email: 'someone-else@example.com' });
+    await service.services.sites.register(other.account.id, `not-mine-${dialect}.example.com`);
   });
   afterAll(async () => {
     await service?.close();
@@ -111,6 +114,11 @@ describe.each(dialects)('owner MCP server with the MCP SDK OAuth client (%s)', (
         client_id: provider.client?.client_id,
         scopes: ['agent-service'],
       });
+      // A row-level-security tool through the same token: this account's sites and no one else's.
+      const sites = await client.callTool({ name: 'list_my_sites', arguments: {} });
+      expect(sites.isError).toBeFalsy();
+      const domains = (sites.structuredContent as { sites: { domain: string }[] }).sites.map((s) => s.domain);
+      expect(domains).toEqual([`owned-${dialect}.example.com`]);
     } finally {
       await client.close();
     }
