@@ -169,28 +169,26 @@ export class AnonymousSessions {
   async claimIn(trx: Kysely<Database>, code: string, accountId: string): Promise<ClaimResult | null> {
     if (!CLAIM_CODE_PATTERN.test(code)) return null;
     const at = this.#now().toISOString();
-    {
-      const session = await trx
-        .updateTable('anonymous_sessions')
-        .set({ claimed_at: at, claimed_by: accountId })
-        .where('claim_code_hash', '=', digestOf(code))
-        .where('claimed_at', 'is', null)
-        .where('expires_at', '>', at)
-        .returning('id')
-        .executeTakeFirst();
-      if (!session) return null;
-      const moved = await trx
-        .updateTable('scans')
-        .set({ account_id: accountId })
-        .where('anonymous_session_id', '=', session.id)
-        .returning(['id', 'domain', 'is_public'])
-        .execute();
-      return {
-        sessionId: session.id,
-        accountId,
-        scans: moved.map((s) => ({ scan_id: s.id, domain: s.domain, public: s.is_public === 1 })),
-      };
-    }
+    const session = await trx
+      .updateTable('anonymous_sessions')
+      .set({ claimed_at: at, claimed_by: accountId })
+      .where('claim_code_hash', '=', digestOf(code))
+      .where('claimed_at', 'is', null)
+      .where('expires_at', '>', at)
+      .returning('id')
+      .executeTakeFirst();
+    if (!session) return null;
+    const moved = await trx
+      .updateTable('scans')
+      .set({ account_id: accountId })
+      .where('anonymous_session_id', '=', session.id)
+      .returning(['id', 'domain', 'is_public'])
+      .execute();
+    return {
+      sessionId: session.id,
+      accountId,
+      scans: moved.map((s) => ({ scan_id: s.id, domain: s.domain, public: s.is_public === 1 })),
+    };
   }
 
   /** Removes sessions that expired unclaimed; their scans stay, attributed to no one. */
