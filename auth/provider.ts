@@ -13,6 +13,7 @@ import Provider, { type Configuration, errors, type KoaContextWithOIDC } from 'o
 import type { Config } from '../servers/config.ts';
 import type { Services } from '../servers/services.ts';
 import { KyselyAdapter } from './adapter.ts';
+import { agentAuthDescriptor } from './descriptor.ts';
 import { logoutPage, logoutSuccessPage, oauthErrorPage } from './interactions/pages.ts';
 import { type AuthorizationKeys, loadAuthorizationKeys } from './keys.ts';
 import { resourceScopes, SERVICE_SCOPE } from './scopes.ts';
@@ -149,6 +150,8 @@ export async function createAuthorizationServer(
     // Browser-based MCP clients (the inspector) call the token endpoint across origins.
     clientBasedCORS: () => true,
     renderError: oauthErrorPage,
+    // The agent authentication descriptor rides along in the metadata (`descriptor.ts`).
+    discovery: { claim_types_supported: ['normal'], agent_auth: agentAuthDescriptor(config) },
     ttl: { ...tokenLifetimes },
     enabledJWA: { requestObjectSigningAlgValues: [] },
   };

@@ -6,6 +6,7 @@
 import express, { type RequestHandler, Router } from 'express';
 import { toServiceError } from '../servers/errors.ts';
 import type { Services } from '../servers/services.ts';
+import { signupHandler } from './anonymous/routes.ts';
 import { interactionRouter } from './interactions/routes.ts';
 import type { AuthorizationServer } from './provider.ts';
 import { isLoopbackRedirect } from './redirects.ts';
@@ -41,6 +42,9 @@ export function authorizationRouter(services: Services, authz: AuthorizationServ
       next();
     },
   );
+
+  // The anonymous method of the agent authentication descriptor (`anonymous/sessions.ts`).
+  router.post('/signup', signupHandler(services));
 
   // RFC 8414 section 3 names this document; oidc-provider serves the OpenID one. Same content.
   router.get(OAUTH_METADATA, (req, res, next) => {

@@ -195,6 +195,11 @@ export interface ScansTable {
   recommended_next_tools: string | null;
   /** JSON: SiteFacts, what the crawler saw. */
   facts: string | null;
+  /**
+   * The anonymous session that requested the scan (migration 2026-11-21T1620Z_anonymous_sessions),
+   * kept after a claim moves the scan to an account (`account_id`).
+   */
+  anonymous_session_id: string | null;
 }
 
 /** The findings of a scan, in the order reported (critical first). */
@@ -420,6 +425,28 @@ export interface OauthAccountRevocationsTable {
   revoked_before: string;
 }
 
+// --- Anonymous sessions (migration 2026-11-21T1620Z_anonymous_sessions) ----------------------
+
+/**
+ * An agent's session without an account (`POST {auth_url}/signup`): a bearer token good for
+ * `scan_limit` scans until `expires_at`, and a one-time claim code a person redeems at
+ * `{site_url}/register` to move the session's scans to their account. Both secrets carry 256
+ * random bits and are stored only as SHA-256 hex digests. A claimed session's token stops working.
+ */
+export interface AnonymousSessionsTable {
+  id: string;
+  token_hash: string;
+  claim_code_hash: string;
+  /** The limit in force when the session was made (config `auth.anonymous.scan_limit`). */
+  scan_limit: number;
+  scans_used: number;
+  created_at: string;
+  expires_at: string;
+  claimed_at: string | null;
+  /** The account the session was claimed by. */
+  claimed_by: string | null;
+}
+
 export interface Database {
   service_secrets: ServiceSecretsTable;
   brand_channels: BrandChannelsTable;
@@ -447,6 +474,7 @@ export interface Database {
   oauth_records: OauthRecordsTable;
   oauth_signing_keys: OauthSigningKeysTable;
   oauth_account_revocations: OauthAccountRevocationsTable;
+  anonymous_sessions: AnonymousSessionsTable;
 }
 
 export type ReturnRequestRow = Selectable<ReturnRequestsTable>;
@@ -458,6 +486,7 @@ export type AccountRow = Selectable<AccountsTable>;
 export type ServiceKeyRow = Selectable<ServiceKeysTable>;
 export type SiteRow = Selectable<SitesTable>;
 export type ScanRow = Selectable<ScansTable>;
+export type AnonymousSessionRow = Selectable<AnonymousSessionsTable>;
 export type DomainScoreRow = Selectable<DomainScoresTable>;
 export type ListingRow = Selectable<ListingsTable>;
 export type BrandAgentRow = Selectable<BrandAgentsTable>;

@@ -4,6 +4,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
+import { anonymousSiteRouter } from '../auth/anonymous/routes.ts';
+import { descriptorUrl, signupUrl, skillUrl } from '../auth/descriptor.ts';
 import { ownerMcpEndpoint, protectedResourceMetadataUrls, servePrm } from '../auth/resource.ts';
 import { authorizationMetadataMirror, authorizationRouter } from '../auth/router.ts';
 import { createMcpEndpoint } from './adapters/mcp.ts';
@@ -64,6 +66,7 @@ export function createApp(services: Services, operations: readonly AnyOperation[
     [config.public_api_url, publicApi],
     [config.site_url, siteRouter(services)],
     [config.site_url, authorizationMetadataMirror(services, services.authorization)],
+    [config.site_url, anonymousSiteRouter(services, services.authorization.keys.cookieKeys[0] as string)],
   ];
   mounts.sort((a, b) => new URL(b[0]).pathname.length - new URL(a[0]).pathname.length);
   const siteHost = new URL(config.site_url).host;
@@ -113,6 +116,9 @@ function siteRouter(services: Services): RequestHandler {
         mcp: config.mcp_url,
         mcp_owner: `${config.mcp_url}/auth`,
         authorization_server: config.auth_url,
+        agent_auth: descriptorUrl(config),
+        agent_auth_skill: skillUrl(config),
+        anonymous_signup: signupUrl(config),
       },
     });
   });

@@ -108,6 +108,15 @@ export const Config = z
       /** Rollup rows (daily counts per site, page, agent) older than this are deleted. */
       rollup_retention_days: positiveInt,
     }),
+    auth: z.strictObject({
+      /** Sessions of agents without an account (`POST {auth_url}/signup`). */
+      anonymous: z.strictObject({
+        /** Scans one anonymous session may request (SPEC Limits leaves the number to us). */
+        scan_limit: z.number().int().min(0),
+        /** How long a session's bearer token and claim code are valid. */
+        session_ttl_s: positiveInt,
+      }),
+    }),
     smtp: z.strictObject({
       url: z
         .string()
@@ -154,6 +163,8 @@ export const envBindings: Record<string, EnvBinding> = {
   TRAFFIC_RAW_RETENTION_DAYS: { key: 'traffic.raw_retention_days', parse: numberOrRaw },
   TRAFFIC_ROLLUP_RETENTION_DAYS: { key: 'traffic.rollup_retention_days', parse: numberOrRaw },
   SMTP_FROM: { key: 'smtp.from' },
+  ANONYMOUS_SCAN_LIMIT: { key: 'auth.anonymous.scan_limit', parse: numberOrRaw },
+  ANONYMOUS_SESSION_TTL_S: { key: 'auth.anonymous.session_ttl_s', parse: numberOrRaw },
   RATE_LIMIT_WRITES_PER_MINUTE: { key: 'rate_limits.unauthenticated_writes.points', parse: numberOrRaw },
   DELIVERY_BASE_DELAY_MS: { key: 'returns.delivery.base_delay_ms', parse: numberOrRaw },
   DELIVERY_MAX_ATTEMPTS: { key: 'returns.delivery.max_attempts', parse: numberOrRaw },

@@ -8,7 +8,11 @@ export const errorCodes = {
   validation_failed: { status: 400, title: 'The request has invalid fields' },
   malformed_json: { status: 400, title: 'The request body is not valid JSON' },
   unauthorized: { status: 401, title: 'Authentication is required' },
+  /** RFC 6750 section 3.1: sent with `WWW-Authenticate: Bearer error="invalid_token"`. */
+  invalid_token: { status: 401, title: 'The bearer token is unknown, expired or no longer valid' },
   forbidden: { status: 403, title: 'Not allowed' },
+  /** Retrying does not help: the session's quota is spent until it is claimed by an account. */
+  anonymous_scan_limit_reached: { status: 403, title: 'This anonymous session has used all its scans' },
   not_found: { status: 404, title: 'No such resource' },
   route_not_found: { status: 404, title: 'No such endpoint' },
   method_not_allowed: { status: 405, title: 'Method not allowed on this endpoint' },

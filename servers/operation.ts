@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import { type AnonymousPrincipal, invalidToken } from '../auth/anonymous/sessions.ts';
 import type { OwnerGrant } from '../auth/bearer.ts';
 import { type ErrorCode, type FieldError, invalid, ServiceError } from './errors.ts';
 import type { AccountPrincipal } from './features/accounts/service.ts';
@@ -69,6 +70,11 @@ export interface OperationContext {
    * server from a verified access token; required when `access` is `owner`.
    */
   grant?: OwnerGrant;
+  /**
+   * The anonymous session (`POST {auth_url}/signup`) whose token came as `Authorization: Bearer`;
+   * resolved for every operation except owner ones, which only an OAuth grant may call.
+   */
+  anonymous?: AnonymousPrincipal;
   /** Present when the caller asked for progress (MCP `progressToken`). */
   reportProgress?: (progress: number, total?: number, message?: string) => Promise<void>;
 }
@@ -181,6 +187,14 @@ async function authenticate(op: AnyOperation, ctx: OperationContext): Promise<vo
       ctx.account = principal;
     }
   }
+  if (!ctx.grant && op.access !== 'owner') {
+    const token = bearerToken(ctx.request.headers.authorization);
+    if (token !== undefined) {
+      const session = await ctx.services.anonymous.authenticate(token);
+      if (!session) throw invalidToken();
+      ctx.anonymous = session;
+    }
+  }
   if (op.access === 'owner' && !(ctx.grant && ctx.account?.id === ctx.grant.accountId)) {
     throw new ServiceError('unauthorized', {
       detail: 'This tool needs an OAuth access token approved by the account owner',
@@ -191,6 +205,16 @@ async function authenticate(op: AnyOperation, ctx: OperationContext): Promise<vo
       detail: `Send your service key in the ${SERVICE_KEY_HEADER} header (POST /account issues one)`,
     });
   }
+}
+
+/**
+ * The credential of an `Authorization: Bearer` header (RFC 6750 section 2.1; the scheme is
+ * case-insensitive). Outside the owner MCP server the only bearer tokens are anonymous sessions',
+ * so any other value is refused rather than ignored, as a mistyped service key is.
+ */
+function bearerToken(header: string | undefined): string | undefined {
+  if (header === undefined || !/^bearer\b/i.test(header)) return undefined;
+  return /^Bearer +(\S+) *$/i.exec(header)?.[1] ?? '';
 }
 
 /** The caller's account in a handler whose operation requires one (`access: 'service_key'`). */

@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
 import { sweepOauthRecords } from '../auth/adapter.ts';
+import { AnonymousSessions } from '../auth/anonymous/sessions.ts';
 import { BearerVerifier } from '../auth/bearer.ts';
 import { type AuthorizationServer, createAuthorizationServer } from '../auth/provider.ts';
 import type { DatabaseHandle, Dialect } from '../db/database.ts';
@@ -39,6 +40,8 @@ export interface Services {
   deliveries: DeliveryWorker;
   rateLimits: RateLimits;
   accounts: AccountsService;
+  /** Sessions of agents without an account (`auth/anonymous/sessions.ts`). */
+  anonymous: AnonymousSessions;
   sites: SitesService;
   scans: ScansService;
   directory: DirectoryService;
@@ -88,6 +91,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     userAgent: config.outbound.user_agent,
   });
   const accounts = new AccountsService(db, now);
+  const anonymous = new AnonymousSessions(db, config, now);
   const sites = new SitesService({ db, config, fetch: siteFetch, now });
   const traffic = new TrafficService({
     db,
@@ -106,6 +110,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     log: log.child({ component: 'scans' }),
     fetch: siteFetch,
     traffic: options.traffic ?? (async (domain) => liveTrafficForScore(await traffic.liveTraffic(domain))),
+    anonymous,
     now,
   });
   const mailer: Transporter | null = config.smtp.url ? nodemailer.createTransport(config.smtp.url) : null;
@@ -150,6 +155,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     deliveries,
     rateLimits,
     accounts,
+    anonymous,
     sites,
     scans,
     directory,
@@ -168,6 +174,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
         );
         traffic.sweep().catch((err) => log.warn({ err }, 'traffic retention sweep failed'));
         sweepOauthRecords(db, now()).catch((err) => log.warn({ err }, 'oauth records sweep failed'));
+        anonymous.sweep().catch((err) => log.warn({ err }, 'anonymous sessions sweep failed'));
       };
       housekeeping = setInterval(sweep, HOUR_MS);
       housekeeping.unref();

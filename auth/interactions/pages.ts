@@ -15,7 +15,7 @@ const style =
   'button{margin-top:1.25rem;padding:.6rem 1.2rem;font-size:1rem;margin-right:.5rem}' +
   '.error{color:#a00;font-weight:600}ul{padding-left:1.25rem}code{overflow-wrap:anywhere}';
 
-function page(title: string, body: string): string {
+export function page(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -23,6 +23,8 @@ export const requestScan = defineOperation({
     'how to fix it, evidence URL) and recommended_next_tools. Over MCP the tool waits for the scan and reports ' +
     'progress; over REST it answers 202 at once with scan_id and status_url (poll get_scan). Public scans ' +
     '(the default) feed the leaderboard; public: false keeps the result to your account (x-service-key). ' +
+    'Without an account, an anonymous session token (POST /signup on the authorization server, sent as ' +
+    'Authorization: Bearer) runs a limited number of scans that a person can later claim. ' +
     'A scan of the same domain already running is joined, not repeated.',
   input: RequestScanInput,
   output: Scan,
@@ -31,12 +33,19 @@ export const requestScan = defineOperation({
   http: { surface: 'public_api', method: 'POST', path: '/scans', input: 'body', successStatus: 202 },
   mcp: ['public'],
   rateLimit: 'unauthenticated_writes',
-  errors: ['validation_failed', 'rate_limited', 'unauthorized'],
+  errors: [
+    'validation_failed',
+    'rate_limited',
+    'unauthorized',
+    'invalid_token',
+    'anonymous_scan_limit_reached',
+  ],
   tags,
   handler: async (ctx, input) => {
     const scans = ctx.services.scans;
     const account = ctx.account ?? null;
-    const scan = await scans.request(input, account);
+    const anonymous = ctx.anonymous ?? null;
+    const scan = await scans.request(input, account, 'full', anonymous);
     if (ctx.request.via !== 'mcp') return scan;
     return scans.wait(
       scan.scan_id,
@@ -49,6 +58,7 @@ export const requestScan = defineOperation({
         );
       },
       ctx.signal,
+      anonymous,
     );
   },
 });
@@ -68,7 +78,8 @@ export const getScan = defineOperation({
   mcp: ['public'],
   errors: ['validation_failed', 'not_found'],
   tags,
-  handler: async (ctx, input) => ctx.services.scans.get(input.scan_id, ctx.account ?? null),
+  handler: async (ctx, input) =>
+    ctx.services.scans.get(input.scan_id, ctx.account ?? null, ctx.anonymous ?? null),
 });
 
 export const getSignal = defineOperation({

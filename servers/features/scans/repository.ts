@@ -11,7 +11,8 @@ type Db = Kysely<Database>;
 
 export async function insertScan(
   db: Db,
-  row: Pick<ScansTable, 'id' | 'domain' | 'account_id' | 'is_public' | 'depth' | 'requested_at'>,
+  row: Pick<ScansTable, 'id' | 'domain' | 'account_id' | 'is_public' | 'depth' | 'requested_at'> &
+    Partial<Pick<ScansTable, 'anonymous_session_id'>>,
 ): Promise<void> {
   await db
     .insertInto('scans')
@@ -32,6 +33,20 @@ export function findActiveScan(db: Db, domain: string, isPublic: number, account
     .where('status', 'in', ['queued', 'running'])
     .where('is_public', '=', isPublic)
     .$if(isPublic === 0, (q) => q.where('account_id', '=', accountId))
+    .orderBy('requested_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/** A scan of the domain this anonymous session still has queued or running. */
+export function findActiveScanOfSession(db: Db, domain: string, isPublic: number, sessionId: string) {
+  return db
+    .selectFrom('scans')
+    .selectAll()
+    .where('domain', '=', domain)
+    .where('status', 'in', ['queued', 'running'])
+    .where('is_public', '=', isPublic)
+    .where('anonymous_session_id', '=', sessionId)
     .orderBy('requested_at', 'desc')
     .limit(1)
     .executeTakeFirst();

@@ -13,6 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import type { AnonymousPrincipal, AnonymousSessions } from '../../../auth/anonymous/sessions.ts';
 import type { Dialect } from '../../../db/database.ts';
 import type { Database, DomainScoreRow, ScanRow } from '../../../db/schema.ts';
 import type { Config } from '../../config.ts';
@@ -28,6 +29,7 @@ import {
   completeScan,
   failScan,
   findActiveScan,
+  findActiveScanOfSession,
   findDomainScore,
   findScan,
   insertScan,
@@ -63,6 +65,8 @@ export interface ScansDeps {
   fetch: SafeFetch;
   /** Live traffic of a domain with the pixel; the sites feature provides it. */
   traffic: LiveTrafficProvider;
+  /** Counts scans of anonymous sessions against their quota. */
+  anonymous: Pick<AnonymousSessions, 'reserveScan'>;
   now: () => Date;
 }
 
@@ -98,22 +102,32 @@ export class ScansService {
 
   /**
    * Queues a scan (or joins one of the same domain and visibility already queued or running).
-   * Private scans belong to an account; without one a scan is public.
+   * Private scans belong to an account or an anonymous session; without either a scan is public.
+   * A scan of an anonymous session (and no account) counts against its quota and is attributed to
+   * it, so a claim can move it to an account; it joins only the session's own running scans.
    */
   async request(
     input: { domain: string; public: boolean },
     account: AccountPrincipal | null,
     depth: 'full' | 'quick' = 'full',
+    anonymous: AnonymousPrincipal | null = null,
   ): Promise<Scan> {
     const domain = this.normalize(input.domain);
-    if (!input.public && !account) {
+    if (!input.public && !account && !anonymous) {
       throw invalid(
-        [{ field: 'public', message: 'false needs an x-service-key: private scans belong to an account' }],
-        'public: false needs an x-service-key',
+        [
+          {
+            field: 'public',
+            message:
+              'false needs an x-service-key or an anonymous session token: private scans have an owner',
+          },
+        ],
+        'public: false needs an x-service-key or an anonymous session token',
       );
     }
     const isPublic = input.public ? 1 : 0;
     const { db, now } = this.deps;
+    if (!account && anonymous) return this.requestAnonymous(domain, isPublic, depth, anonymous);
     const active = await findActiveScan(db, domain, isPublic, account?.id ?? null);
     if (active && active.depth === depth) return this.view(active, account);
     const id = randomUUID();
@@ -129,10 +143,40 @@ export class ScansService {
     return this.get(id, account);
   }
 
-  async get(scanId: string, account: AccountPrincipal | null): Promise<Scan> {
+  private async requestAnonymous(
+    domain: string,
+    isPublic: number,
+    depth: 'full' | 'quick',
+    anonymous: AnonymousPrincipal,
+  ): Promise<Scan> {
+    const { db, now } = this.deps;
+    const active = await findActiveScanOfSession(db, domain, isPublic, anonymous.sessionId);
+    if (active && active.depth === depth) return this.view(active, null, anonymous);
+    const id = randomUUID();
+    await db.transaction().execute(async (trx) => {
+      await this.deps.anonymous.reserveScan(trx, anonymous);
+      await insertScan(trx, {
+        id,
+        domain,
+        account_id: null,
+        anonymous_session_id: anonymous.sessionId,
+        is_public: isPublic,
+        depth,
+        requested_at: now().toISOString(),
+      });
+    });
+    this.worker.nudge();
+    return this.get(id, null, anonymous);
+  }
+
+  async get(
+    scanId: string,
+    account: AccountPrincipal | null,
+    anonymous: AnonymousPrincipal | null = null,
+  ): Promise<Scan> {
     const row = await findScan(this.deps.db, scanId);
     if (!row) throw notFound(`No scan ${scanId}`);
-    return this.view(row, account);
+    return this.view(row, account, anonymous);
   }
 
   /**
@@ -144,10 +188,11 @@ export class ScansService {
     account: AccountPrincipal | null,
     onProgress: (scan: Scan) => Promise<void> | void,
     signal: AbortSignal,
+    anonymous: AnonymousPrincipal | null = null,
   ): Promise<Scan> {
     let last = '';
     for (;;) {
-      const scan = await this.get(scanId, account);
+      const scan = await this.get(scanId, account, anonymous);
       const mark = `${scan.status}:${scan.progress.done}:${scan.progress.total}`;
       if (mark !== last) {
         last = mark;
@@ -422,8 +467,15 @@ export class ScansService {
     };
   }
 
-  private async view(row: ScanRow, account: AccountPrincipal | null): Promise<Scan> {
-    if (row.is_public === 0 && (!account || account.id !== row.account_id)) {
+  private async view(
+    row: ScanRow,
+    account: AccountPrincipal | null,
+    anonymous: AnonymousPrincipal | null = null,
+  ): Promise<Scan> {
+    const ownedByAccount = account !== null && account.id === row.account_id;
+    const ownedBySession =
+      anonymous !== null && row.account_id === null && row.anonymous_session_id === anonymous.sessionId;
+    if (row.is_public === 0 && !ownedByAccount && !ownedBySession) {
       throw notFound(`No scan ${row.id}`);
     }
     return {

@@ -1,0 +1,226 @@
+/**
+ * HTTP of anonymous sessions: the sign-up at `{auth_url}/signup`, and on the site the claim pages
+ * at `/register`, the agent authentication descriptor and its skill `auth.md`.
+ *
+ * The claim form carries a token bound to a random value the page also sets as a SameSite=Strict
+ * cookie (HMAC of both with the authorization server's cookie key), and to the claim code. A form
+ * posted from another site arrives without the cookie and is refused; a token copied from one
+ * claim page does not work for another code.
+ */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import express, { type Request, type Response, Router } from 'express';
+import type { AccountRow } from '../../db/schema.ts';
+import { ServiceError, toServiceError } from '../../servers/errors.ts';
+import { Email, Password } from '../../servers/features/accounts/schemas.ts';
+import type { Services } from '../../servers/services.ts';
+import { AGENT_AUTH_PATH, agentAuthDescriptor, authSkill, SKILL_NAME } from '../descriptor.ts';
+import { messagePage } from '../interactions/pages.ts';
+import { claimedPage, claimPage } from './pages.ts';
+import { type ClaimResult, digestOf } from './sessions.ts';
+
+/** `POST {auth_url}/signup`, mounted on the authorization server's router. */
+export function signupHandler(services: Services): express.RequestHandler {
+  return async (req, res, next) => {
+    try {
+      // A write anyone can make: limited per client address like the others.
+      await services.rateLimits.consume('unauthenticated_writes', req.ip ?? 'unknown');
+      const signup = await services.anonymous.create();
+      // RFC 6749 section 5.1: token responses are not cached.
+      res.status(201).set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' }).json(signup);
+    } catch (err) {
+      next(toServiceError(err));
+    }
+  };
+}
+
+const CSRF_COOKIE = 'agsvc_claim';
+
+/** Mounted at `site_url`: `/register`, the descriptor and `auth.md`. */
+export function anonymousSiteRouter(services: Services, csrfKey: string): Router {
+  const { config } = services;
+  const router = Router();
+  const form = express.urlencoded({ extended: false, limit: '8kb' });
+  const secure = new URL(config.site_url).protocol === 'https:';
+  const descriptor = JSON.stringify(agentAuthDescriptor(config), null, 2);
+  const skill = authSkill(config);
+
+  router.get(AGENT_AUTH_PATH, (_req, res) => {
+    res.set('Access-Control-Allow-Origin', '*').type('application/json').send(descriptor);
+  });
+  router.get(`/${SKILL_NAME}`, (_req, res) => {
+    res.set('Access-Control-Allow-Origin', '*').type('text/markdown; charset=utf-8').send(skill);
+  });
+
+  const csrfOf = (nonce: string, code: string) =>
+    createHmac('sha256', csrfKey)
+      .update(`claim:${nonce}:${digestOf(code)}`)
+      .digest('base64url');
+  const csrfValid = (req: Request, code: string, sent: unknown) => {
+    const nonce = cookieOf(req, CSRF_COOKIE);
+    if (!nonce || typeof sent !== 'string') return false;
+    const expected = Buffer.from(csrfOf(nonce, code));
+    const got = Buffer.from(sent);
+    return got.length === expected.length && timingSafeEqual(got, expected);
+  };
+  const noStore = (res: Response) =>
+    res.set({
+      'Cache-Control': 'no-store',
+      'X-Frame-Options': 'DENY',
+      'Content-Security-Policy': "frame-ancestors 'none'",
+    });
+  const action = (req: Request) => `${req.baseUrl}/register`;
+  const invalidClaim = (res: Response) =>
+    noStore(res)
+      .status(410)
+      .type('html')
+      .send(
+        messagePage(
+          'Claim link not valid',
+          'This claim link is unknown, has expired or was used already. Ask your agent for a new one.',
+        ),
+      );
+
+  /** Renders the form with a fresh CSRF value (cookie and hidden field) for this code. */
+  const renderForm = (
+    req: Request,
+    res: Response,
+    code: string,
+    scans: number,
+    status: number,
+    error?: { message: string; email: string },
+  ) => {
+    const nonce = cookieOf(req, CSRF_COOKIE) ?? randomBytes(18).toString('base64url');
+    res.cookie(CSRF_COOKIE, nonce, {
+      httpOnly: true,
+      sameSite: 'strict',
+      secure,
+      path: action(req),
+    });
+    noStore(res)
+      .status(status)
+      .type('html')
+      .send(
+        claimPage({
+          action: action(req),
+          csrf: csrfOf(nonce, code),
+          claim: code,
+          scans,
+          ...(error ? { error: error.message, email: error.email } : {}),
+        }),
+      );
+  };
+
+  router.get('/register', async (req, res, next) => {
+    try {
+      const code = typeof req.query.claim === 'string' ? req.query.claim : '';
+      const preview = code ? await services.anonymous.preview(code) : null;
+      if (!preview) {
+        invalidClaim(res);
+        return;
+      }
+      renderForm(req, res, code, preview.scans, 200);
+    } catch (err) {
+      next(err);
+    }
+  });
+
+  router.post('/register', form, async (req, res, next) => {
+    try {
+      const body = req.body as Record<string, unknown>;
+      const code = typeof body.claim === 'string' ? body.claim : '';
+      if (!csrfValid(req, code, body.csrf)) {
+        noStore(res)
+          .status(403)
+          .type('html')
+          .send(messagePage('Request refused', 'This form was not sent from this claim page.'));
+        return;
+      }
+      try {
+        await services.rateLimits.consume('unauthenticated_writes', req.ip ?? 'unknown');
+      } catch (err) {
+        const error = toServiceError(err);
+        noStore(res)
+          .status(error.status)
+          .set(error.headers)
+          .type('html')
+          .send(messagePage('Too many attempts', error.publicDetail));
+        return;
+      }
+      const preview = await services.anonymous.preview(code);
+      if (!preview) {
+        invalidClaim(res);
+        return;
+      }
+      const email = typeof body.email === 'string' ? body.email.trim() : '';
+      const password = typeof body.password === 'string' ? body.password : '';
+      const retry = (status: number, message: string) =>
+        renderForm(req, res, code, preview.scans, status, { message, email });
+
+      let account: AccountRow | null;
+      let serviceKey: string | undefined;
+      let result: ClaimResult | null = null;
+      if (body.mode === 'create') {
+        const problem = !Email.safeParse(email).success
+          ? 'Enter a valid email address.'
+          : !Password.safeParse(password).success
+            ? 'Choose a password of 12 to 200 characters.'
+            : undefined;
+        if (problem) {
+          retry(400, problem);
+          return;
+        }
+        try {
+          // The account and the claim commit together: a code used meanwhile leaves no account behind.
+          const created = await services.accounts.create({ email, password }, async (trx, made) => {
+            const claimed = await services.anonymous.claimIn(trx, code, made.id);
+            if (!claimed) throw new ServiceError('not_found', { detail: 'claim code used meanwhile' });
+            return claimed;
+          });
+          account = created.account;
+          serviceKey = created.key.service_key;
+          result = created.extra;
+        } catch (err) {
+          if (err instanceof ServiceError && err.code === 'account_exists') {
+            retry(409, 'An account with this email exists already: sign in instead.');
+            return;
+          }
+          if (err instanceof ServiceError && err.code === 'not_found') {
+            invalidClaim(res);
+            return;
+          }
+          throw err;
+        }
+      } else {
+        account = email && password ? await services.accounts.verifyPassword(email, password) : null;
+        if (!account) {
+          retry(401, 'The email or password is not right.');
+          return;
+        }
+      }
+
+      result ??= await services.anonymous.claim(code, account.id);
+      if (!result) {
+        invalidClaim(res);
+        return;
+      }
+      req.log.info({ session: result.sessionId, scans: result.scans.length }, 'anonymous session claimed');
+      res.clearCookie(CSRF_COOKIE, { path: action(req) });
+      noStore(res)
+        .status(200)
+        .type('html')
+        .send(claimedPage({ email: account.email, result, ...(serviceKey ? { serviceKey } : {}) }));
+    } catch (err) {
+      next(err);
+    }
+  });
+
+  return router;
+}
+
+function cookieOf(req: Request, name: string): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+  }
+  return undefined;
+}
