@@ -23,6 +23,9 @@ export function protectedResourceMetadata(services: Services) {
     authorization_servers: [authz.issuer],
     bearer_methods_supported: ['header'],
     scopes_supported: [...resourceScopes],
+    // SPEC "Authentication" rule 4.2 names this field; RFC 9728 has none for registration, so
+    // clients that follow the authorization server metadata find the same endpoint there.
+    resource_registration_endpoint: `${authz.issuer}/oauth/clients/register`,
     resource_name: 'Agent service, owner-scoped MCP server',
     resource_documentation: `${services.config.site_url}/`,
   };

@@ -161,6 +161,7 @@ describe.each(dialects)('OAuth authorization server and owner MCP (%s)', (dialec
         authorization_servers: [auth],
         bearer_methods_supported: ['header'],
         scopes_supported: ['agent-service', 'profile', 'email'],
+        resource_registration_endpoint: `${auth}/oauth/clients/register`,
       });
     }
   });
