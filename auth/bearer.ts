@@ -175,7 +175,7 @@ export class BearerVerifier {
   }
 }
 
-/** Refuses every access token of the account issued before `at` (sign out everywhere). */
+/** Refuses every access token of the account issued before `at`. */
 export async function revokeAccountTokens(db: Kysely<Database>, accountId: string, at: Date): Promise<void> {
   const revoked_before = at.toISOString();
   await db
@@ -183,4 +183,53 @@ export async function revokeAccountTokens(db: Kysely<Database>, accountId: strin
     .values({ account_id: accountId, revoked_before })
     .onConflict((oc) => oc.column('account_id').doUpdateSet({ revoked_before }))
     .execute();
+}
+
+export interface AccountRevocation {
+  revokedBefore: Date;
+  grantsRevoked: number;
+  sessionsEnded: number;
+}
+
+/**
+ * Signs the account out everywhere: ends its sign-in sessions at the authorization server, deletes
+ * its grants with every refresh token and code issued under them, and refuses its access tokens
+ * issued before this second. `iat` has second precision (RFC 7519 section 2, NumericDate), so the
+ * time is cut to the second: a token issued later in the same second is refused by the grant check
+ * alone, and a client that signs in again right away is not refused for the rest of the second.
+ */
+export async function revokeAccountAuthorizations(
+  db: Kysely<Database>,
+  accountId: string,
+  now: Date,
+): Promise<AccountRevocation> {
+  const revokedBefore = new Date(Math.floor(now.getTime() / 1000) * 1000);
+  return db.transaction().execute(async (trx) => {
+    const grants = await trx
+      .selectFrom('oauth_records')
+      .select('id')
+      .where('model', '=', 'Grant')
+      .where('account_id', '=', accountId)
+      .execute();
+    const grantIds = grants.map((g) => g.id);
+    if (grantIds.length > 0) {
+      await trx.deleteFrom('oauth_records').where('grant_id', 'in', grantIds).execute();
+      await trx
+        .deleteFrom('oauth_records')
+        .where('model', '=', 'Grant')
+        .where('id', 'in', grantIds)
+        .execute();
+    }
+    const sessions = await trx
+      .deleteFrom('oauth_records')
+      .where('model', '=', 'Session')
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    await revokeAccountTokens(trx, accountId, revokedBefore);
+    return {
+      revokedBefore,
+      grantsRevoked: grantIds.length,
+      sessionsEnded: Number(sessions.numDeletedRows),
+    };
+  });
 }
