@@ -7,14 +7,29 @@
  * `client_id` claim (a copied application-session JWT has none, rule 5), whose grant still exists
  * and whose account has not revoked every token issued before it. Failures are values with the
  * RFC 6750 error code the challenge carries.
+ *
+ * A token whose key id this process does not know (another process sharing the database rotated
+ * the key and restarted) makes the verifier reload the published keys from the database, at most
+ * once per `KEY_RELOAD_INTERVAL_MS` so tokens with made-up key ids cannot turn every request into
+ * a query.
  */
-import { createLocalJWKSet, type JWTPayload, errors as joseErrors, jwtVerify } from 'jose';
+import {
+  createLocalJWKSet,
+  type FlattenedJWSInput,
+  type JWSHeaderParameters,
+  type JWTPayload,
+  errors as joseErrors,
+  jwtVerify,
+} from 'jose';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import { KyselyAdapter } from './adapter.ts';
-import type { SigningJwk } from './keys.ts';
+import { publicJwk, publishedPublicKeys, type SigningJwk } from './keys.ts';
 import { GRANT_CLAIM } from './provider.ts';
 import { SERVICE_SCOPE } from './scopes.ts';
+
+/** Least time between two reloads of the signing keys on an unknown key id. */
+export const KEY_RELOAD_INTERVAL_MS = 5_000;
 
 /** Who an owner-scoped request acts for, taken from the token (never from the input). */
 export interface OwnerGrant {
@@ -47,7 +62,9 @@ export class BearerVerifier {
   readonly #grants: KyselyAdapter;
   readonly #issuer: string;
   readonly #audience: string;
-  readonly #jwks: ReturnType<typeof createLocalJWKSet>;
+  #jwks: ReturnType<typeof createLocalJWKSet>;
+  #lastReload = Number.NEGATIVE_INFINITY;
+  #reloading: Promise<void> | undefined;
   readonly #now: () => Date;
 
   constructor(options: BearerVerifierOptions) {
@@ -56,9 +73,31 @@ export class BearerVerifier {
     this.#audience = options.audience;
     this.#now = options.now ?? (() => new Date());
     this.#grants = new KyselyAdapter(options.db, 'Grant', this.#now);
-    this.#jwks = createLocalJWKSet({
-      keys: options.keys.map(({ kty, crv, x, y, kid, alg, use }) => ({ kty, crv, x, y, kid, alg, use })),
-    });
+    this.#jwks = createLocalJWKSet({ keys: options.keys.map(publicJwk) });
+  }
+
+  /** jose key resolver: the known keys, then once more after a reload when the key id is new. */
+  readonly #key = async (header: JWSHeaderParameters, token: FlattenedJWSInput) => {
+    try {
+      return await this.#jwks(header, token);
+    } catch (err) {
+      if (!(err instanceof joseErrors.JWKSNoMatchingKey)) throw err;
+      if (this.#now().getTime() - this.#lastReload < KEY_RELOAD_INTERVAL_MS && !this.#reloading) throw err;
+      await this.#reloadKeys();
+      return this.#jwks(header, token);
+    }
+  };
+
+  #reloadKeys(): Promise<void> {
+    this.#reloading ??= (async () => {
+      try {
+        this.#lastReload = this.#now().getTime();
+        this.#jwks = createLocalJWKSet({ keys: await publishedPublicKeys(this.#db, this.#now) });
+      } finally {
+        this.#reloading = undefined;
+      }
+    })();
+    return this.#reloading;
   }
 
   /** `authorization` is the request's header; `queryToken` an `access_token` query parameter, if any. */
@@ -90,7 +129,7 @@ export class BearerVerifier {
 
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(match[1] as string, this.#jwks, {
+      ({ payload } = await jwtVerify(match[1] as string, this.#key, {
         issuer: this.#issuer,
         audience: this.#audience,
         typ: 'at+jwt',
@@ -136,7 +175,7 @@ export class BearerVerifier {
   }
 }
 
-/** Refuses every access token of the account issued before `at` (sign out everywhere). */
+/** Refuses every access token of the account issued before `at`. */
 export async function revokeAccountTokens(db: Kysely<Database>, accountId: string, at: Date): Promise<void> {
   const revoked_before = at.toISOString();
   await db
@@ -144,4 +183,53 @@ export async function revokeAccountTokens(db: Kysely<Database>, accountId: strin
     .values({ account_id: accountId, revoked_before })
     .onConflict((oc) => oc.column('account_id').doUpdateSet({ revoked_before }))
     .execute();
+}
+
+export interface AccountRevocation {
+  revokedBefore: Date;
+  grantsRevoked: number;
+  sessionsEnded: number;
+}
+
+/**
+ * Signs the account out everywhere: ends its sign-in sessions at the authorization server, deletes
+ * its grants with every refresh token and code issued under them, and refuses its access tokens
+ * issued before this second. `iat` has second precision (RFC 7519 section 2, NumericDate), so the
+ * time is cut to the second: a token issued later in the same second is refused by the grant check
+ * alone, and a client that signs in again right away is not refused for the rest of the second.
+ */
+export async function revokeAccountAuthorizations(
+  db: Kysely<Database>,
+  accountId: string,
+  now: Date,
+): Promise<AccountRevocation> {
+  const revokedBefore = new Date(Math.floor(now.getTime() / 1000) * 1000);
+  return db.transaction().execute(async (trx) => {
+    const grants = await trx
+      .selectFrom('oauth_records')
+      .select('id')
+      .where('model', '=', 'Grant')
+      .where('account_id', '=', accountId)
+      .execute();
+    const grantIds = grants.map((g) => g.id);
+    if (grantIds.length > 0) {
+      await trx.deleteFrom('oauth_records').where('grant_id', 'in', grantIds).execute();
+      await trx
+        .deleteFrom('oauth_records')
+        .where('model', '=', 'Grant')
+        .where('id', 'in', grantIds)
+        .execute();
+    }
+    const sessions = await trx
+      .deleteFrom('oauth_records')
+      .where('model', '=', 'Session')
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    await revokeAccountTokens(trx, accountId, revokedBefore);
+    return {
+      revokedBefore,
+      grantsRevoked: grantIds.length,
+      sessionsEnded: Number(sessions.numDeletedRows),
+    };
+  });
 }

@@ -3,10 +3,13 @@
  * process sharing it signs and verifies with the same keys and tokens survive restarts
  * (ARCHITECTURE.md section 4, OAuth).
  *
- * Access tokens are signed ES256 by the newest unretired key. Rotation adds a key and retires the
- * others; a retired key stays in the JWKS for `RETIRED_KEY_PUBLISHED_MS`, longer than any access
- * token lives, so tokens signed before a rotation keep verifying until they expire. Processes pick
- * up a rotation when they restart.
+ * Access tokens are signed ES256 by the one unretired key. The database holds at most one
+ * (a unique index), so processes starting together on an empty database converge on the key the
+ * first of them inserted. Rotation adds a key and retires the old one; a retired key stays
+ * published for `RETIRED_KEY_PUBLISHED_MS`, longer than any access token lives, so tokens signed
+ * before a rotation keep verifying until they expire. oidc-provider's key set is fixed when it is
+ * constructed: a process signs with the new key once it restarts, while its bearer verifier
+ * accepts tokens from processes that already do by reloading the keys (`bearer.ts`).
  */
 import { randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
@@ -36,6 +39,7 @@ export async function loadAuthorizationKeys(
 ): Promise<AuthorizationKeys> {
   let keys = await publishedKeys(db, now());
   if (!keys.some((k) => k.retired_at === null)) {
+    // Another process may insert one at the same moment: only one insert takes effect.
     await insertKey(db, now());
     keys = await publishedKeys(db, now());
   }
@@ -49,20 +53,41 @@ export async function loadAuthorizationKeys(
   };
 }
 
-/** Makes a new signing key and retires the others; returns its key id. */
+/**
+ * Makes a new signing key and retires the old one; returns the key id that now signs. Two
+ * rotations at once leave one new key: the later insert does nothing and both return the winner.
+ */
 export async function rotateSigningKey(
   db: Kysely<Database>,
   now: () => Date = () => new Date(),
 ): Promise<string> {
   const at = now();
-  return db.transaction().execute(async (trx) => {
+  await db.transaction().execute(async (trx) => {
     await trx
       .updateTable('oauth_signing_keys')
       .set({ retired_at: at.toISOString() })
       .where('retired_at', 'is', null)
       .execute();
-    return insertKey(trx, at);
+    await insertKey(trx, at);
   });
+  const active = await db
+    .selectFrom('oauth_signing_keys')
+    .select('kid')
+    .where('retired_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return active.kid;
+}
+
+/** Public parts of every published key, for verifiers and the JWKS (RFC 7517 section 5). */
+export async function publishedPublicKeys(
+  db: Kysely<Database>,
+  now: () => Date = () => new Date(),
+): Promise<SigningJwk[]> {
+  return (await publishedKeys(db, now())).map((k) => publicJwk(JSON.parse(k.private_jwk) as SigningJwk));
+}
+
+export function publicJwk({ kty, crv, x, y, kid, alg, use }: SigningJwk): SigningJwk {
+  return { kty, crv, x, y, kid, alg, use };
 }
 
 async function publishedKeys(db: Kysely<Database>, at: Date) {
@@ -74,13 +99,14 @@ async function publishedKeys(db: Kysely<Database>, at: Date) {
     .execute();
 }
 
-async function insertKey(db: Kysely<Database>, at: Date): Promise<string> {
+/** Inserts an unretired key unless one exists (index `oauth_signing_keys_one_active`). */
+async function insertKey(db: Kysely<Database>, at: Date): Promise<void> {
   const { privateKey } = await generateKeyPair('ES256', { extractable: true });
   const kid = randomUUID();
   const jwk: SigningJwk = { ...(await exportJWK(privateKey)), kid, alg: 'ES256', use: 'sig' };
   await db
     .insertInto('oauth_signing_keys')
     .values({ kid, private_jwk: JSON.stringify(jwk), created_at: at.toISOString(), retired_at: null })
+    .onConflict((oc) => oc.doNothing())
     .execute();
-  return kid;
 }

@@ -408,8 +408,9 @@ export interface OauthRecordsTable {
 }
 
 /**
- * ES256 keys that sign access tokens. The newest unretired key signs; every key stays in the JWKS
- * until tokens it signed have expired, so a rotation never invalidates a token in flight.
+ * ES256 keys that sign access tokens. At most one is unretired (unique index
+ * `oauth_signing_keys_one_active`) and it signs; every key stays in the JWKS until tokens it signed
+ * have expired, so a rotation never invalidates a token in flight.
  */
 export interface OauthSigningKeysTable {
   kid: string;

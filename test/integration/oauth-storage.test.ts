@@ -62,6 +62,33 @@ describe.each(dialects)('OAuth storage (%s)', (dialect) => {
     expect(await refresh.find('r2')).toBeUndefined();
   });
 
+  it('converges on one signing key when several processes start together on an empty database', async () => {
+    const empty = await createTestDatabase(dialect);
+    try {
+      const loaded = await Promise.all(
+        Array.from({ length: 5 }, () => loadAuthorizationKeys(empty.handle.db)),
+      );
+      const signing = new Set(loaded.map((keys) => keys.jwks.keys[0]?.kid));
+      expect(signing.size).toBe(1);
+      const rows = await empty.handle.db.selectFrom('oauth_signing_keys').select('kid').execute();
+      expect(rows.map((r) => r.kid)).toEqual([...signing]);
+
+      const rotated = await Promise.all([
+        rotateSigningKey(empty.handle.db),
+        rotateSigningKey(empty.handle.db),
+      ]);
+      expect(rotated[0]).toBe(rotated[1]);
+      const active = await empty.handle.db
+        .selectFrom('oauth_signing_keys')
+        .select('kid')
+        .where('retired_at', 'is', null)
+        .execute();
+      expect(active.map((r) => r.kid)).toEqual([rotated[0]]);
+    } finally {
+      await empty.drop();
+    }
+  });
+
   it('keeps signing keys across starts and publishes a retired key until its tokens are gone', async () => {
     const db = database.handle.db;
     const first = await loadAuthorizationKeys(db, now);

@@ -27,12 +27,14 @@ describe.each(dialects)('OAuth authorization server and owner MCP (%s)', (dialec
   let resource: string;
   const owner: OwnerCredentials = { email: 'owner@example.com', password: 'correct horse battery staple' };
   let accountId: string;
+  let serviceKey: string;
 
   beforeAll(async () => {
     service = await startTestService(dialect, { 'rate_limits.unauthenticated_writes.points': 1000 });
     resource = `${service.config.mcp_url}/auth`;
     const created = await service.services.accounts.create(owner);
     accountId = created.account.id;
+    serviceKey = created.key.service_key;
     const issuer = new URL(service.config.auth_url);
     as = await oauth.processDiscoveryResponse(
       issuer,
@@ -444,6 +446,48 @@ describe.each(dialects)('OAuth authorization server and owner MCP (%s)', (dialec
     it('and accepts the genuine one it was made from', async () => {
       expect((await callTool(valid)).res.status).toBe(200);
     });
+  });
+
+  // After the suites above that hold tokens: it signs the account out of every client.
+  it('signs the account out of every client with POST /account/revoke-tokens', async () => {
+    const { tokens } = await authorize();
+    expect((await callTool(tokens.access_token)).res.status).toBe(200);
+    const revoke = (key?: string) =>
+      fetch(`${service.config.public_api_url}/account/revoke-tokens`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(key ? { 'x-service-key': key } : {}) },
+        body: '{}',
+      });
+    expect((await revoke()).status).toBe(401);
+
+    const res = await revoke(serviceKey);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(body).toEqual({
+      revoked_before: expect.any(String),
+      grants_revoked: expect.any(Number),
+      sessions_ended: expect.any(Number),
+    });
+    expect(body.grants_revoked).toBeGreaterThan(0);
+    expect(body.sessions_ended).toBeGreaterThan(0);
+
+    const { res: refused } = await callTool(tokens.access_token);
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
+    const refresh = await oauth.refreshTokenGrantRequest(
+      as,
+      client,
+      oauth.None(),
+      tokens.refresh_token as string,
+      insecure,
+    );
+    await expect(oauth.processRefreshTokenResponse(as, client, refresh)).rejects.toMatchObject({
+      error: 'invalid_grant',
+    });
+
+    // Signing in again right away works: only what was issued before is refused.
+    const again = await authorize();
+    expect((await callTool(again.tokens.access_token)).res.status).toBe(200);
   });
 
   // Last: it revokes every token of the account.

@@ -1,3 +1,4 @@
+import { revokeAccountAuthorizations } from '../../../auth/bearer.ts';
 import type { ServiceKeyRow } from '../../../db/schema.ts';
 import { defineOperation, requireAccount } from '../../operation.ts';
 import {
@@ -6,6 +7,7 @@ import {
   CreateServiceKeyInput,
   IssuedServiceKey,
   ListServiceKeysResult,
+  RevokeOAuthTokensResult,
   RevokeServiceKeyInput,
   ServiceKeyInfo,
 } from './schemas.ts';
@@ -87,4 +89,34 @@ export const revokeServiceKey = defineOperation({
     keyInfo(await ctx.services.accounts.revokeKey(requireAccount(ctx).id, input.key_id)),
 });
 
-export const accountOperations = [createAccount, createServiceKey, listServiceKeys, revokeServiceKey];
+export const revokeOAuthTokens = defineOperation({
+  name: 'revokeOAuthTokens',
+  title: 'Sign the account out of every OAuth client',
+  description:
+    'Revoke every OAuth authorization of the calling account at once: its access tokens are refused by the ' +
+    'owner-scoped MCP server from now on, its refresh tokens and client approvals are deleted, and its ' +
+    'sign-ins at the authorization server end. Clients must send the owner through sign-in and consent ' +
+    'again. Service keys are not affected.',
+  input: CreateServiceKeyInput.pick({}),
+  output: RevokeOAuthTokensResult,
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  access: 'service_key',
+  http: { surface: 'public_api', method: 'POST', path: '/account/revoke-tokens', input: 'body' },
+  tags: ['accounts'],
+  handler: async (ctx) => {
+    const done = await revokeAccountAuthorizations(ctx.services.db, requireAccount(ctx).id, new Date());
+    return {
+      revoked_before: done.revokedBefore.toISOString(),
+      grants_revoked: done.grantsRevoked,
+      sessions_ended: done.sessionsEnded,
+    };
+  },
+});
+
+export const accountOperations = [
+  createAccount,
+  createServiceKey,
+  listServiceKeys,
+  revokeServiceKey,
+  revokeOAuthTokens,
+];

@@ -64,3 +64,14 @@ export const ListServiceKeysResult = z.object({ keys: z.array(ServiceKeyInfo) })
 export const RevokeServiceKeyInput = z.strictObject({
   key_id: z.uuid().describe('Id of the key to revoke.'),
 });
+
+export const RevokeOAuthTokensResult = z.object({
+  revoked_before: z.iso
+    .datetime()
+    .describe('Access tokens issued before this time are refused by the owner MCP server.'),
+  grants_revoked: z
+    .number()
+    .int()
+    .describe('Client approvals deleted, with their refresh tokens; each client must ask again.'),
+  sessions_ended: z.number().int().describe('Sign-ins at the authorization server that were ended.'),
+});

@@ -1,0 +1,55 @@
+/**
+ * One public address in front of several service processes, as a load balancer puts them. Every
+ * process is configured with the front's URL (so they share one issuer and one MCP URL), and the
+ * test chooses which process answers the next requests. Requests pass through unchanged, `Host`
+ * included.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface FrontProxy {
+  url: string;
+  /** Sends the following requests to this origin (`http://127.0.0.1:<port>`). */
+  route(origin: string): void;
+  close(): Promise<void>;
+}
+
+export async function startFrontProxy(): Promise<FrontProxy> {
+  let target: URL | undefined;
+  const server = http.createServer((req, res) => {
+    if (!target) {
+      res.writeHead(503).end('no process routed');
+      return;
+    }
+    const upstream = http.request(
+      {
+        host: target.hostname,
+        port: target.port,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on('error', (err) => {
+      if (!res.headersSent) res.writeHead(502);
+      res.end(String(err));
+    });
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    route(origin) {
+      target = new URL(origin);
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
