@@ -54,8 +54,9 @@ export async function loadAuthorizationKeys(
 }
 
 /**
- * Makes a new signing key and retires the old one; returns the key id that now signs. Two
- * rotations at once leave one new key: the later insert does nothing and both return the winner.
+ * Makes a new signing key and retires the old one; returns the key id that signs afterwards. Two
+ * overlapping rotations never leave two signing keys: if they collide, the later insert does
+ * nothing; if one commits before the other starts, the second simply rotates again.
  */
 export async function rotateSigningKey(
   db: Kysely<Database>,

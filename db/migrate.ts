@@ -19,9 +19,22 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
     provider: new FileMigrationProvider({ fs, path, migrationFolder }),
     ...(await migrationTableSchema(db)),
   });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  for (let attempt = 1; ; attempt++) {
+    const { error, results } = await migrator.migrateToLatest();
+    if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    if (attempt < 3 && isIntrospectionRace(error)) continue;
+    throw error instanceof Error ? error : new Error(String(error));
+  }
+}
+
+/**
+ * kysely checks for its tables by introspecting every schema of the database; a schema or table
+ * dropped by someone else during that query (another deployment's cleanup, a parallel test run)
+ * fails it with "schema/relation does not exist". Nothing was migrated then, so it is retried.
+ */
+function isIntrospectionRace(error: unknown): boolean {
+  const code = (error as { code?: string } | undefined)?.code;
+  return code === '3F000' || code === '42P01';
 }
 
 /**
