@@ -7,13 +7,14 @@
  * posted from another site arrives without the cookie and is refused; a token copied from one
  * claim page does not work for another code.
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import express, { type Request, type Response, Router } from 'express';
 import type { AccountRow } from '../../db/schema.ts';
 import { ServiceError, toServiceError } from '../../servers/errors.ts';
 import { Email, Password } from '../../servers/features/accounts/schemas.ts';
 import type { Services } from '../../servers/services.ts';
 import { AGENT_AUTH_PATH, agentAuthDescriptor, authSkill, SKILL_NAME } from '../descriptor.ts';
+import { csrfMatches, csrfToken, noStore } from '../form-security.ts';
 import { messagePage } from '../interactions/pages.ts';
 import { claimedPage, claimPage } from './pages.ts';
 import { type ClaimResult, digestOf } from './sessions.ts';
@@ -51,23 +52,12 @@ export function anonymousSiteRouter(services: Services, csrfKey: string): Router
     res.set('Access-Control-Allow-Origin', '*').type('text/markdown; charset=utf-8').send(skill);
   });
 
-  const csrfOf = (nonce: string, code: string) =>
-    createHmac('sha256', csrfKey)
-      .update(`claim:${nonce}:${digestOf(code)}`)
-      .digest('base64url');
+  const csrfContext = (nonce: string, code: string) => `claim:${nonce}:${digestOf(code)}`;
+  const csrfOf = (nonce: string, code: string) => csrfToken(csrfKey, csrfContext(nonce, code));
   const csrfValid = (req: Request, code: string, sent: unknown) => {
     const nonce = cookieOf(req, CSRF_COOKIE);
-    if (!nonce || typeof sent !== 'string') return false;
-    const expected = Buffer.from(csrfOf(nonce, code));
-    const got = Buffer.from(sent);
-    return got.length === expected.length && timingSafeEqual(got, expected);
+    return nonce !== undefined && csrfMatches(csrfKey, csrfContext(nonce, code), sent);
   };
-  const noStore = (res: Response) =>
-    res.set({
-      'Cache-Control': 'no-store',
-      'X-Frame-Options': 'DENY',
-      'Content-Security-Policy': "frame-ancestors 'none'",
-    });
   const action = (req: Request) => `${req.baseUrl}/register`;
   const invalidClaim = (res: Response) =>
     noStore(res)

@@ -4,31 +4,19 @@
  * interaction itself is only readable with oidc-provider's SameSite cookie, so a form posted from
  * another site is refused.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import express, { type Request, type Response, Router } from 'express';
 import type Provider from 'oidc-provider';
 import type { InteractionResults } from 'oidc-provider';
 import type { Services } from '../../servers/services.ts';
+import { csrfMatches, csrfToken, noStore } from '../form-security.ts';
 import { scopeDescriptions } from '../scopes.ts';
 import { consentPage, loginPage, messagePage } from './pages.ts';
 
 export function interactionRouter(services: Services, provider: Provider, csrfKey: string): Router {
   const router = Router();
   const form = express.urlencoded({ extended: false, limit: '8kb' });
-  const csrfOf = (uid: string) =>
-    createHmac('sha256', csrfKey).update(`interaction:${uid}`).digest('base64url');
-  const csrfValid = (uid: string, sent: unknown) => {
-    if (typeof sent !== 'string') return false;
-    const expected = Buffer.from(csrfOf(uid));
-    const got = Buffer.from(sent);
-    return got.length === expected.length && timingSafeEqual(got, expected);
-  };
-  const noStore = (res: Response) =>
-    res.set({
-      'Cache-Control': 'no-store',
-      'X-Frame-Options': 'DENY',
-      'Content-Security-Policy': "frame-ancestors 'none'",
-    });
+  const csrfOf = (uid: string) => csrfToken(csrfKey, `interaction:${uid}`);
+  const csrfValid = (uid: string, sent: unknown) => csrfMatches(csrfKey, `interaction:${uid}`, sent);
 
   async function details(req: Request, res: Response) {
     try {

@@ -1,0 +1,28 @@
+/**
+ * What every server-rendered form of the authorization server shares: anti-forgery tokens bound to
+ * what the form acts on (an HMAC under the cookie key, compared in constant time), and headers that
+ * keep its pages out of caches and frames.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Response } from 'express';
+
+/** The anti-forgery token of a form acting on `context` (an interaction id, a claim). */
+export function csrfToken(key: string, context: string): string {
+  return createHmac('sha256', key).update(context).digest('base64url');
+}
+
+export function csrfMatches(key: string, context: string, sent: unknown): boolean {
+  if (typeof sent !== 'string') return false;
+  const expected = Buffer.from(csrfToken(key, context));
+  const got = Buffer.from(sent);
+  return got.length === expected.length && timingSafeEqual(got, expected);
+}
+
+/** No caching, no framing (clickjacking of the consent and claim buttons). */
+export function noStore(res: Response): Response {
+  return res.set({
+    'Cache-Control': 'no-store',
+    'X-Frame-Options': 'DENY',
+    'Content-Security-Policy': "frame-ancestors 'none'",
+  });
+}
