@@ -39,6 +39,11 @@ export function beaconFastPath(
   const api = new URL(config.public_api_url);
   const path = `${api.pathname.replace(/\/+$/, '')}${BEACON_PATH}`;
   const requiredHost = api.host === new URL(config.site_url).host ? undefined : api.host;
+  // Without a trusted proxy the client is the socket's peer; proxy-addr would parse headers for nothing.
+  const clientAddress =
+    config.trust_proxy === false
+      ? (req: IncomingMessage) => req.socket.remoteAddress ?? ''
+      : (req: IncomingMessage) => proxyaddr(req, trustProxy);
   return (req, res) => {
     const url = req.url ?? '';
     if (req.method !== 'GET' || !url.startsWith(path) || url.charCodeAt(path.length) !== 63 /* ? */)
@@ -54,7 +59,7 @@ export function beaconFastPath(
         url: text(query.url),
         ref: text(query.ref),
         userAgent: req.headers['user-agent'] ?? '',
-        ip: proxyaddr(req, trustProxy),
+        ip: clientAddress(req),
         headers: req.headers,
       });
     } catch {
