@@ -10,7 +10,7 @@
  * exists for this document yet, so it takes the name of the block it mirrors.
  *
  * Only what works is published. The `identity_assertion` method of the specification (ID-JAG and
- * verified-email assertions, CAEP events) is not implemented yet, so it is absent from `methods`
+ * verified-email assertions, CAEP events) is not built yet, so it is absent from `methods`
  * and from `identity_types_supported` until its token endpoint accepts assertions.
  */
 import type { Config } from '../servers/config.ts';

@@ -56,17 +56,8 @@ describe.skipIf(!existsSync(executablePath) && process.env.CI !== 'true').each(d
     }
 
     it('signs in, shows the consent in plain words and returns a code on Allow', async () => {
-      const browser = await chromium.launch({
-        executablePath,
-        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-      });
+      const { browser, page, callbacks } = await openBrowser();
       try {
-        const page = await browser.newPage();
-        const callbacks: string[] = [];
-        await page.route('http://127.0.0.1:7391/**', (route) => {
-          callbacks.push(route.request().url());
-          return route.fulfill({ status: 200, contentType: 'text/plain', body: 'done' });
-        });
         await page.goto(await authorizationUrl());
 
         await expect(page.getByRole('heading', { name: 'Sign in' }).count()).resolves.toBe(1);
@@ -105,17 +96,8 @@ describe.skipIf(!existsSync(executablePath) && process.env.CI !== 'true').each(d
     });
 
     it('returns access_denied on Deny', async () => {
-      const browser = await chromium.launch({
-        executablePath,
-        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-      });
+      const { browser, page, callbacks } = await openBrowser();
       try {
-        const page = await browser.newPage();
-        const callbacks: string[] = [];
-        await page.route('http://127.0.0.1:7391/**', (route) => {
-          callbacks.push(route.request().url());
-          return route.fulfill({ status: 200, contentType: 'text/plain', body: 'done' });
-        });
         await page.goto(await authorizationUrl());
         await page.getByLabel('Email').fill(owner.email);
         await page.getByLabel('Password').fill(owner.password);
@@ -129,3 +111,18 @@ describe.skipIf(!existsSync(executablePath) && process.env.CI !== 'true').each(d
     });
   },
 );
+
+/** Headless Chromium with the client's redirect URI answered in place (it has no server). */
+async function openBrowser() {
+  const browser = await chromium.launch({
+    executablePath,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+  const page = await browser.newPage();
+  const callbacks: string[] = [];
+  await page.route('http://127.0.0.1:7391/**', (route) => {
+    callbacks.push(route.request().url());
+    return route.fulfill({ status: 200, contentType: 'text/plain', body: 'done' });
+  });
+  return { browser, page, callbacks };
+}
