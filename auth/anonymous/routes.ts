@@ -116,7 +116,7 @@ export function anonymousSiteRouter(services: Services, csrfKey: string): Router
 
   router.post('/register', form, async (req, res, next) => {
     try {
-      const body = req.body as Record<string, unknown>;
+      const body = (req.body ?? {}) as Record<string, unknown>; // no body, or not a form: every field absent
       const code = typeof body.claim === 'string' ? body.claim : '';
       if (!csrfValid(req, code, body.csrf)) {
         noStore(res)

@@ -92,7 +92,7 @@ export function interactionRouter(services: Services, provider: Provider, csrfKe
     try {
       const interaction = await details(req, res);
       if (!interaction) return;
-      const body = req.body as Record<string, unknown>;
+      const body = (req.body ?? {}) as Record<string, unknown>; // no body, or not a form: every field absent
       if (interaction.prompt.name !== 'login' || !csrfValid(interaction.uid, body.csrf)) {
         noStore(res)
           .status(403)
@@ -118,7 +118,7 @@ export function interactionRouter(services: Services, provider: Provider, csrfKe
     try {
       const interaction = await details(req, res);
       if (!interaction) return;
-      const body = req.body as Record<string, unknown>;
+      const body = (req.body ?? {}) as Record<string, unknown>; // no body, or not a form: every field absent
       if (interaction.prompt.name !== 'consent' || !csrfValid(interaction.uid, body.csrf)) {
         noStore(res)
           .status(403)

@@ -287,6 +287,13 @@ describe.each(dialects)('anonymous sessions and claims (%s)', (dialect) => {
       }),
     });
     expect(res.status).toBe(403);
+    // Not a form at all (JSON, or no body): refused the same way, never an internal error.
+    for (const init of [
+      { headers: { 'content-type': 'application/json' }, body: '{"claim":"x"}' },
+      { headers: {}, body: undefined },
+    ]) {
+      expect((await fetch(`${site}/register`, { method: 'POST', ...init })).status).toBe(403);
+    }
     expect((await fetch(`${site}/register?claim=agsvc_claim_${'C'.repeat(43)}`)).status).toBe(410);
     expect((await fetch(`${site}/register`)).status).toBe(410);
   });
