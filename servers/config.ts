@@ -107,6 +107,11 @@ export const Config = z
       raw_retention_days: positiveInt,
       /** Rollup rows (daily counts per site, page, agent) older than this are deleted. */
       rollup_retention_days: positiveInt,
+      /**
+       * Network-wide figures (GET /ai-search-data) are published only for periods in which at least
+       * this many sites sent traffic: with fewer, a "network" total would be one site's traffic.
+       */
+      network_min_sites: positiveInt,
     }),
     auth: z.strictObject({
       /** Sessions of agents without an account (`POST {auth_url}/signup`). */
@@ -162,6 +167,7 @@ export const envBindings: Record<string, EnvBinding> = {
   TRAFFIC_FLUSH_INTERVAL_MS: { key: 'traffic.flush_interval_ms', parse: numberOrRaw },
   TRAFFIC_RAW_RETENTION_DAYS: { key: 'traffic.raw_retention_days', parse: numberOrRaw },
   TRAFFIC_ROLLUP_RETENTION_DAYS: { key: 'traffic.rollup_retention_days', parse: numberOrRaw },
+  TRAFFIC_NETWORK_MIN_SITES: { key: 'traffic.network_min_sites', parse: numberOrRaw },
   SMTP_FROM: { key: 'smtp.from' },
   ANONYMOUS_SCAN_LIMIT: { key: 'auth.anonymous.scan_limit', parse: numberOrRaw },
   ANONYMOUS_SESSION_TTL_S: { key: 'auth.anonymous.session_ttl_s', parse: numberOrRaw },

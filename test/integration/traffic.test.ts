@@ -70,7 +70,11 @@ describe.each(dialects)('traffic collection and stats (%s)', (dialect) => {
   let b: Account & { siteId: string };
 
   beforeAll(async () => {
-    service = await startTestService(dialect, { 'rate_limits.unauthenticated_writes.points': 1000 });
+    service = await startTestService(dialect, {
+      'rate_limits.unauthenticated_writes.points': 1000,
+      // One site sends traffic here; the withholding threshold has its own test below.
+      'traffic.network_min_sites': 1,
+    });
     api = service.config.public_api_url;
     a = await setup(api, 'shop-a-traffic.com', true);
     b = await setup(api, 'shop-b-traffic.com');
@@ -277,10 +281,22 @@ describe.each(dialects)('traffic collection and stats (%s)', (dialect) => {
     const data = await (await get(api, '/ai-search-data?days=7')).json();
     expect(data.totals.events).toBe(11);
     expect(data.by_agent.map((x: { agent: string }) => x.agent)).toContain('GPTBot');
-    // Only the opted-in site appears by name.
-    expect(data.opted_in_sites).toEqual([
+    // An opt-in names a site only once its owner proved the domain (anyone can register any domain).
+    expect(data.opted_in_sites).toEqual([]);
+    await service.services.db
+      .updateTable('sites')
+      .set({ verified_at: new Date().toISOString(), verification_method: 'dns' })
+      .where('id', '=', a.siteId)
+      .execute();
+    const verified = await (await get(api, '/ai-search-data?days=7')).json();
+    expect(verified.opted_in_sites).toEqual([
       { domain: 'shop-a-traffic.com', events: 11, ai_share: expect.any(Number) },
     ]);
+    await service.services.db
+      .updateTable('sites')
+      .set({ verified_at: null })
+      .where('id', '=', a.siteId)
+      .execute();
     const training = await (await get(api, '/ai-search-data?days=7&category=ai_training')).json();
     expect(training.by_agent.every((x: { category: string }) => x.category === 'ai_training')).toBe(true);
 
@@ -323,6 +339,39 @@ describe.each(dialects)('traffic collection and stats (%s)', (dialect) => {
     expect(live?.daily).toHaveLength(30);
     expect(await service.services.traffic.liveTraffic('shop-b-traffic.com')).toBeNull();
     expect(await service.services.traffic.liveTraffic('never-registered.com')).toBeNull();
+  });
+});
+
+describe('network figures need enough sites', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startTestService('sqlite', {
+      'rate_limits.unauthenticated_writes.points': 1000,
+      'traffic.network_min_sites': 2,
+    });
+  });
+  afterAll(() => service?.close());
+
+  it('withholds network figures while fewer sites than the threshold sent traffic', async () => {
+    const api = service.config.public_api_url;
+    const send = async (domain: string) => {
+      const site = await setup(api, domain);
+      const res = await postEvents(api, site.key, {
+        site_id: site.siteId,
+        events: [{ ts: new Date().toISOString(), url: `https://${domain}/`, user_agent: UA.chrome }],
+      });
+      expect(res.status).toBe(200);
+    };
+    await send('only-one-site.com');
+    const alone = await (await get(api, '/ai-search-data?days=7')).json();
+    expect(alone.totals.events).toBe(0);
+    expect(alone.by_agent).toEqual([]);
+    expect(alone.note).toMatch(/withheld/);
+
+    await send('second-site.com');
+    const two = await (await get(api, '/ai-search-data?days=7')).json();
+    expect(two.totals.events).toBe(2);
+    expect(two.note).not.toMatch(/withheld/);
   });
 });
 

@@ -243,8 +243,15 @@ export class TrafficService {
   /** Network-wide aggregates (GET /ai-search-data); per-site figures only for opted-in sites. */
   async networkStats(input: AiSearchDataInput): Promise<AiSearchDataResult> {
     const period = periodOf(input, this.#deps.now());
-    const { db } = this.#deps;
-    const [daily, optedIn] = await Promise.all([
+    const { db, config } = this.#deps;
+    const [contributing, daily, optedIn] = await Promise.all([
+      // Sites with traffic in the period, from the per-site first/last event (one row per source).
+      db
+        .selectFrom('traffic_site_sources')
+        .select((eb) => eb.fn.count<number>('site_id').distinct().as('sites'))
+        .where('first_event_at', '<=', `${period.to}T23:59:59.999Z`)
+        .where('last_event_at', '>=', `${period.from}T00:00:00.000Z`)
+        .executeTakeFirst(),
       db
         .selectFrom('traffic_network_daily')
         .select(['day', 'category', 'agent', 'operator', 'events'])
@@ -260,12 +267,16 @@ export class TrafficService {
           (eb) => eb.fn.sum<number>('traffic_daily.events').as('events'),
         ])
         .where('sites.share_network', '=', 1)
+        // A name is published only for its proven owner's opt-in: anyone can register any domain.
+        .where('sites.verified_at', 'is not', null)
         .where('traffic_daily.day', '>=', period.from)
         .where('traffic_daily.day', '<=', period.to)
         .groupBy(['sites.domain', 'traffic_daily.category'])
         .execute(),
     ]);
-    const summary = summarize(daily, period);
+    const sites = Number(contributing?.sites ?? 0);
+    const minSites = config.traffic.network_min_sites;
+    const summary = summarize(sites >= minSites ? daily : [], period);
     const byAgent = input.category
       ? summary.by_agent.filter((a) => a.category === input.category)
       : summary.by_agent;
@@ -285,8 +296,11 @@ export class TrafficService {
         .sort((a, b) => b.events - a.events)
         .slice(0, 100),
       note:
-        'Sums over every site in the network that sends traffic. No per-site figures except for sites whose ' +
-        'owners opted in (opted_in_sites).',
+        sites >= minSites
+          ? 'Sums over every site in the network that sends traffic. No per-site figures except for sites whose ' +
+            'owners opted in (opted_in_sites).'
+          : `Fewer than ${minSites} sites sent traffic in this period, so network figures are withheld: they ` +
+            'would describe a single site. opted_in_sites still lists sites whose owners chose to be named.',
     };
   }
 
