@@ -126,9 +126,26 @@ describe.each(dialects)('scans and Signal Strength (%s)', (dialect) => {
   it('GET /signal of a never-scanned domain runs a quick check and stores it', async () => {
     const site = await startFixtureSite('wellPrepared');
     try {
-      const res = await fetch(`${api}/signal?domain=${site.domain}`);
-      expect(res.status).toBe(200);
-      const signal = await res.json();
+      // Callers arriving together share one quick check: the others hear that it is running.
+      const answers = await Promise.all(
+        [1, 2, 3].map(async () => {
+          const res = await fetch(`${api}/signal?domain=${site.domain}`);
+          expect(res.status).toBe(200);
+          return res.json();
+        }),
+      );
+      const signal = answers.find((a) => a.status === 'scored');
+      expect(signal).toBeDefined();
+      for (const other of answers) {
+        expect(['scored', 'scanning']).toContain(other.status);
+        expect(other.scan_id).toBe(signal.scan_id);
+      }
+      const rows = await service.services.db
+        .selectFrom('scans')
+        .select('id')
+        .where('domain', '=', site.domain)
+        .execute();
+      expect(rows).toHaveLength(1);
       expect(signal).toMatchObject({ status: 'scored', depth: 'quick' });
       expect(signal.score).toBeGreaterThan(50);
       const htmlPages = site.requests.filter((r) => r.accept?.startsWith('text/html')).length;

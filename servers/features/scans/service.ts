@@ -83,6 +83,8 @@ export function tierById(id: string): Tier {
 export class ScansService {
   private readonly deps: ScansDeps;
   readonly worker: ScanWorker;
+  /** Quick first checks running in this process, by domain (their scan id): callers join, not repeat. */
+  private readonly quickChecks = new Map<string, string>();
 
   constructor(deps: ScansDeps) {
     this.deps = deps;
@@ -214,19 +216,31 @@ export class ScansService {
     signal: AbortSignal,
   ): Promise<Signal> {
     const domain = this.normalize(rawDomain);
-    const { db, now } = this.deps;
+    const { db } = this.deps;
     const latest = await findDomainScore(db, domain);
     if (latest) return this.signalOf(domain, latest);
-    const active = await findActiveScan(db, domain, 1, null);
-    if (active) {
+    const running = this.quickChecks.get(domain) ?? (await findActiveScan(db, domain, 1, null))?.id;
+    if (running) {
       return {
         ...this.emptySignal(domain, 'scanning'),
-        scan_id: active.id,
+        scan_id: running,
         detail: 'A first scan is running; ask again shortly',
       };
     }
-    await allowQuickCheck();
+    // Claimed before the first await below, so a concurrent call for the domain sees it.
     const id = randomUUID();
+    if (this.quickChecks.has(domain)) return this.signal(rawDomain, allowQuickCheck, signal);
+    this.quickChecks.set(domain, id);
+    try {
+      await allowQuickCheck();
+      return await this.quickCheck(domain, id, signal);
+    } finally {
+      this.quickChecks.delete(domain);
+    }
+  }
+
+  private async quickCheck(domain: string, id: string, signal: AbortSignal): Promise<Signal> {
+    const { db, now } = this.deps;
     await insertScan(db, {
       id,
       domain,
