@@ -35,8 +35,14 @@ export const tokenLifetimes = {
   Session: 30 * DAY,
 } as const;
 
-/** URL of the owner-scoped MCP server: the only resource (RFC 8707) tokens are issued for. */
+/** URL of the owner-scoped MCP server: the default resource (RFC 8707) tokens are issued for. */
 export const ownerMcpUrl = (config: Config): string => `${config.mcp_url}/auth`;
+
+/**
+ * The public API as a resource: a token for it (`resource={public_api_url}`) authorizes the
+ * public API's Bearer writes (SPEC "Authentication": Bearer token for writes), e.g. POST /listings.
+ */
+export const publicApiResource = (config: Config): string => config.public_api_url;
 
 /** Where the login and consent pages of an interaction live. */
 export const interactionUrl = (config: Config, uid: string): string =>
@@ -113,11 +119,12 @@ export async function createAuthorizationServer(
         defaultResource: () => resource,
         useGrantedResource: () => true,
         async getResourceServerInfo(_ctx, indicator) {
-          if (indicator !== resource)
-            throw new errors.InvalidTarget(`tokens are only issued for ${resource}`);
+          const apiResource = publicApiResource(config);
+          if (indicator !== resource && indicator !== apiResource)
+            throw new errors.InvalidTarget(`tokens are only issued for ${resource} and ${apiResource}`);
           return {
-            scope: resourceScopes.join(' '),
-            audience: resource,
+            scope: indicator === resource ? resourceScopes.join(' ') : SERVICE_SCOPE,
+            audience: indicator,
             accessTokenTTL: tokenLifetimes.AccessToken,
             accessTokenFormat: 'jwt',
             jwt: { sign: { alg: 'ES256' } },

@@ -82,3 +82,26 @@ function challenge(res: Response, result: Extract<BearerResult, { ok: false }>, 
         result.description ?? 'This MCP server needs an OAuth access token; see WWW-Authenticate',
     });
 }
+
+/**
+ * The public API as a protected resource: its Bearer writes (POST /listings) take access tokens
+ * issued for `resource={public_api_url}`. Served under the API and path-inserted on the site.
+ */
+export function publicApiResourceMetadata(services: Services) {
+  const authz = services.authorization;
+  return {
+    resource: services.config.public_api_url,
+    authorization_servers: [authz.issuer],
+    bearer_methods_supported: ['header'],
+    scopes_supported: [SERVICE_SCOPE],
+    resource_registration_endpoint: `${authz.issuer}/oauth/clients/register`,
+    resource_name: 'Agent service, public API (Bearer writes)',
+    resource_documentation: `${services.config.public_api_url}/openapi.json`,
+  };
+}
+
+export const servePublicApiPrm =
+  (services: Services): RequestHandler =>
+  (_req, res) => {
+    res.set('Cache-Control', 'public, max-age=300').json(publicApiResourceMetadata(services));
+  };

@@ -6,7 +6,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
 import { anonymousSiteRouter } from '../auth/anonymous/routes.ts';
 import { descriptorUrl, signupUrl, skillUrl } from '../auth/descriptor.ts';
-import { ownerMcpEndpoint, protectedResourceMetadataUrls, servePrm } from '../auth/resource.ts';
+import {
+  ownerMcpEndpoint,
+  protectedResourceMetadataUrls,
+  servePrm,
+  servePublicApiPrm,
+} from '../auth/resource.ts';
 import { authorizationMetadataMirror, authorizationRouter } from '../auth/router.ts';
 import { createMcpEndpoint } from './adapters/mcp.ts';
 import { methodNotAllowed, problemHandler, routeNotFound, surfaceRouter } from './adapters/rest.ts';
@@ -55,6 +60,7 @@ export function createApp(services: Services, operations: readonly AnyOperation[
   // The beacon answers images, not JSON, so it is a route of its own in front of the operations.
   const publicApi = express.Router();
   publicApi.use(beaconRouter(services, methodNotAllowed));
+  publicApi.get('/.well-known/oauth-protected-resource', servePublicApiPrm(services));
   publicApi.use(surfaceRouter('public_api', operations, services));
 
   // Deepest paths first: a surface at "/" must not shadow the others.
@@ -126,6 +132,11 @@ function siteRouter(services: Services): RequestHandler {
     new URL(config.site_url).pathname.replace(/\/+$/, '').length,
   );
   router.get(prm, servePrm(services));
+  // The public API's metadata, path-inserted on the site too (RFC 9728 section 3.1).
+  router.get(
+    `/.well-known/oauth-protected-resource${new URL(config.public_api_url).pathname.replace(/\/+$/, '')}`,
+    servePublicApiPrm(services),
+  );
   router.get('/problems/:code', (req, res, next) => {
     const code = req.params.code as keyof typeof errorCodes;
     const known = Object.hasOwn(errorCodes, code) ? errorCodes[code] : undefined;

@@ -189,11 +189,31 @@ async function authenticate(op: AnyOperation, ctx: OperationContext): Promise<vo
   }
   if (!ctx.grant && op.access !== 'owner') {
     const token = bearerToken(ctx.request.headers.authorization);
-    if (token !== undefined) {
+    if (token !== undefined && isJwt(token)) {
+      // An access token of our authorization server for the public API (resource={public_api_url}).
+      const result = await ctx.services.publicApiBearer.verify(`Bearer ${token}`, undefined);
+      if (!result.ok) {
+        throw new ServiceError('invalid_token', {
+          detail: result.description ?? 'The access token is not valid for this API',
+          headers: { 'WWW-Authenticate': bearerChallenge(ctx, 'invalid_token') },
+        });
+      }
+      // It stands for the account on Bearer writes only: a client the owner approved must not
+      // manage the account's service keys or sites (those take the key itself).
+      if (op.access === 'bearer' && !ctx.account) ctx.account = { id: result.grant.accountId, keyId: null };
+    } else if (token !== undefined) {
       const session = await ctx.services.anonymous.authenticate(token);
       if (!session) throw invalidToken();
       ctx.anonymous = session;
     }
+  }
+  if (op.access === 'bearer' && !ctx.account) {
+    throw new ServiceError('unauthorized', {
+      detail:
+        'Send Authorization: Bearer <access token> from the authorization server (resource = this API), ' +
+        `or your service key in the ${SERVICE_KEY_HEADER} header`,
+      headers: { 'WWW-Authenticate': bearerChallenge(ctx) },
+    });
   }
   if (op.access === 'owner' && !(ctx.grant && ctx.account?.id === ctx.grant.accountId)) {
     throw new ServiceError('unauthorized', {
@@ -216,6 +236,21 @@ function bearerToken(header: string | undefined): string | undefined {
   if (header === undefined || !/^bearer\b/i.test(header)) return undefined;
   return /^Bearer +(\S+) *$/i.exec(header)?.[1] ?? '';
 }
+
+/** A JWS compact serialization (three base64url parts): an access token, not an anonymous session's. */
+const isJwt = (token: string): boolean => /^[\w-]+\.[\w-]+\.[\w-]+$/.test(token);
+
+/** RFC 6750 section 3 challenge pointing at the public API's protected resource metadata (RFC 9728). */
+function bearerChallenge(ctx: OperationContext, error?: string): string {
+  const { config } = ctx.services;
+  const params = [`resource_metadata="${publicApiResourceMetadataUrl(config)}"`, 'scope="agent-service"'];
+  if (error) params.push(`error="${error}"`);
+  return `Bearer ${params.join(', ')}`;
+}
+
+/** Where the public API's protected resource metadata is (RFC 9728 section 3.1, under the resource). */
+export const publicApiResourceMetadataUrl = (config: Services['config']): string =>
+  `${config.public_api_url}/.well-known/oauth-protected-resource`;
 
 /** The caller's account in a handler whose operation requires one (`access: 'service_key'`). */
 export function requireAccount(ctx: OperationContext): AccountPrincipal {

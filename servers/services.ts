@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { sweepOauthRecords } from '../auth/adapter.ts';
 import { AnonymousSessions } from '../auth/anonymous/sessions.ts';
 import { BearerVerifier } from '../auth/bearer.ts';
-import { type AuthorizationServer, createAuthorizationServer } from '../auth/provider.ts';
+import { type AuthorizationServer, createAuthorizationServer, publicApiResource } from '../auth/provider.ts';
 import type { DatabaseHandle, Dialect } from '../db/database.ts';
 import type { Database } from '../db/schema.ts';
 import type { Config } from './config.ts';
@@ -50,6 +50,8 @@ export interface Services {
   authorization: AuthorizationServer;
   /** Verifies access tokens for the owner-scoped MCP server (`auth/bearer.ts`). */
   bearer: BearerVerifier;
+  /** Verifies access tokens issued for the public API (`resource={public_api_url}`), for Bearer writes. */
+  publicApiBearer: BearerVerifier;
   /** SSRF-safe fetch for brand webhooks (address policy `outbound.allow_private_networks`). */
   fetch: SafeFetch;
   /** SSRF-safe fetch for site owners' domains (address policy `scanner.allow_private_networks`). */
@@ -143,6 +145,13 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     keys: authorization.keys.jwks.keys,
     now,
   });
+  const publicApiBearer = new BearerVerifier({
+    db,
+    issuer: authorization.issuer,
+    audience: publicApiResource(config),
+    keys: authorization.keys.jwks.keys,
+    now,
+  });
 
   let housekeeping: NodeJS.Timeout | undefined;
   return {
@@ -162,6 +171,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     traffic,
     authorization,
     bearer,
+    publicApiBearer,
     fetch,
     siteFetch,
     now,

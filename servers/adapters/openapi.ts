@@ -179,6 +179,7 @@ export function openApiDocument(
       ...(parameters.length ? { parameters } : {}),
       ...(requestBody ? { requestBody } : {}),
       ...(op.access === 'service_key' ? { security: [{ serviceKey: [] }] } : {}),
+      ...(op.access === 'bearer' ? { security: [{ bearerToken: [] }, { serviceKey: [] }] } : {}),
       responses,
       ...(op.mcp?.length ? { 'x-mcp-tool': op.toolName } : {}),
     };
@@ -192,7 +193,9 @@ export function openApiDocument(
     paths,
     components: {
       schemas: { Problem: jsonSchemaOf(Problem, 'output') },
-      ...(operations.some((op) => op.http?.surface === surface && op.access === 'service_key')
+      ...(operations.some(
+        (op) => op.http?.surface === surface && (op.access === 'service_key' || op.access === 'bearer'),
+      )
         ? {
             securitySchemes: {
               serviceKey: {
@@ -200,6 +203,15 @@ export function openApiDocument(
                 in: 'header',
                 name: SERVICE_KEY_HEADER,
                 description: 'A service key of your account (`agsvc_sk_...`), issued once by POST /account.',
+              },
+              bearerToken: {
+                type: 'http',
+                scheme: 'bearer',
+                bearerFormat: 'JWT',
+                description:
+                  `An access token of the authorization server (${config.auth_url}) issued for ` +
+                  `resource=${config.public_api_url}, scope agent-service; discovery at ` +
+                  `${config.public_api_url}/.well-known/oauth-protected-resource.`,
               },
             },
           }

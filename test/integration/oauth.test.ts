@@ -3,7 +3,7 @@
  * (oauth4webapi): discovery, registration, PKCE authorization through the sign-in and consent
  * pages, tokens, refresh rotation, revocation, and the resource server's refusals.
  */
-import { type CryptoKey, exportSPKI, importJWK, SignJWT } from 'jose';
+import { type CryptoKey, decodeJwt, exportSPKI, importJWK, SignJWT } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeAccountTokens } from '../../auth/bearer.ts';
@@ -63,6 +63,7 @@ describe.each(dialects)('OAuth authorization server and owner MCP (%s)', (dialec
     scope = 'agent-service email offline_access',
     jar?: CookieJar,
     redirect = redirectUri,
+    target = resource,
   ): Promise<{
     tokens: oauth.TokenEndpointResponse;
     pages: { url: string; html?: string }[];
@@ -77,7 +78,7 @@ describe.each(dialects)('OAuth authorization server and owner MCP (%s)', (dialec
       response_type: 'code',
       scope,
       state,
-      resource,
+      resource: target,
       code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
       code_challenge_method: 'S256',
     }).toString();
@@ -91,7 +92,7 @@ describe.each(dialects)('OAuth authorization server and owner MCP (%s)', (dialec
       redirect,
       verifier,
       {
-        additionalParameters: { resource },
+        additionalParameters: { resource: target },
         ...insecure,
       },
     );
@@ -166,6 +167,64 @@ describe.each(dialects)('OAuth authorization server and owner MCP (%s)', (dialec
         resource_registration_endpoint: `${auth}/oauth/clients/register`,
       });
     }
+  });
+
+  it('issues tokens for the public API that authorize its Bearer writes and nothing else', async () => {
+    const api = service.config.public_api_url;
+    for (const u of [
+      `${api}/.well-known/oauth-protected-resource`,
+      `${service.config.site_url}/.well-known/oauth-protected-resource/api/public`,
+    ]) {
+      expect(await (await fetch(u)).json()).toMatchObject({
+        resource: api,
+        authorization_servers: [service.config.auth_url],
+        bearer_methods_supported: ['header'],
+      });
+    }
+    const listing = {
+      domain: 'bearer-listing.example.com',
+      name: 'Bearer listing',
+      description: 'Submitted with an OAuth access token.',
+      category: 'other',
+      url: 'https://bearer-listing.example.com/',
+      contact: { email: 'hello@bearer-listing.example.com' },
+    };
+    const post = (headers: Record<string, string>) =>
+      fetch(`${api}/listings`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(listing),
+      });
+
+    const none = await post({});
+    expect(none.status).toBe(401);
+    expect(none.headers.get('www-authenticate')).toContain(
+      `resource_metadata="${api}/.well-known/oauth-protected-resource"`,
+    );
+
+    const { tokens } = await authorize('agent-service', undefined, redirectUri, api);
+    const claims = decodeJwt(tokens.access_token);
+    expect(claims).toMatchObject({ aud: api, sub: accountId, client_id: client.client_id });
+    const ok = await post({ authorization: `Bearer ${tokens.access_token}` });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toMatchObject({ domain: listing.domain, status: 'pending', created: true });
+    const row = await service.services.db
+      .selectFrom('listings')
+      .select('account_id')
+      .where('domain', '=', listing.domain)
+      .executeTakeFirstOrThrow();
+    expect(row.account_id).toBe(accountId);
+
+    // Audiences do not mix, and a client's token does not manage the account's keys.
+    expect((await callTool(tokens.access_token)).res.status).toBe(401);
+    const owner = (await authorize('agent-service')).tokens.access_token;
+    const wrongAudience = await post({ authorization: `Bearer ${owner}` });
+    expect(wrongAudience.status).toBe(401);
+    expect(wrongAudience.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    const keys = await fetch(`${api}/account/keys`, {
+      headers: { authorization: `Bearer ${tokens.access_token}` },
+    });
+    expect(keys.status).toBe(401);
   });
 
   it('runs the code flow with PKCE through sign-in and consent, and serves get_owner_context', async () => {

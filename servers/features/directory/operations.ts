@@ -33,11 +33,12 @@ export const submitListing = defineOperation({
     'Submit or update the directory listing of a domain of your account: name, description (at most 500 ' +
     'characters), category, landing page URL on the domain, tags and a published contact. It is listed at once ' +
     'when your account has verified the domain, and pending until then (it appears as soon as the domain is ' +
-    'verified). One listing per account and domain: sending it again updates it.',
+    'verified). One listing per account and domain: sending it again updates it. Authenticate with an access ' +
+    'token of the authorization server issued for this API (Authorization: Bearer) or with your service key.',
   input: SubmitListingInput,
   output: SubmitListingResult,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  access: 'service_key',
+  access: 'bearer',
   http: { surface: 'public_api', method: 'POST', path: '/listings', input: 'body' },
   errors: ['validation_failed'],
   tags: ['directory'],
