@@ -13,10 +13,21 @@ export async function insertScan(
   db: Db,
   row: Pick<ScansTable, 'id' | 'domain' | 'account_id' | 'is_public' | 'depth' | 'requested_at'> &
     Partial<Pick<ScansTable, 'anonymous_session_id'>>,
+  /** Inserted already running under this lease (the caller runs it now), so no worker claims it. */
+  running?: { owner: string; leaseUntil: string },
 ): Promise<void> {
   await db
     .insertInto('scans')
-    .values({ ...row, status: 'queued', progress_done: 0, progress_total: 0, attempts: 0 })
+    .values({
+      ...row,
+      status: running ? 'running' : 'queued',
+      progress_done: 0,
+      progress_total: 0,
+      attempts: running ? 1 : 0,
+      ...(running
+        ? { lease_owner: running.owner, lease_expires_at: running.leaseUntil, started_at: row.requested_at }
+        : {}),
+    })
     .execute();
 }
 

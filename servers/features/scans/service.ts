@@ -240,22 +240,19 @@ export class ScansService {
   }
 
   private async quickCheck(domain: string, id: string, signal: AbortSignal): Promise<Signal> {
-    const { db, now } = this.deps;
-    await insertScan(db, {
-      id,
-      domain,
-      account_id: null,
-      is_public: 1,
-      depth: 'quick',
-      requested_at: now().toISOString(),
-    });
-    const [claimed] = await db
-      .updateTable('scans')
-      .set({ status: 'running', started_at: now().toISOString(), attempts: 1 })
-      .where('id', '=', id)
-      .returningAll()
-      .execute();
-    await this.execute(claimed as ScanRow, null, signal);
+    const { db, now, config } = this.deps;
+    const at = now();
+    // Inserted running, under a lease of this request: a queued row would also be claimed by a
+    // background worker and crawled twice.
+    await insertScan(
+      db,
+      { id, domain, account_id: null, is_public: 1, depth: 'quick', requested_at: at.toISOString() },
+      {
+        owner: `quick:${this.worker.owner}`,
+        leaseUntil: new Date(at.getTime() + config.scanner.lease_ms).toISOString(),
+      },
+    );
+    await this.execute((await findScan(db, id)) as ScanRow, null, signal);
     const scored = await findDomainScore(db, domain);
     if (scored) return this.signalOf(domain, scored);
     const failed = await findScan(db, id);
