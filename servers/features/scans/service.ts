@@ -219,17 +219,18 @@ export class ScansService {
     const { db } = this.deps;
     const latest = await findDomainScore(db, domain);
     if (latest) return this.signalOf(domain, latest);
-    const running = this.quickChecks.get(domain) ?? (await findActiveScan(db, domain, 1, null))?.id;
-    if (running) {
-      return {
-        ...this.emptySignal(domain, 'scanning'),
-        scan_id: running,
-        detail: 'A first scan is running; ask again shortly',
-      };
-    }
-    // Claimed before the first await below, so a concurrent call for the domain sees it.
+    const scanning = (scanId: string): Signal => ({
+      ...this.emptySignal(domain, 'scanning'),
+      scan_id: scanId,
+      detail: 'A first scan is running; ask again shortly',
+    });
+    const active = this.quickChecks.get(domain) ?? (await findActiveScan(db, domain, 1, null))?.id;
+    if (active) return scanning(active);
+    // Looked up again after the await above and claimed before the next one, so of the calls
+    // arriving together in this process exactly one runs the check.
+    const joined = this.quickChecks.get(domain);
+    if (joined) return scanning(joined);
     const id = randomUUID();
-    if (this.quickChecks.has(domain)) return this.signal(rawDomain, allowQuickCheck, signal);
     this.quickChecks.set(domain, id);
     try {
       await allowQuickCheck();
