@@ -103,7 +103,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     sites,
     classifier: new Classifier(loadAgentDirectory()),
     now,
-    ...(database.raw.kind === 'sqlite' ? { sqlite: database.raw.client } : {}),
+    raw: database.raw,
   });
   const scans = new ScansService({
     db,

@@ -23,7 +23,7 @@ import type { Database as SQLiteClient } from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
-import type { Dialect } from '../../../db/database.ts';
+import type { DatabaseHandle, Dialect } from '../../../db/database.ts';
 import type { Database } from '../../../db/schema.ts';
 import { ServiceError } from '../../errors.ts';
 
@@ -44,8 +44,8 @@ export interface PreparedEvent {
 }
 
 export interface IngestOptions {
-  /** How raw events are inserted (see RawEventWriter); default: the dialect's portable way. */
-  writeRaw?: RawEventWriter;
+  /** How raw events are inserted (`rawEventWriter`). */
+  writeRaw: RawEventWriter;
   queueMaxEvents: number;
   flushMaxEvents: number;
   flushIntervalMs: number;
@@ -56,8 +56,6 @@ interface Group {
   done?: { resolve: () => void; reject: (err: unknown) => void };
 }
 
-/** Rows per INSERT statement: 11 columns x 1000 stays under both dialects' bound-parameter limits. */
-const INSERT_CHUNK = 1000;
 /** Rows per unnest() INSERT on PostgreSQL (array parameters, so only memory bounds it). */
 const PG_CHUNK = 5000;
 const HUMAN_CATEGORIES = new Set(['human', 'ai_referred']);
@@ -237,7 +235,7 @@ const EVENT_COLUMNS = [
   'user_agent',
 ] as const satisfies readonly (keyof PreparedEvent)[];
 
-export function sqliteEventWriter(client: SQLiteClient): RawEventWriter {
+function sqliteEventWriter(client: SQLiteClient): RawEventWriter {
   const insert = client.prepare(
     `insert into traffic_events (${EVENT_COLUMNS.join(', ')}) values (${EVENT_COLUMNS.map(() => '?').join(', ')})`,
   );
@@ -275,7 +273,12 @@ const PG_TYPES: Record<(typeof EVENT_COLUMNS)[number], string> = {
   user_agent: 'text',
 };
 
-export const postgresEventWriter: RawEventWriter = async (trx, events) => {
+/** The writer for the database the service runs on. */
+export function rawEventWriter(raw: DatabaseHandle['raw']): RawEventWriter {
+  return raw.kind === 'sqlite' ? sqliteEventWriter(raw.client) : postgresEventWriter;
+}
+
+const postgresEventWriter: RawEventWriter = async (trx, events) => {
   for (let i = 0; i < events.length; i += PG_CHUNK) {
     const chunk = events.slice(i, i + PG_CHUNK);
     const arrays = EVENT_COLUMNS.map(
@@ -291,7 +294,7 @@ export async function writeEvents(
   trx: Kysely<Database>,
   dialect: Dialect,
   events: PreparedEvent[],
-  writeRaw: RawEventWriter = dialect === 'postgres' ? postgresEventWriter : kyselyEventWriter,
+  writeRaw: RawEventWriter,
 ): Promise<void> {
   await writeRaw(trx, events);
 
@@ -476,17 +479,6 @@ export async function writeEvents(
       .execute();
   }
 }
-
-/** Portable writer through kysely, for a SQLite database whose client is not at hand. */
-const kyselyEventWriter: RawEventWriter = async (trx, events) => {
-  for (let i = 0; i < events.length; i += INSERT_CHUNK) {
-    const chunk = events.slice(i, i + INSERT_CHUNK);
-    await trx
-      .insertInto('traffic_events')
-      .values(chunk.map((e) => Object.fromEntries(EVENT_COLUMNS.map((c) => [c, e[c]])) as never))
-      .execute();
-  }
-};
 
 function* chunks<T>(rows: T[], size = 500): Generator<T[]> {
   for (let i = 0; i < rows.length; i += size) yield rows.slice(i, i + size);

@@ -4,17 +4,16 @@
  * request, so the owner-scoped MCP server can reuse them for the account its token names.
  */
 
-import type { Database as SQLiteClient } from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { Dialect } from '../../../db/database.ts';
+import type { DatabaseHandle, Dialect } from '../../../db/database.ts';
 import type { Database, SiteRow } from '../../../db/schema.ts';
 import type { Config } from '../../config.ts';
 import { invalid, ServiceError } from '../../errors.ts';
 import type { SitesService } from '../sites/service.ts';
 import { aiAgentCategories, type TrafficCategory, trafficCategories } from './agents.ts';
 import type { Classifier, Hit } from './classify.ts';
-import { IngestQueue, type PreparedEvent, sqliteEventWriter } from './ingest.ts';
+import { IngestQueue, type PreparedEvent, rawEventWriter } from './ingest.ts';
 import { networkPrefix, pagePath, urlHost } from './privacy.ts';
 import { type DailyRow, rollupReads, type TrafficReads } from './rollups.ts';
 import {
@@ -49,8 +48,8 @@ export interface TrafficDeps {
   sites: SitesService;
   classifier: Classifier;
   now: () => Date;
-  /** The SQLite client, for the prepared-statement event writer (absent on PostgreSQL). */
-  sqlite?: SQLiteClient;
+  /** The database's own client, for the cheapest raw-event insert on each dialect. */
+  raw: DatabaseHandle['raw'];
 }
 
 export interface BeaconHit {
@@ -83,7 +82,7 @@ export class TrafficService {
     this.#deps = deps;
     const { traffic } = deps.config;
     this.queue = new IngestQueue(deps.db, deps.dialect, deps.log.child({ component: 'traffic' }), {
-      ...(deps.sqlite ? { writeRaw: sqliteEventWriter(deps.sqlite) } : {}),
+      writeRaw: rawEventWriter(deps.raw),
       queueMaxEvents: traffic.queue_max_events,
       flushMaxEvents: traffic.flush_max_events,
       flushIntervalMs: traffic.flush_interval_ms,
