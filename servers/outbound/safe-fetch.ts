@@ -9,6 +9,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { Agent, buildConnector, fetch, Headers, type RequestInit, type Response } from 'undici';
+import { invalid } from '../errors.ts';
 
 export class BlockedDestinationError extends Error {
   constructor(message: string) {
@@ -39,6 +40,12 @@ export interface SafeFetchOptions {
 
 export interface SafeFetch {
   (url: string | URL, init?: RequestInit): Promise<Response>;
+  /**
+   * Why this fetcher would refuse to call `url`, checked now (when a URL is registered, so the one
+   * who registers it learns at once), or null. Fetching checks again at connect time: a name that
+   * resolves to a public address today may not tomorrow.
+   */
+  destinationProblem(url: string): Promise<string | null>;
   close(): Promise<void>;
 }
 
@@ -91,8 +98,52 @@ export function createSafeFetch(options: SafeFetchOptions): SafeFetch {
       signal: init.signal ?? AbortSignal.timeout(options.timeoutMs),
     });
   }) as SafeFetch;
+  safeFetch.destinationProblem = async (input: string) => {
+    let url: URL;
+    try {
+      url = new URL(input);
+    } catch {
+      return 'must be an absolute URL';
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http or https URL';
+    if (url.username || url.password) return 'must not carry credentials (user:password@)';
+    if (options.allowPrivateNetworks && !options.allowAddress) return null;
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    if (ipaddr.isValid(host))
+      return allowed(host) ? null : `must not point at a non-public address (${host})`;
+    let addresses: LookupAddress[];
+    try {
+      addresses = await new Promise<LookupAddress[]>((ok, fail) =>
+        resolve(host, { all: true }, (err, list) =>
+          err ? fail(err) : ok(list as unknown as LookupAddress[]),
+        ),
+      );
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      // A name that does not exist is the registrant's mistake; a resolver failure is not: the
+      // check at connect time still applies.
+      return code === 'ENOTFOUND' || code === 'ENODATA'
+        ? `names a host that does not resolve (${host})`
+        : null;
+    }
+    const blocked = addresses.find((a) => !allowed(a.address));
+    return blocked ? `names a host that resolves to a non-public address (${host})` : null;
+  };
   safeFetch.close = () => agent.close();
   return safeFetch;
+}
+
+/**
+ * Refuses, with a 400 naming `field`, a URL that `fetch` would not call: for URLs that are stored now
+ * and called later (brand webhooks, agents' callbacks).
+ */
+export async function requireCallableDestination(
+  fetch: SafeFetch,
+  url: string,
+  field: string,
+): Promise<void> {
+  const problem = await fetch.destinationProblem(url);
+  if (problem) throw invalid([{ field, message: problem }]);
 }
 
 export interface LimitedBody {

@@ -3,11 +3,10 @@
  * schema; writes are REST only and need a service key (a Bearer token of the authorization server
  * once it exists).
  */
-import ipaddr from 'ipaddr.js';
 import { getDomain } from 'tldts';
 import { invalid } from '../../errors.ts';
 import { defineOperation, type OperationContext, requireAccount } from '../../operation.ts';
-import { isPublicAddress } from '../../outbound/safe-fetch.ts';
+import { requireCallableDestination } from '../../outbound/safe-fetch.ts';
 import { isLocalDomain } from '../sites/domain.ts';
 import { domainField, requireVerifiedDomain } from '../sites/operations.ts';
 import {
@@ -79,14 +78,12 @@ export const searchListings = defineOperation({
  * The brand agent's endpoint: https to a public host, unless outbound calls may reach private
  * networks (tests, self-hosting). Deliveries are checked again at connect time by the safe fetch.
  */
-function endpointField(ctx: OperationContext, raw: string): string {
-  if (ctx.services.config.outbound.allow_private_networks) return raw;
-  const url = new URL(raw);
-  if (url.protocol !== 'https:') throw invalid([{ field: 'endpoint', message: 'must be an https URL' }]);
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  const privateHost =
-    host === 'localhost' || host.endsWith('.localhost') || (ipaddr.isValid(host) && !isPublicAddress(host));
-  if (privateHost) throw invalid([{ field: 'endpoint', message: 'must be a public address' }]);
+/** The brand's endpoint: https, and a destination our outbound calls may reach (checked now, and again on each delivery). */
+async function endpointField(ctx: OperationContext, raw: string): Promise<string> {
+  if (!ctx.services.config.outbound.allow_private_networks && new URL(raw).protocol !== 'https:') {
+    throw invalid([{ field: 'endpoint', message: 'must be an https URL' }]);
+  }
+  await requireCallableDestination(ctx.services.fetch, raw, 'endpoint');
   return raw;
 }
 
@@ -117,7 +114,7 @@ export const registerBrandAgent = defineOperation({
         },
       ]);
     }
-    const endpoint = endpointField(ctx, input.endpoint);
+    const endpoint = await endpointField(ctx, input.endpoint);
     if (input.webhook_secret !== undefined && !input.protocols.includes('webhook')) {
       throw invalid([{ field: 'webhook_secret', message: 'is only used with protocol webhook' }]);
     }

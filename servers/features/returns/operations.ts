@@ -1,5 +1,6 @@
 import { idempotencyKeyFrom } from '../../idempotency.ts';
 import { defineOperation } from '../../operation.ts';
+import { requireCallableDestination } from '../../outbound/safe-fetch.ts';
 import {
   ReturnStatusInput,
   ReturnStatusResult,
@@ -39,7 +40,12 @@ export const startReturnRequest = defineOperation({
   rateLimit: 'unauthenticated_writes',
   errors: ['validation_failed', 'idempotency_key_reused', 'rate_limited'],
   tags: ['customer service'],
-  handler: async (ctx, input) => ctx.services.returns.start(input, idempotencyKeyFrom(ctx.request.headers)),
+  handler: async (ctx, input) => {
+    // Stored now, called later: refuse a callback our outbound calls could not (or must not) reach.
+    if (input.callback_url)
+      await requireCallableDestination(ctx.services.fetch, input.callback_url, 'callback_url');
+    return ctx.services.returns.start(input, idempotencyKeyFrom(ctx.request.headers));
+  },
 });
 
 export const getReturnStatus = defineOperation({
