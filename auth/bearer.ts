@@ -23,6 +23,7 @@ import {
 } from 'jose';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
+import type { SecretBox } from '../servers/secrets.ts';
 import { KyselyAdapter } from './adapter.ts';
 import { publicJwk, publishedPublicKeys, type SigningJwk } from './keys.ts';
 import { GRANT_CLAIM } from './provider.ts';
@@ -54,6 +55,8 @@ export interface BearerVerifierOptions {
   audience: string;
   /** Signing keys of the authorization server; only their public parts are used. */
   keys: SigningJwk[];
+  /** Opens the stored signing keys when they are reloaded (they may be sealed). */
+  secrets: SecretBox;
   now?: () => Date;
 }
 
@@ -66,9 +69,11 @@ export class BearerVerifier {
   #lastReload = Number.NEGATIVE_INFINITY;
   #reloading: Promise<void> | undefined;
   readonly #now: () => Date;
+  readonly #secrets: SecretBox;
 
   constructor(options: BearerVerifierOptions) {
     this.#db = options.db;
+    this.#secrets = options.secrets;
     this.#issuer = options.issuer;
     this.#audience = options.audience;
     this.#now = options.now ?? (() => new Date());
@@ -92,7 +97,9 @@ export class BearerVerifier {
     this.#reloading ??= (async () => {
       try {
         this.#lastReload = this.#now().getTime();
-        this.#jwks = createLocalJWKSet({ keys: await publishedPublicKeys(this.#db, this.#now) });
+        this.#jwks = createLocalJWKSet({
+          keys: await publishedPublicKeys(this.#db, this.#secrets, this.#now),
+        });
       } finally {
         this.#reloading = undefined;
       }

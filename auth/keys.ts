@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
-import { serviceSecret } from '../servers/secrets.ts';
+import { type SecretBox, serviceSecret, signingKeyPlace } from '../servers/secrets.ts';
 
 /** How long a retired signing key stays published: a day, far beyond the access-token TTL. */
 export const RETIRED_KEY_PUBLISHED_MS = 24 * 3_600_000;
@@ -35,21 +35,22 @@ export interface AuthorizationKeys {
 
 export async function loadAuthorizationKeys(
   db: Kysely<Database>,
+  box: SecretBox,
   now: () => Date = () => new Date(),
 ): Promise<AuthorizationKeys> {
-  let keys = await publishedKeys(db, now());
+  let keys = await publishedKeys(db, box, now());
   if (!keys.some((k) => k.retired_at === null)) {
     // Another process may insert one at the same moment: only one insert takes effect.
-    await insertKey(db, now());
-    keys = await publishedKeys(db, now());
+    await insertKey(db, box, now());
+    keys = await publishedKeys(db, box, now());
   }
   const ordered = [...keys].sort(
     (a, b) =>
       Number(a.retired_at !== null) - Number(b.retired_at !== null) || (a.created_at < b.created_at ? 1 : -1),
   );
   return {
-    jwks: { keys: ordered.map((k) => JSON.parse(k.private_jwk) as SigningJwk) },
-    cookieKeys: [await serviceSecret(db, 'oauth_cookie_key')],
+    jwks: { keys: ordered.map((k) => k.jwk) },
+    cookieKeys: [await serviceSecret(db, box, 'oauth_cookie_key')],
   };
 }
 
@@ -60,6 +61,7 @@ export async function loadAuthorizationKeys(
  */
 export async function rotateSigningKey(
   db: Kysely<Database>,
+  box: SecretBox,
   now: () => Date = () => new Date(),
 ): Promise<string> {
   const at = now();
@@ -69,7 +71,7 @@ export async function rotateSigningKey(
       .set({ retired_at: at.toISOString() })
       .where('retired_at', 'is', null)
       .execute();
-    await insertKey(trx, at);
+    await insertKey(trx, box, at);
   });
   const active = await db
     .selectFrom('oauth_signing_keys')
@@ -82,32 +84,42 @@ export async function rotateSigningKey(
 /** Public parts of every published key, for verifiers and the JWKS (RFC 7517 section 5). */
 export async function publishedPublicKeys(
   db: Kysely<Database>,
+  box: SecretBox,
   now: () => Date = () => new Date(),
 ): Promise<SigningJwk[]> {
-  return (await publishedKeys(db, now())).map((k) => publicJwk(JSON.parse(k.private_jwk) as SigningJwk));
+  return (await publishedKeys(db, box, now())).map((k) => publicJwk(k.jwk));
 }
 
 export function publicJwk({ kty, crv, x, y, kid, alg, use }: SigningJwk): SigningJwk {
   return { kty, crv, x, y, kid, alg, use };
 }
 
-async function publishedKeys(db: Kysely<Database>, at: Date) {
+async function publishedKeys(db: Kysely<Database>, box: SecretBox, at: Date) {
   const oldest = new Date(at.getTime() - RETIRED_KEY_PUBLISHED_MS).toISOString();
-  return db
+  const rows = await db
     .selectFrom('oauth_signing_keys')
     .selectAll()
     .where((eb) => eb.or([eb('retired_at', 'is', null), eb('retired_at', '>', oldest)]))
     .execute();
+  return rows.map((row) => ({
+    ...row,
+    jwk: JSON.parse(box.open(row.private_jwk, signingKeyPlace(row.kid))) as SigningJwk,
+  }));
 }
 
 /** Inserts an unretired key unless one exists (index `oauth_signing_keys_one_active`). */
-async function insertKey(db: Kysely<Database>, at: Date): Promise<void> {
+async function insertKey(db: Kysely<Database>, box: SecretBox, at: Date): Promise<void> {
   const { privateKey } = await generateKeyPair('ES256', { extractable: true });
   const kid = randomUUID();
   const jwk: SigningJwk = { ...(await exportJWK(privateKey)), kid, alg: 'ES256', use: 'sig' };
   await db
     .insertInto('oauth_signing_keys')
-    .values({ kid, private_jwk: JSON.stringify(jwk), created_at: at.toISOString(), retired_at: null })
+    .values({
+      kid,
+      private_jwk: box.seal(JSON.stringify(jwk), signingKeyPlace(kid)),
+      created_at: at.toISOString(),
+      retired_at: null,
+    })
     .onConflict((oc) => oc.doNothing())
     .execute();
 }

@@ -59,10 +59,10 @@ export interface AuthorizationServer {
 }
 
 export async function createAuthorizationServer(
-  services: Pick<Services, 'config' | 'db' | 'accounts' | 'log'>,
+  services: Pick<Services, 'config' | 'db' | 'accounts' | 'log' | 'secrets'>,
 ): Promise<AuthorizationServer> {
   const { config, db, accounts } = services;
-  const keys = await loadAuthorizationKeys(db);
+  const keys = await loadAuthorizationKeys(db, services.secrets);
   const resource = ownerMcpUrl(config);
 
   const configuration: Configuration = {

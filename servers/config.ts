@@ -6,7 +6,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
+import { SecretBox, SecretsKey } from './secrets.ts';
 
 export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -19,6 +21,37 @@ const absoluteUrl = z
   .transform((u) => u.replace(/\/+$/, ''));
 
 const positiveInt = z.number().int().positive();
+
+/**
+ * Express `trust proxy` (proxy-addr): false, true, a hop count, or a comma list of addresses, CIDR
+ * ranges and the names `loopback`, `linklocal`, `uniquelocal`. Checked here so a bad value is a
+ * configuration error listed with the others, not an exception when the app is built.
+ */
+const TrustProxy = z.union([
+  z.boolean(),
+  z.number().int().min(0),
+  z.string().refine((value) => {
+    try {
+      proxyaddr.compile(value.split(',').map((part) => part.trim()));
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'must be true, false, a hop count, or a comma list of IP addresses, CIDR ranges, loopback, linklocal or uniquelocal'),
+]);
+
+/** A `SECRETS_KEY`: 32 random bytes as base64 or hex. */
+const SecretsKeyText = z.string().transform((text, ctx) => {
+  const key = SecretsKey.parse(text);
+  if (!key) {
+    ctx.addIssue({
+      code: 'custom',
+      message: 'must be 32 random bytes as base64 or hex (openssl rand -base64 32)',
+    });
+    return z.NEVER;
+  }
+  return key;
+});
 
 export const Config = z
   .object({
@@ -36,8 +69,13 @@ export const Config = z
       .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must be a postgres:// URL or sqlite:<file>')
       .nullable(),
     log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    /**
+     * `production` (NODE_ENV=production) refuses unsafe settings and warns about defaults that must
+     * change (`productionChecks`); anything else is development.
+     */
+    mode: z.enum(['development', 'production']),
     /** Express `trust proxy`: false, true, a hop count or a list of addresses/subnets. */
-    trust_proxy: z.union([z.boolean(), z.number().int().min(0), z.string()]),
+    trust_proxy: TrustProxy,
     mcp: z.strictObject({
       /** Host names accepted in `Host`/`Origin` of MCP requests (DNS-rebinding protection). Empty: derived. */
       allowed_hosts: z.array(z.string().min(1)),
@@ -122,6 +160,21 @@ export const Config = z
         session_ttl_s: positiveInt,
       }),
     }),
+    /**
+     * Keys that seal the secrets stored in the database (`servers/secrets.ts`). Environment only
+     * (`SECRETS_KEY`, `SECRETS_KEY_PREVIOUS`): a key in a file would sit next to what it protects.
+     */
+    secrets: z
+      .strictObject({
+        key: SecretsKeyText.nullable().default(null),
+        previous_keys: z.array(SecretsKeyText).default([]),
+      })
+      .default({ key: null, previous_keys: [] }),
+    /** Settings that production mode refuses unless overridden here, deliberately. */
+    unsafe: z.strictObject({
+      /** Lets `*.allow_private_networks` stay on in production (a private deployment that scans its own network). */
+      allow_private_networks_in_production: z.boolean(),
+    }),
     smtp: z.strictObject({
       url: z
         .string()
@@ -148,6 +201,10 @@ export const envBindings: Record<string, EnvBinding> = {
   DATA_DIR: { key: 'data_dir' },
   DATABASE_URL: { key: 'database_url' },
   LOG_LEVEL: { key: 'log_level' },
+  NODE_ENV: { key: 'mode', parse: (raw) => (raw === 'production' ? 'production' : 'development') },
+  SECRETS_KEY: { key: 'secrets.key', parse: (raw) => (raw.trim() === '' ? null : raw) },
+  SECRETS_KEY_PREVIOUS: { key: 'secrets.previous_keys', parse: list },
+  ALLOW_PRIVATE_NETWORKS_IN_PRODUCTION: { key: 'unsafe.allow_private_networks_in_production', parse: flag },
   TRUST_PROXY: {
     key: 'trust_proxy',
     parse: (raw) => (raw === 'true' ? true : raw === 'false' ? false : numberOrRaw(raw)),
@@ -223,6 +280,12 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     throw new ConfigError([`${file}: ${(err as Error).message}`]);
   }
   delete raw.$comment;
+  if (raw.secrets !== undefined) {
+    problems.push(
+      `secrets: keys are read from the environment only (SECRETS_KEY, SECRETS_KEY_PREVIOUS) [from ${path.basename(file)}]`,
+    );
+    delete raw.secrets;
+  }
 
   for (const [name, binding] of Object.entries(envBindings)) {
     const value = env[name];
@@ -245,9 +308,70 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
       problems.push(`${key}: ${issue.message}${keys} [from ${where}]`);
     }
   }
+  if (parsed.success) problems.push(...productionChecks(parsed.data).problems);
   if (problems.length > 0) throw new ConfigError(problems);
   return parsed.data as Config;
 }
+
+const URL_KEYS = ['site_url', 'base_url', 'public_api_url', 'mcp_url', 'auth_url', 'functions_url'] as const;
+
+/**
+ * What production mode (`NODE_ENV=production`) requires - `problems` stop the start (exit 78) - and
+ * the defaults it warns about, each naming the setting to change (STYLE.md 8, oidc-provider's
+ * `mustChange`). Development mode has neither.
+ */
+export function productionChecks(config: Config): { problems: string[]; warnings: string[] } {
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  if (config.mode !== 'production') return { problems, warnings };
+  for (const key of URL_KEYS) {
+    if (!config[key].startsWith('https://')) {
+      problems.push(`${key}: must be an https URL in production (got ${config[key]})`);
+    }
+  }
+  if (!config.unsafe.allow_private_networks_in_production) {
+    const overrides =
+      'or set ALLOW_PRIVATE_NETWORKS_IN_PRODUCTION=1 if this deployment must reach its own network';
+    if (config.scanner.allow_private_networks) {
+      problems.push(
+        `scanner.allow_private_networks: lets anyone scan this network's private addresses; turn off SCAN_ALLOW_PRIVATE in production, ${overrides}`,
+      );
+    }
+    if (config.outbound.allow_private_networks) {
+      problems.push(
+        `outbound.allow_private_networks: lets brand webhooks reach this network's private addresses; turn off OUTBOUND_ALLOW_PRIVATE in production, ${overrides}`,
+      );
+    }
+  }
+  if (!config.secrets.key) {
+    warnings.push(
+      'SECRETS_KEY is not set: signing keys, cookie keys and brand webhook secrets are stored in clear in the database',
+    );
+  }
+  if (config.trust_proxy === false) {
+    warnings.push(
+      'trust_proxy (TRUST_PROXY) is false: behind a TLS proxy every request seems to come from the proxy, and per-address rate limits apply to all clients at once',
+    );
+  }
+  if (isLocalHost(new URL(config.site_url).hostname)) {
+    warnings.push(`site_url (SITE_URL) is ${config.site_url}: published URLs point at this machine`);
+  }
+  if (config.smtp.url && /@localhost>?$/.test(config.smtp.from)) {
+    warnings.push(`smtp.from (SMTP_FROM) is ${config.smtp.from}: brands receive mail from a local address`);
+  }
+  if (config.log_level === 'debug' || config.log_level === 'trace') {
+    warnings.push(
+      `log_level (LOG_LEVEL) is ${config.log_level}: logs hold request details not needed in production`,
+    );
+  }
+  if (!config.database_url?.startsWith('postgres')) {
+    warnings.push('database_url (DATABASE_URL) is not PostgreSQL: SQLite serves one process on one machine');
+  }
+  return { problems, warnings };
+}
+
+const isLocalHost = (hostname: string): boolean =>
+  hostname === 'localhost' || hostname.endsWith('.localhost') || /^127\.|^\[?::1\]?$/.test(hostname);
 
 function setPath(target: Record<string, unknown>, dotted: string, value: unknown): void {
   const parts = dotted.split('.');
@@ -285,6 +409,10 @@ function resolveTemplates(raw: Record<string, unknown>, problems: string[]): Rec
   };
   return walk(raw, '') as Record<string, unknown>;
 }
+
+/** The `SecretBox` of a configuration: the current key seals, previous keys still open. */
+export const secretBoxOf = (config: Config): SecretBox =>
+  new SecretBox(config.secrets.key, config.secrets.previous_keys);
 
 /** The host names the MCP endpoints accept (DNS-rebinding protection, MCP transports "Security warning"). */
 export function mcpAllowedHosts(config: Config): string[] {

@@ -3,6 +3,7 @@
  * in-flight requests and deliveries finish, database closed).
  */
 import { ConfigError } from './config.ts';
+import { SecretsKeyMissingError } from './secrets.ts';
 import { startService } from './server.ts';
 
 try {
@@ -31,8 +32,8 @@ try {
     });
   }
 } catch (err) {
-  if (err instanceof ConfigError) {
-    console.error(err.message);
+  if (err instanceof ConfigError || err instanceof SecretsKeyMissingError) {
+    console.error(err instanceof ConfigError ? err.message : `Invalid configuration:\n  - ${err.message}`);
     process.exit(78); // EX_CONFIG
   }
   throw err;

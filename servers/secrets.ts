@@ -1,15 +1,145 @@
 /**
- * Secrets the service needs but nobody has to configure: generated on first start, stored in the
- * database so every process sharing it uses the same value, never logged or shown.
+ * Secrets the service keeps in its database: generated on first start (`serviceSecret`) or given by
+ * a brand (webhook secrets), shared by every process on that database, never logged or shown again.
+ *
+ * With `SECRETS_KEY` set (environment only), each is sealed with AES-256-GCM before it is written:
+ * `sealed:v1:<key id>:<base64url(iv | ciphertext | tag)>`, the additional authenticated data naming
+ * where the value lives (table, row and column), so a sealed value copied to another row does not
+ * open. Without a key, values are stored in clear (development); production mode warns about it.
+ *
+ * Rotation: start every process with the new key as `SECRETS_KEY` and the old one in
+ * `SECRETS_KEY_PREVIOUS`; each start reseals whatever is not under the current key
+ * (`resealStoredSecrets`), after which the old key can be dropped (README, "Secrets at rest").
  */
-import { randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { inspect } from 'node:util';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
 
-export async function serviceSecret(db: Kysely<Database>, name: string, bytes = 32): Promise<string> {
+const SEALED_PREFIX = 'sealed:v1:';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+/** A 256-bit key for sealing secrets; its id is public (it names the key a value was sealed with). */
+export class SecretsKey {
+  readonly id: string;
+  readonly #bytes: Buffer;
+
+  private constructor(bytes: Buffer) {
+    this.#bytes = bytes;
+    this.id = createHash('sha256')
+      .update('agent-service secrets key')
+      .update(bytes)
+      .digest('base64url')
+      .slice(0, 8);
+  }
+
+  /** 32 bytes as base64, base64url or hex (`openssl rand -base64 32`); null when it is not one. */
+  static parse(text: string): SecretsKey | null {
+    const trimmed = text.trim();
+    const bytes = /^[0-9a-f]{64}$/i.test(trimmed)
+      ? Buffer.from(trimmed, 'hex')
+      : /^[A-Za-z0-9+/_-]{43}=?$/.test(trimmed)
+        ? Buffer.from(trimmed.replace(/\+/g, '-').replace(/\//g, '_').replace(/=$/, ''), 'base64url')
+        : null;
+    return bytes?.length === 32 ? new SecretsKey(bytes) : null;
+  }
+
+  get bytes(): Buffer {
+    return this.#bytes;
+  }
+
+  /** Key material never reaches a log line or a JSON document by accident. */
+  toJSON(): { id: string } {
+    return { id: this.id };
+  }
+
+  [inspect.custom](): string {
+    return `SecretsKey(${this.id})`;
+  }
+}
+
+/** The stored value is sealed with a key this process does not have. */
+export class SecretsKeyMissingError extends Error {
+  constructor(where: string, keyId: string | null) {
+    super(
+      keyId
+        ? `${where} is sealed with secrets key ${keyId}, which is neither SECRETS_KEY nor one of SECRETS_KEY_PREVIOUS`
+        : `${where} is sealed, and SECRETS_KEY is not set`,
+    );
+    this.name = 'SecretsKeyMissingError';
+  }
+}
+
+/**
+ * Seals and opens stored secrets. `where` is the value's place (`service_secrets/oauth_cookie_key`):
+ * it is authenticated with the ciphertext and named in errors.
+ */
+export class SecretBox {
+  readonly #current: SecretsKey | null;
+  readonly #byId: Map<string, SecretsKey>;
+
+  constructor(current: SecretsKey | null, previous: readonly SecretsKey[] = []) {
+    this.#current = current;
+    this.#byId = new Map([...previous, ...(current ? [current] : [])].map((k) => [k.id, k]));
+  }
+
+  /** Whether values are sealed on write. */
+  get sealing(): boolean {
+    return this.#current !== null;
+  }
+
+  seal(plaintext: string, where: string): string {
+    const key = this.#current;
+    if (!key) return plaintext;
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', key.bytes, iv).setAAD(Buffer.from(where));
+    const body = Buffer.concat([iv, cipher.update(plaintext, 'utf8'), cipher.final(), cipher.getAuthTag()]);
+    return `${SEALED_PREFIX}${key.id}:${body.toString('base64url')}`;
+  }
+
+  open(stored: string, where: string): string {
+    if (!stored.startsWith(SEALED_PREFIX)) return stored;
+    const [keyId, encoded] = stored.slice(SEALED_PREFIX.length).split(':');
+    const key = keyId ? this.#byId.get(keyId) : undefined;
+    if (!key || encoded === undefined)
+      throw new SecretsKeyMissingError(where, this.#current ? (keyId ?? null) : null);
+    const body = Buffer.from(encoded, 'base64url');
+    const decipher = createDecipheriv('aes-256-gcm', key.bytes, body.subarray(0, IV_BYTES))
+      .setAAD(Buffer.from(where))
+      .setAuthTag(body.subarray(body.length - TAG_BYTES));
+    // A wrong tag (tampered value, or one moved from another row) throws here.
+    return Buffer.concat([
+      decipher.update(body.subarray(IV_BYTES, body.length - TAG_BYTES)),
+      decipher.final(),
+    ]).toString('utf8');
+  }
+
+  /** True when the stored value is already in the form this box writes (sealed with the current key, or clear without one). */
+  isCurrent(stored: string): boolean {
+    return this.#current
+      ? stored.startsWith(`${SEALED_PREFIX}${this.#current.id}:`)
+      : !stored.startsWith(SEALED_PREFIX);
+  }
+}
+
+export const isSealed = (stored: string): boolean => stored.startsWith(SEALED_PREFIX);
+
+/** A secret of the service by name, made on first use; every process sharing the database gets the same. */
+export async function serviceSecret(
+  db: Kysely<Database>,
+  box: SecretBox,
+  name: string,
+  bytes = 32,
+): Promise<string> {
+  const where = serviceSecretPlace(name);
   await db
     .insertInto('service_secrets')
-    .values({ name, value: randomBytes(bytes).toString('base64url'), created_at: new Date().toISOString() })
+    .values({
+      name,
+      value: box.seal(randomBytes(bytes).toString('base64url'), where),
+      created_at: new Date().toISOString(),
+    })
     .onConflict((oc) => oc.column('name').doNothing())
     .execute();
   const row = await db
@@ -17,5 +147,69 @@ export async function serviceSecret(db: Kysely<Database>, name: string, bytes = 
     .select('value')
     .where('name', '=', name)
     .executeTakeFirstOrThrow();
-  return row.value;
+  return box.open(row.value, where);
+}
+
+export const serviceSecretPlace = (name: string): string => `service_secrets/${name}`;
+export const signingKeyPlace = (kid: string): string => `oauth_signing_keys/${kid}/private_jwk`;
+export const webhookSecretPlace = (domain: string): string => `brand_channels/${domain}/webhook_secret`;
+
+/**
+ * Brings every stored secret to the box's current form: seals clear values once a key is set, and
+ * reseals values under a previous key. Each row is rewritten only if it still holds what was read,
+ * so processes starting together do not overwrite each other's work. Returns how many changed.
+ * A value sealed with an unknown key stops the start (SecretsKeyMissingError).
+ */
+export async function resealStoredSecrets(db: Kysely<Database>, box: SecretBox): Promise<number> {
+  let changed = 0;
+  const reseal = async (
+    stored: string,
+    where: string,
+    write: (value: string) => Promise<bigint | number | undefined>,
+  ): Promise<void> => {
+    if (box.isCurrent(stored)) return;
+    const plaintext = box.open(stored, where);
+    changed += Number((await write(box.seal(plaintext, where))) ?? 0);
+  };
+
+  for (const row of await db.selectFrom('service_secrets').select(['name', 'value']).execute()) {
+    await reseal(row.value, serviceSecretPlace(row.name), async (value) => {
+      const result = await db
+        .updateTable('service_secrets')
+        .set({ value })
+        .where('name', '=', row.name)
+        .where('value', '=', row.value)
+        .executeTakeFirst();
+      return result.numUpdatedRows;
+    });
+  }
+  for (const row of await db.selectFrom('oauth_signing_keys').select(['kid', 'private_jwk']).execute()) {
+    await reseal(row.private_jwk, signingKeyPlace(row.kid), async (value) => {
+      const result = await db
+        .updateTable('oauth_signing_keys')
+        .set({ private_jwk: value })
+        .where('kid', '=', row.kid)
+        .where('private_jwk', '=', row.private_jwk)
+        .executeTakeFirst();
+      return result.numUpdatedRows;
+    });
+  }
+  const channels = await db
+    .selectFrom('brand_channels')
+    .select(['brand_domain', 'webhook_secret'])
+    .where('webhook_secret', 'is not', null)
+    .execute();
+  for (const row of channels) {
+    const secret = row.webhook_secret as string;
+    await reseal(secret, webhookSecretPlace(row.brand_domain), async (value) => {
+      const result = await db
+        .updateTable('brand_channels')
+        .set({ webhook_secret: value })
+        .where('brand_domain', '=', row.brand_domain)
+        .where('webhook_secret', '=', secret)
+        .executeTakeFirst();
+      return result.numUpdatedRows;
+    });
+  }
+  return changed;
 }

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { type DatabaseHandle, openDatabase } from '../db/database.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { createApp } from './app.ts';
-import { type Config, type LoadConfigOptions, loadConfig, sqliteFile } from './config.ts';
+import { type Config, type LoadConfigOptions, loadConfig, productionChecks, sqliteFile } from './config.ts';
 import type { BrandMatcher } from './features/charges/matcher.ts';
 import type { LiveTrafficProvider } from './features/scans/scoring.ts';
 import { createLogger } from './logger.ts';
@@ -48,6 +48,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   if (config.port === 0) config = loadConfig({ ...options, overrides: { ...options.overrides, port } });
 
   const log = options.log ?? createLogger(config);
+  for (const warning of productionChecks(config).warnings) log.warn({ mode: config.mode }, warning);
   const ownsDatabase = !options.database;
   const database =
     options.database ?? openDatabase({ url: config.database_url, sqliteFile: sqliteFile(config) });

@@ -11,7 +11,7 @@ import { BearerVerifier } from '../auth/bearer.ts';
 import { type AuthorizationServer, createAuthorizationServer, publicApiResource } from '../auth/provider.ts';
 import type { DatabaseHandle, Dialect } from '../db/database.ts';
 import type { Database } from '../db/schema.ts';
-import type { Config } from './config.ts';
+import { type Config, secretBoxOf } from './config.ts';
 import { AccountsService } from './features/accounts/service.ts';
 import { loadBrands } from './features/charges/brand-registry.ts';
 import { BrandMatcher } from './features/charges/matcher.ts';
@@ -28,7 +28,7 @@ import { TrafficService } from './features/traffic/service.ts';
 import { sweepIdempotencyKeys } from './idempotency.ts';
 import { createSafeFetch, type SafeFetch } from './outbound/safe-fetch.ts';
 import { createRateLimits, type RateLimits } from './rate-limit.ts';
-import { serviceSecret } from './secrets.ts';
+import { resealStoredSecrets, type SecretBox, serviceSecret } from './secrets.ts';
 
 export interface Services {
   config: Config;
@@ -56,6 +56,8 @@ export interface Services {
   fetch: SafeFetch;
   /** SSRF-safe fetch for site owners' domains (address policy `scanner.allow_private_networks`). */
   siteFetch: SafeFetch;
+  /** Seals and opens the secrets stored in the database (`SECRETS_KEY`). */
+  secrets: SecretBox;
   /** The clock every service reads (tests may fix it); reads outside a service use it too. */
   now: () => Date;
   /** Starts background work (delivery outbox, housekeeping). */
@@ -81,6 +83,9 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
   const { config, database, log } = options;
   const now = options.now ?? (() => new Date());
   const db = database.db;
+  const secrets = secretBoxOf(config);
+  const resealed = await resealStoredSecrets(db, secrets);
+  if (resealed > 0) log.info({ resealed, key_id: config.secrets.key?.id ?? null }, 'stored secrets resealed');
   const brands = options.brands ?? new BrandMatcher(loadBrands());
   const fetch = createSafeFetch({
     allowPrivateNetworks: config.outbound.allow_private_networks,
@@ -116,13 +121,18 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     now,
   });
   const mailer: Transporter | null = config.smtp.url ? nodemailer.createTransport(config.smtp.url) : null;
-  const rateLimits = await createRateLimits(config, database, await serviceSecret(db, 'rate_limit_key'));
+  const rateLimits = await createRateLimits(
+    config,
+    database,
+    await serviceSecret(db, secrets, 'rate_limit_key'),
+  );
   const deliveries = new DeliveryWorker({
     db,
     dialect: database.dialect,
     config,
     log: log.child({ component: 'deliveries' }),
     fetch,
+    secrets,
     mailer,
     statusUrl: (id) => statusUrl(config, id),
     now,
@@ -134,15 +144,17 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     brands,
     worker: deliveries,
     smtpConfigured: mailer !== null,
+    secrets,
     now,
   });
   const directory = new DirectoryService({ db, config, brands, returns, now });
-  const authorization = await createAuthorizationServer({ config, db, accounts, log });
+  const authorization = await createAuthorizationServer({ config, db, accounts, log, secrets });
   const bearer = new BearerVerifier({
     db,
     issuer: authorization.issuer,
     audience: authorization.resource,
     keys: authorization.keys.jwks.keys,
+    secrets,
     now,
   });
   const publicApiBearer = new BearerVerifier({
@@ -150,6 +162,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     issuer: authorization.issuer,
     audience: publicApiResource(config),
     keys: authorization.keys.jwks.keys,
+    secrets,
     now,
   });
 
@@ -174,6 +187,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     publicApiBearer,
     fetch,
     siteFetch,
+    secrets,
     now,
     startBackground() {
       deliveries.start();

@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { upsertBrandChannel } from '../../servers/features/returns/repository.ts';
+import { SecretBox } from '../../servers/secrets.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
 import { type ServiceProcess, spawnService } from '../helpers/process.ts';
 import { startWebhookReceiver, type WebhookReceiver, waitFor } from '../helpers/receivers.ts';
@@ -32,6 +33,7 @@ describe.each(dialects)('delivery across a crash (%s)', (dialect) => {
     receiver = await startWebhookReceiver(respond);
     await upsertBrandChannel(
       db.handle.db,
+      new SecretBox(null),
       {
         brand_domain: 'crash-brand.example',
         webhook_url: receiver.url,

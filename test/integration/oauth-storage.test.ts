@@ -6,7 +6,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KyselyAdapter, sweepOauthRecords } from '../../auth/adapter.ts';
 import { loadAuthorizationKeys, RETIRED_KEY_PUBLISHED_MS, rotateSigningKey } from '../../auth/keys.ts';
+import { SecretBox } from '../../servers/secrets.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
+
+/** Keys stored in clear, as without SECRETS_KEY (sealing is tested in secrets-at-rest.test.ts). */
+const clear = new SecretBox(null);
 
 describe.each(dialects)('OAuth storage (%s)', (dialect) => {
   let database: TestDatabase;
@@ -66,7 +70,7 @@ describe.each(dialects)('OAuth storage (%s)', (dialect) => {
     const empty = await createTestDatabase(dialect);
     try {
       const loaded = await Promise.all(
-        Array.from({ length: 5 }, () => loadAuthorizationKeys(empty.handle.db)),
+        Array.from({ length: 5 }, () => loadAuthorizationKeys(empty.handle.db, clear)),
       );
       const signing = new Set(loaded.map((keys) => keys.jwks.keys[0]?.kid));
       expect(signing.size).toBe(1);
@@ -74,8 +78,8 @@ describe.each(dialects)('OAuth storage (%s)', (dialect) => {
       expect(rows.map((r) => r.kid)).toEqual([...signing]);
 
       const rotated = await Promise.all([
-        rotateSigningKey(empty.handle.db),
-        rotateSigningKey(empty.handle.db),
+        rotateSigningKey(empty.handle.db, clear),
+        rotateSigningKey(empty.handle.db, clear),
       ]);
       // Overlapping rotations may also run one after the other (then the second retires the
       // first's key): either way exactly one key signs afterwards, and it is one they reported.
@@ -94,19 +98,19 @@ describe.each(dialects)('OAuth storage (%s)', (dialect) => {
 
   it('keeps signing keys across starts and publishes a retired key until its tokens are gone', async () => {
     const db = database.handle.db;
-    const first = await loadAuthorizationKeys(db, now);
-    const again = await loadAuthorizationKeys(db, now);
+    const first = await loadAuthorizationKeys(db, clear, now);
+    const again = await loadAuthorizationKeys(db, clear, now);
     expect(again).toEqual(first);
     expect(first.jwks.keys).toHaveLength(1);
     expect(first.jwks.keys[0]).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig' });
 
-    const kid = await rotateSigningKey(db, now);
-    const rotated = await loadAuthorizationKeys(db, now);
+    const kid = await rotateSigningKey(db, clear, now);
+    const rotated = await loadAuthorizationKeys(db, clear, now);
     expect(rotated.jwks.keys.map((k) => k.kid)).toEqual([kid, first.jwks.keys[0]?.kid]);
     expect(rotated.cookieKeys).toEqual(first.cookieKeys);
 
     clock = new Date(clock.getTime() + RETIRED_KEY_PUBLISHED_MS + 1000);
-    const later = await loadAuthorizationKeys(db, now);
+    const later = await loadAuthorizationKeys(db, clear, now);
     expect(later.jwks.keys.map((k) => k.kid)).toEqual([kid]);
   });
 });

@@ -1,5 +1,16 @@
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, mcpAllowedHosts } from '../../servers/config.ts';
+import {
+  ConfigError,
+  loadConfig,
+  mcpAllowedHosts,
+  productionChecks,
+  projectRoot,
+} from '../../servers/config.ts';
 
 describe('configuration', () => {
   it('derives every URL of the URL map from the defaults', () => {
@@ -63,5 +74,123 @@ describe('configuration', () => {
     expect(() =>
       loadConfig({ env: {}, overrides: { smtp: { url: null, from: 'a@b.c', password: 'x' } } }),
     ).toThrow(/smtp: .*password/);
+  });
+});
+
+describe('production mode (NODE_ENV=production)', () => {
+  const https = {
+    NODE_ENV: 'production',
+    SITE_URL: 'https://agents.example.com',
+    DATABASE_URL: 'postgres://db.example.com/agents',
+  };
+
+  it('refuses http URLs and private-network access, all at once, naming each setting', () => {
+    let error: unknown;
+    try {
+      loadConfig({
+        env: {
+          NODE_ENV: 'production',
+          MCP_URL: 'https://mcp.example.com',
+          SCAN_ALLOW_PRIVATE: '1',
+          OUTBOUND_ALLOW_PRIVATE: '1',
+        },
+      });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems;
+    for (const key of ['site_url', 'base_url', 'public_api_url', 'auth_url', 'functions_url']) {
+      expect(
+        problems.some((p) => p.startsWith(`${key}: must be an https URL in production`)),
+        key,
+      ).toBe(true);
+    }
+    expect(problems.some((p) => p.startsWith('mcp_url:'))).toBe(false);
+    expect(problems.some((p) => p.startsWith('scanner.allow_private_networks:'))).toBe(true);
+    expect(problems.some((p) => p.startsWith('outbound.allow_private_networks:'))).toBe(true);
+  });
+
+  it('keeps private networks on only with the separate, explicit override', () => {
+    expect(() => loadConfig({ env: { ...https, SCAN_ALLOW_PRIVATE: '1' } })).toThrow(ConfigError);
+    const config = loadConfig({
+      env: { ...https, SCAN_ALLOW_PRIVATE: '1', ALLOW_PRIVATE_NETWORKS_IN_PRODUCTION: '1' },
+    });
+    expect(config.scanner.allow_private_networks).toBe(true);
+  });
+
+  it('warns about every default that must change, and about nothing once they are set', () => {
+    const defaults = productionChecks(
+      loadConfig({ env: { NODE_ENV: 'production', SITE_URL: 'https://localhost' } }),
+    );
+    expect(defaults.problems).toEqual([]);
+    for (const setting of ['SECRETS_KEY', 'TRUST_PROXY', 'SITE_URL', 'DATABASE_URL']) {
+      expect(
+        defaults.warnings.some((w) => w.includes(setting)),
+        setting,
+      ).toBe(true);
+    }
+    const configured = productionChecks(
+      loadConfig({
+        env: { ...https, TRUST_PROXY: 'loopback', SECRETS_KEY: randomBytes(32).toString('base64') },
+      }),
+    );
+    expect(configured).toEqual({ problems: [], warnings: [] });
+    // Development mode checks nothing.
+    expect(productionChecks(loadConfig({ env: {} }))).toEqual({ problems: [], warnings: [] });
+  });
+
+  it('lists an invalid TRUST_PROXY with the other problems, and exits 78 from npm start', () => {
+    expect(loadConfig({ env: { TRUST_PROXY: '10.0.0.0/8, loopback' } }).trust_proxy).toBe(
+      '10.0.0.0/8, loopback',
+    );
+    expect(() => loadConfig({ env: { TRUST_PROXY: 'not-an-address' } })).toThrow(/trust_proxy: must be/);
+    const run = spawnSync(
+      process.execPath,
+      [
+        '--experimental-strip-types',
+        '--disable-warning=ExperimentalWarning',
+        path.join(projectRoot, 'servers/main.ts'),
+      ],
+      {
+        env: {
+          PATH: process.env.PATH ?? '',
+          TRUST_PROXY: 'not-an-address',
+          SCAN_MAX_PAGES: 'many',
+          PORT: '0',
+        },
+        encoding: 'utf8',
+        timeout: 20_000,
+      },
+    );
+    expect(run.status).toBe(78);
+    expect(run.stderr).toContain('trust_proxy: must be');
+    expect(run.stderr).toContain('scanner.max_pages:');
+    expect(run.stderr).not.toMatch(/at .*\.ts:\d+/); // a list of problems, not a stack trace
+  });
+});
+
+describe('secrets keys', () => {
+  it('reads SECRETS_KEY from the environment and never from a file', () => {
+    const key = randomBytes(32).toString('base64');
+    const config = loadConfig({
+      env: { SECRETS_KEY: key, SECRETS_KEY_PREVIOUS: randomBytes(32).toString('hex') },
+    });
+    expect(config.secrets.key?.id).toMatch(/^[\w-]{8}$/);
+    expect(config.secrets.previous_keys).toHaveLength(1);
+    expect(JSON.stringify(config)).not.toContain(key);
+    expect(() => loadConfig({ env: { SECRETS_KEY: 'changeme' } })).toThrow(
+      /secrets\.key: must be 32 random bytes/,
+    );
+
+    const dir = mkdtempSync(path.join(tmpdir(), 'config-'));
+    const file = path.join(dir, 'config.json');
+    const defaults = JSON.parse(readFileSync(path.join(projectRoot, 'mcp.config.json'), 'utf8'));
+    writeFileSync(file, JSON.stringify({ ...defaults, secrets: { key } }));
+    try {
+      expect(() => loadConfig({ file, env: {} })).toThrow(/secrets: keys are read from the environment only/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -10,7 +10,6 @@ import type { Config } from '../../config.ts';
 import { ServiceError } from '../../errors.ts';
 import { DEFAULT_LIMIT, decodeCursor, encodeCursor } from '../../pagination.ts';
 import type { BrandMatcher } from '../charges/matcher.ts';
-import { findBrandChannel } from '../returns/repository.ts';
 import type { ReturnsService } from '../returns/service.ts';
 import {
   brandAgentPage,
@@ -217,7 +216,7 @@ export class DirectoryService {
     let secret: string | null = null;
     let generated: string | null = null;
     if (protocols.has('webhook')) {
-      secret = input.webhook_secret ?? (await findBrandChannel(db, domain))?.webhook_secret ?? null;
+      secret = input.webhook_secret ?? (await returns.registeredWebhookSecret(domain));
       if (!secret) {
         generated = `whsec_${randomBytes(32).toString('base64')}`;
         secret = generated;

@@ -16,6 +16,7 @@ import type { Database, DeliveryRow } from '../../../db/schema.ts';
 import type { Config } from '../../config.ts';
 import type { SafeFetch } from '../../outbound/safe-fetch.ts';
 import { PollingWorker } from '../../polling-worker.ts';
+import type { SecretBox } from '../../secrets.ts';
 import { buildNotice, noticeAsText, signWebhook } from './brand-notice.ts';
 import {
   claimDueDeliveries,
@@ -33,6 +34,8 @@ export interface OutboxDeps {
   config: Config;
   log: Logger;
   fetch: SafeFetch;
+  /** Opens brand webhook secrets (sealed at rest with `SECRETS_KEY`). */
+  secrets: SecretBox;
   mailer: Transporter | null;
   statusUrl: (requestId: string) => string;
   now: () => Date;
@@ -95,7 +98,7 @@ export class DeliveryWorker extends PollingWorker {
     if (!request) return { ok: false, retryable: false, error: 'request no longer exists' };
     const notice = buildNotice(request, delivery.id, statusUrl(request.id), now());
     if (delivery.channel === 'webhook') {
-      const channel = await findBrandChannel(db, request.brand_domain);
+      const channel = await findBrandChannel(db, this.deps.secrets, request.brand_domain);
       if (!channel?.webhook_secret) return { ok: false, retryable: false, error: 'brand webhook removed' };
       return this.sendWebhook(delivery, channel.webhook_secret, JSON.stringify(notice));
     }

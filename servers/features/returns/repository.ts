@@ -15,6 +15,7 @@ import type {
 } from '../../../db/schema.ts';
 import { ServiceError } from '../../errors.ts';
 import { type Position, rowsAfter } from '../../pagination.ts';
+import { type SecretBox, webhookSecretPlace } from '../../secrets.ts';
 import { type Actor, assertTransition, type ReturnStatus } from './state-machine.ts';
 
 type Db = Kysely<Database>;
@@ -195,22 +196,38 @@ export async function settleDelivery(
   return Number(result.numUpdatedRows) === 1;
 }
 
-export function findBrandChannel(db: Db, domain: string): Promise<BrandChannelRow | undefined> {
-  return db.selectFrom('brand_channels').selectAll().where('brand_domain', '=', domain).executeTakeFirst();
+/** The brand's delivery channel, its webhook secret opened (it is sealed at rest with `SECRETS_KEY`). */
+export async function findBrandChannel(
+  db: Db,
+  secrets: SecretBox,
+  domain: string,
+): Promise<BrandChannelRow | undefined> {
+  const row = await db
+    .selectFrom('brand_channels')
+    .selectAll()
+    .where('brand_domain', '=', domain)
+    .executeTakeFirst();
+  if (!row?.webhook_secret) return row;
+  return { ...row, webhook_secret: secrets.open(row.webhook_secret, webhookSecretPlace(domain)) };
 }
 
 export async function upsertBrandChannel(
   trx: Db,
+  secrets: SecretBox,
   channel: Pick<BrandChannelRow, 'brand_domain' | 'webhook_url' | 'webhook_secret' | 'email'>,
   at: string,
 ): Promise<void> {
+  const webhookSecret =
+    channel.webhook_secret === null
+      ? null
+      : secrets.seal(channel.webhook_secret, webhookSecretPlace(channel.brand_domain));
   await trx
     .insertInto('brand_channels')
-    .values({ ...channel, created_at: at, updated_at: at })
+    .values({ ...channel, webhook_secret: webhookSecret, created_at: at, updated_at: at })
     .onConflict((oc) =>
       oc.column('brand_domain').doUpdateSet({
         webhook_url: channel.webhook_url,
-        webhook_secret: channel.webhook_secret,
+        webhook_secret: webhookSecret,
         email: channel.email,
         updated_at: at,
       }),

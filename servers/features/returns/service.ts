@@ -9,6 +9,7 @@ import type { Config } from '../../config.ts';
 import { notFound } from '../../errors.ts';
 import { withIdempotency } from '../../idempotency.ts';
 import { DEFAULT_LIMIT, decodeCursor, encodeCursor } from '../../pagination.ts';
+import type { SecretBox } from '../../secrets.ts';
 import type { BrandMatcher } from '../charges/matcher.ts';
 import { verifyApproval } from './approval.ts';
 import type { DeliveryWorker } from './outbox.ts';
@@ -43,6 +44,8 @@ export interface ReturnsDeps {
   brands: BrandMatcher;
   worker: DeliveryWorker;
   smtpConfigured: boolean;
+  /** Seals brand webhook secrets at rest (`SECRETS_KEY`). */
+  secrets: SecretBox;
   now: () => Date;
 }
 
@@ -256,7 +259,7 @@ export class ReturnsService {
     const { db, dialect, worker, now } = this.deps;
     const queued = await db.transaction().execute(async (trx) => {
       const at = now().toISOString();
-      await upsertBrandChannel(trx, channel, at);
+      await upsertBrandChannel(trx, this.deps.secrets, channel, at);
       const target = await this.resolveChannel(trx, channel.brand_domain);
       if (!target) return 0;
       const waiting = await requestsWithoutChannel(trx, channel.brand_domain);
@@ -278,9 +281,14 @@ export class ReturnsService {
     return queued;
   }
 
+  /** The webhook secret the brand registered before, if any (kept when it registers again without one). */
+  async registeredWebhookSecret(domain: string): Promise<string | null> {
+    return (await findBrandChannel(this.deps.db, this.deps.secrets, domain))?.webhook_secret ?? null;
+  }
+
   /** Webhook when the brand registered one; else email when SMTP is configured and an address is known. */
   private async resolveChannel(db: Kysely<Database>, domain: string): Promise<Channel | null> {
-    const registered = await findBrandChannel(db, domain);
+    const registered = await findBrandChannel(db, this.deps.secrets, domain);
     if (registered?.webhook_url && registered.webhook_secret) {
       return { channel: 'webhook', target: registered.webhook_url };
     }
