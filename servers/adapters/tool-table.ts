@@ -1,0 +1,70 @@
+/**
+ * The MCP tool list of one server as a Markdown table, derived from the registry: the README's tool
+ * lists are this projection (`npm run docs` writes them; a test fails when they drift).
+ */
+import type { Config } from '../config.ts';
+import type { AnyOperation, McpServerName, Surface } from '../operation.ts';
+import { jsonSchemaOf } from './openapi.ts';
+
+/** `{charge, limit?}`: the tool's arguments, optional ones marked. */
+export function argumentsOf(op: AnyOperation): string {
+  const schema = jsonSchemaOf(op.input, 'input') as { properties?: object; required?: string[] };
+  const required = new Set(schema.required ?? []);
+  const names = Object.keys(schema.properties ?? {}).map((name) => (required.has(name) ? name : `${name}?`));
+  return names.length ? `{${names.join(', ')}}` : '{}';
+}
+
+/** The REST route of an operation as a path from the site root (`GET /cs/agent`), or a dash. */
+export function restRouteOf(op: AnyOperation, config: Config): string {
+  if (!op.http) return '-';
+  const base: Record<Surface, string> = {
+    cs: config.base_url,
+    public_api: config.public_api_url,
+    site: config.site_url,
+  };
+  const prefix = new URL(base[op.http.surface]).pathname.replace(/\/+$/, '');
+  return `${op.http.method} ${prefix}${op.http.path.replace(/:(\w+)/g, '{$1}')}`;
+}
+
+/** The first sentence of an operation's description (written for a model, read by people too). */
+export const summaryOf = (op: AnyOperation): string => op.description.split(/(?<=\.)\s/)[0] ?? op.title;
+
+const cell = (text: string): string => text.replace(/\|/g, '\\|');
+
+export function toolTable(
+  operations: readonly AnyOperation[],
+  server: McpServerName,
+  config: Config,
+): string {
+  const rest = server === 'public';
+  const rows = operations
+    .filter((op) => op.mcp?.includes(server))
+    .map((op) => {
+      const columns = [`\`${op.toolName}\``, `\`${cell(argumentsOf(op))}\``, cell(summaryOf(op))];
+      if (rest) columns.push(`\`${restRouteOf(op, config)}\``);
+      return `| ${columns.join(' | ')} |`;
+    });
+  const header = rest
+    ? ['| tool | arguments | what it does | the same over REST |', '|---|---|---|---|']
+    : ['| tool | arguments | what it does |', '|---|---|---|'];
+  return [...header, ...rows].join('\n');
+}
+
+/** The README's generated blocks: `<!-- generated:NAME -->` ... `<!-- /generated:NAME -->`. */
+export function generatedBlocks(operations: readonly AnyOperation[], config: Config): Record<string, string> {
+  return {
+    'public-tools': toolTable(operations, 'public', config),
+    'owner-tools': toolTable(operations, 'owner', config),
+  };
+}
+
+/** `text` with each generated block replaced by its current content; throws when a marker is missing. */
+export function withGeneratedBlocks(text: string, blocks: Record<string, string>): string {
+  let out = text;
+  for (const [name, content] of Object.entries(blocks)) {
+    const pattern = new RegExp(`(<!-- generated:${name} -->\\n)[\\s\\S]*?(\\n<!-- /generated:${name} -->)`);
+    if (!pattern.test(out)) throw new Error(`README.md has no <!-- generated:${name} --> block`);
+    out = out.replace(pattern, (_m, open: string, close: string) => `${open}${content}${close}`);
+  }
+  return out;
+}
