@@ -7,12 +7,27 @@
  * - `hostile`: an endless page, a redirect loop, a response that never comes, redirects to the
  *   cloud metadata address and a private network, a binary served where a page is linked;
  * - `large`: a home page and 199 linked pages, all in a sitemap.
+ * - `spa`: a single-page app that answers every path, robots.txt and `/.well-known/` included,
+ *   with the same 200 text/html shell (a soft 404 for everything it does not have);
+ * - `spaWithDocuments`: the same shell for unknown paths, but real robots.txt, llms.txt and JSON
+ *   discovery documents at their paths (one of them incomplete, to earn partial credit);
+ * - `catchAllJson`: an API that answers every path with 200 JSON naming the path and a fresh
+ *   request id (so no two answers are byte-identical);
+ * - `catchAllText`: a server that answers every path with 200 text/plain "OK".
  * Every request is recorded so tests can check what the crawler did (and did not) fetch.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type FixtureKind = 'wellPrepared' | 'bare' | 'hostile' | 'large';
+export type FixtureKind =
+  | 'wellPrepared'
+  | 'bare'
+  | 'hostile'
+  | 'large'
+  | 'spa'
+  | 'spaWithDocuments'
+  | 'catchAllJson'
+  | 'catchAllText';
 
 export interface FixtureRequest {
   path: string;
@@ -306,7 +321,72 @@ function largePage(req: http.IncomingMessage, res: http.ServerResponse, origin: 
   return true;
 }
 
-const routes: Record<FixtureKind, Record<string, Route>> = { wellPrepared, bare, hostile, large };
+/** What a client-side rendered app's host serves for every route it does not know. */
+const spaShell = `<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1"><title>Acme App</title>
+<meta name="description" content="Acme: the app for widgets.">
+<script type="module" crossorigin src="/assets/index-4f9c2b.js"></script></head>
+<body><div id="root"></div><noscript>You need to enable JavaScript to run this app.</noscript></body></html>`;
+
+const spaFallback: Route = (_req, res) => {
+  res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(spaShell);
+};
+
+const spaWithDocuments: Record<string, Route> = {
+  '/robots.txt': (_req, res) => {
+    res
+      .writeHead(200, { 'content-type': 'text/plain' })
+      .end('User-agent: OAI-SearchBot\nUser-agent: ClaudeBot\nAllow: /\n\nUser-agent: *\nAllow: /\n');
+  },
+  '/llms.txt': (_req, res, { origin }) => {
+    res
+      .writeHead(200, { 'content-type': 'text/plain; charset=utf-8' })
+      .end(`# Acme\n\n> The app for widgets.\n\n## Docs\n\n- [API](${origin}/openapi.json): the API\n`);
+  },
+  '/.well-known/api-catalog': wellPrepared['/.well-known/api-catalog'] as Route,
+  '/openapi.json': wellPrepared['/openapi.json'] as Route,
+  '/.well-known/mcp/server-card.json': wellPrepared['/.well-known/mcp/server-card.json'] as Route,
+  // A JSON document that is really there but lists nothing yet: "present but incomplete".
+  '/.well-known/x402.json': (_req, res) => {
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ description: 'Paid endpoints are coming.' }));
+  },
+};
+
+let requestCounter = 0;
+const catchAllJson: Route = (req, res) => {
+  res.writeHead(200, { 'content-type': 'application/json' }).end(
+    JSON.stringify({
+      error: 'Not Found',
+      path: (req.url ?? '/').split('?')[0],
+      request_id: `req-${++requestCounter}-${Math.random().toString(36).slice(2)}`,
+    }),
+  );
+};
+
+const catchAllText: Route = (_req, res) => {
+  res.writeHead(200, { 'content-type': 'text/plain' }).end('OK');
+};
+
+const routes: Record<FixtureKind, Record<string, Route>> = {
+  wellPrepared,
+  bare,
+  hostile,
+  large,
+  spa: {},
+  spaWithDocuments,
+  catchAllJson: {},
+  catchAllText: {},
+};
+
+/** What a kind answers for a path it has no route for; a 404 unless listed here. */
+const fallbacks: Partial<Record<FixtureKind, Route>> = {
+  spa: spaFallback,
+  spaWithDocuments: spaFallback,
+  catchAllJson,
+  catchAllText,
+};
 
 export async function startFixtureSite(kind: FixtureKind): Promise<FixtureSite> {
   const requests: FixtureRequest[] = [];
@@ -319,6 +399,8 @@ export async function startFixtureSite(kind: FixtureKind): Promise<FixtureSite> 
     if (route) return route(req, res, { origin });
     if (kind === 'wellPrepared' && wellPreparedPage(req, res, origin)) return;
     if (kind === 'large' && largePage(req, res, origin)) return;
+    const fallback = fallbacks[kind];
+    if (fallback) return fallback(req, res, { origin });
     res.writeHead(404, { 'content-type': 'text/html' }).end('<html><body>Not found</body></html>');
   });
   server.on('connection', (socket) => {

@@ -272,6 +272,52 @@ describe.each(dialects)('scans and Signal Strength (%s)', (dialect) => {
     }
   });
 
+  it('gives a site answering every path with the same 200 HTML no credit for documents it does not have (soft 404)', async () => {
+    const [spa, real] = await Promise.all([startFixtureSite('spa'), startFixtureSite('spaWithDocuments')]);
+    try {
+      const [shell, documents] = await Promise.all([scanToEnd(spa.domain), scanToEnd(real.domain)]);
+      type Result = {
+        score: number;
+        components: { id: string; checks: { id: string; score: number | null }[] }[];
+        findings: { id: string; severity: string; seen: string; evidence_url: string | null }[];
+        site: { discovery: Record<string, boolean> };
+      };
+      const technical = (result: Result) =>
+        Object.fromEntries(
+          (result.components.find((c) => c.id === 'technical_foundation')?.checks ?? []).map((k) => [
+            k.id,
+            k.score,
+          ]),
+        );
+      expect(shell.scan.status).toBe('done');
+      const attack = shell.scan.result as Result;
+      expect(technical(attack)).toMatchObject({ api_catalog: 0, mcp_server_card: 0, openapi: 0, x402: 0 });
+      expect(Object.values(attack.site.discovery).every((valid) => valid === false)).toBe(true);
+      const finding = attack.findings.find((f) => f.id === 'soft_404');
+      expect(finding).toMatchObject({ severity: 'warning' });
+      expect(finding?.evidence_url).toContain(`${spa.url}/.well-known/agent-service-probe-`);
+      expect(spa.requests.filter((r) => r.path.startsWith('/.well-known/agent-service-probe-'))).toHaveLength(
+        1,
+      );
+
+      // The same app shell for unknown paths, real documents at the real paths: those keep their credit.
+      expect(documents.scan.status).toBe('done');
+      const honest = documents.scan.result as Result;
+      expect(technical(honest)).toMatchObject({ api_catalog: 1, mcp_server_card: 1, openapi: 1, x402: 0.5 });
+      expect(honest.site.discovery).toMatchObject({
+        api_catalog: true,
+        mcp_server_card: true,
+        openapi: true,
+      });
+      expect(honest.score).toBeGreaterThan(attack.score);
+
+      const stored = await (await fetch(`${api}/scan-score?domain=${spa.domain}`)).json();
+      expect(stored.score).toBe(attack.score);
+    } finally {
+      await Promise.all([spa.close(), real.close()]);
+    }
+  });
+
   it('refuses domains outside the policy and unknown scans', async () => {
     for (const domain of ['', 'not a domain', 'http://[::1', '10.0.0.1']) {
       const res = await post({ domain });

@@ -4,6 +4,7 @@ import {
   checkApiCatalog,
   checkMarkdownNegotiation,
   checkMcpCard,
+  checkOpenApi,
   checkProtectedResource,
   checkX402,
   type Fetched,
@@ -12,6 +13,11 @@ import { parseLlmsTxt } from '../../servers/features/scans/collectors/llms-txt.t
 import { parsePage } from '../../servers/features/scans/collectors/page.ts';
 import { absentRobots, parseRobots, parseSignals } from '../../servers/features/scans/collectors/robots.ts';
 import { parseSitemap } from '../../servers/features/scans/collectors/sitemap.ts';
+import {
+  answersLikeUnknownPath,
+  fingerprintOf,
+  isHtmlAnswer,
+} from '../../servers/features/scans/collectors/soft-404.ts';
 
 const robotsUrl = 'https://shop.example/robots.txt';
 
@@ -238,6 +244,112 @@ describe('discovery documents and markdown negotiation', () => {
     expect(checkMarkdownNegotiation(ok('<html>', 'text/html'), 'u')).toMatchObject({
       supported: false,
       note: 'answered text/html',
+    });
+  });
+});
+
+describe('soft 404s: answers like a made-up path earn nothing', () => {
+  const shell =
+    '<!doctype html><html><head><title>App</title></head><body><div id="root"></div></body></html>';
+  const answer = (
+    url: string,
+    body: string,
+    contentType: string | null = 'text/html; charset=utf-8',
+    status = 200,
+  ): Fetched => ({
+    url,
+    status,
+    content_type: contentType,
+    body,
+  });
+  const probeUrl = 'https://app.example/.well-known/agent-service-probe-0123456789abcdef';
+  const spa = fingerprintOf(answer(probeUrl, shell));
+  const catalogUrl = 'https://app.example/.well-known/api-catalog';
+
+  it('recognises the same answer, even when it echoes the path or carries a fresh request id', () => {
+    expect(answersLikeUnknownPath(answer(catalogUrl, shell), spa)).toBe(true);
+    // Echoing the requested URL or path does not make an answer different.
+    const echo = (url: string) => `<html><body>No page at ${new URL(url).pathname} (${url})</body></html>`;
+    expect(
+      answersLikeUnknownPath(
+        answer(catalogUrl, echo(catalogUrl)),
+        fingerprintOf(answer(probeUrl, echo(probeUrl))),
+      ),
+    ).toBe(true);
+    // A catch-all JSON answer with a request id: same members, so the same answer.
+    const api = (url: string, id: string) =>
+      answer(
+        url,
+        JSON.stringify({ error: 'Not Found', path: new URL(url).pathname, request_id: id }),
+        'application/json',
+      );
+    expect(answersLikeUnknownPath(api(catalogUrl, 'r2'), fingerprintOf(api(probeUrl, 'r1')))).toBe(true);
+    // A real document differs; so does another status or media type.
+    expect(
+      answersLikeUnknownPath(answer(catalogUrl, '{"linkset":[]}', 'application/linkset+json'), spa),
+    ).toBe(false);
+    expect(answersLikeUnknownPath(answer(catalogUrl, shell, 'text/plain'), spa)).toBe(false);
+    expect(answersLikeUnknownPath(answer(catalogUrl, shell, 'text/html', 201), spa)).toBe(false);
+    // A site that answers made-up paths with 404 has no soft 404 to match, whatever its pages say.
+    const proper = fingerprintOf(answer(probeUrl, shell, 'text/html', 404));
+    expect(answersLikeUnknownPath(answer(catalogUrl, shell), proper)).toBe(false);
+    expect(answersLikeUnknownPath(answer(catalogUrl, shell), null)).toBe(false);
+  });
+
+  it('tells HTML pages by their label or their start, not markdown that opens with a comment', () => {
+    expect(isHtmlAnswer(answer('u', shell, 'text/plain'))).toBe(true);
+    expect(isHtmlAnswer(answer('u', '\uFEFF <!-- app --> <HTML lang="en">', 'application/json'))).toBe(true);
+    expect(isHtmlAnswer(answer('u', '{}', 'application/xhtml+xml'))).toBe(true);
+    expect(isHtmlAnswer(answer('u', '<!-- generated -->\n# Acme\n', 'text/plain'))).toBe(false);
+    expect(isHtmlAnswer(answer('u', 'User-agent: *\nAllow: /\n', null))).toBe(false);
+  });
+
+  it('gives a JSON document partial credit only when it is a JSON object that is not the soft-404 answer', () => {
+    // The attack: the app shell at every document path, before and without a probe.
+    for (const check of [checkApiCatalog, checkMcpCard, checkX402, checkOpenApi, checkProtectedResource]) {
+      expect(check(answer(catalogUrl, shell), catalogUrl, spa), check.name).toMatchObject({
+        present: false,
+        valid: false,
+        note: 'answered like a made-up path (a soft 404)',
+      });
+      // Without the probe (it failed), HTML is still not the document.
+      expect(check(answer(catalogUrl, shell), catalogUrl), check.name).toMatchObject({
+        present: false,
+        note: 'an HTML page, not the document',
+      });
+    }
+    // A catch-all that answers 200 text/plain is not JSON either.
+    expect(checkX402(answer(catalogUrl, 'OK', 'text/plain'), catalogUrl)).toMatchObject({
+      present: false,
+      note: 'not a JSON object',
+    });
+    expect(checkOpenApi(answer(catalogUrl, 'OK', 'text/plain'), catalogUrl)).toMatchObject({
+      present: false,
+    });
+    // Really there but incomplete: partial credit stays.
+    expect(
+      checkX402(answer(catalogUrl, '{"description":"soon"}', 'application/json'), catalogUrl, spa),
+    ).toMatchObject({
+      present: true,
+      valid: false,
+    });
+    expect(
+      checkMcpCard(answer(catalogUrl, '{"name":"a"}', 'application/json'), catalogUrl, spa),
+    ).toMatchObject({
+      present: true,
+      valid: false,
+    });
+    expect(
+      checkOpenApi(answer(catalogUrl, 'info:\n  title: A\npaths: {}\n', 'application/yaml'), catalogUrl, spa),
+    ).toMatchObject({
+      present: true,
+      valid: false,
+    });
+    expect(
+      checkOpenApi(answer(catalogUrl, 'openapi: 3.1.0\ninfo:\n  title: A\n', 'text/yaml'), catalogUrl, spa),
+    ).toMatchObject({
+      present: true,
+      valid: true,
     });
   });
 });

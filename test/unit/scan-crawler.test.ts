@@ -86,6 +86,54 @@ describe('crawler', () => {
       expect(progress[i]?.done).toBeGreaterThanOrEqual(progress[i - 1]?.done as number);
   });
 
+  it('asks for one made-up /.well-known/ path and credits no document that answers the same (soft 404)', async () => {
+    for (const kind of ['spa', 'catchAllJson', 'catchAllText'] as const) {
+      const site = await start(kind);
+      const facts = await crawlSite({ domain: site.domain, fetch, userAgent, limits });
+      const probes = site.requests.filter((r) => r.path.startsWith('/.well-known/agent-service-probe-'));
+      expect(probes, kind).toHaveLength(1);
+      expect(probes[0]?.path, kind).toMatch(/^\/\.well-known\/agent-service-probe-[0-9a-f]{16}$/);
+      expect(facts.unknown_path, kind).toMatchObject({ status: 200, soft_404: true });
+      // Every document the site seemed to have was its answer to anything.
+      expect(facts.robots.present, kind).toBe(false);
+      expect(facts.llms_txt, kind).toBeNull();
+      expect(facts.llms_full_txt, kind).toBeNull();
+      expect(facts.ai_txt, kind).toBeNull();
+      for (const [name, check] of Object.entries(facts.discovery))
+        expect(check, `${kind} ${name}`).toMatchObject({ present: false, valid: false });
+      const same = facts.unknown_path?.same_answer.map((u) => new URL(u).pathname);
+      expect(same, kind).toEqual(
+        expect.arrayContaining([
+          '/.well-known/api-catalog',
+          '/.well-known/mcp/server-card.json',
+          '/.well-known/x402.json',
+          '/openapi.json',
+        ]),
+      );
+    }
+  });
+
+  it('still credits the real documents of a site that answers unknown paths with its app shell', async () => {
+    const site = await start('spaWithDocuments');
+    const facts = await crawlSite({ domain: site.domain, fetch, userAgent, limits });
+    expect(facts.unknown_path).toMatchObject({ soft_404: true, media_type: 'text/html' });
+    expect(facts.robots.present).toBe(true);
+    expect(facts.llms_txt).toMatchObject({ valid: true, title: 'Acme' });
+    expect(facts.discovery.api_catalog).toMatchObject({ present: true, valid: true });
+    expect(facts.discovery.mcp_server_card).toMatchObject({ present: true, valid: true });
+    expect(facts.discovery.openapi).toMatchObject({ present: true, valid: true });
+    // There, but listing nothing: present, so partial credit.
+    expect(facts.discovery.x402).toMatchObject({ present: true, valid: false });
+    expect(facts.discovery.oauth_protected_resource).toMatchObject({ present: false });
+    expect(facts.ai_txt).toBeNull();
+  });
+
+  it('finds no soft 404 on a site that answers unknown paths with 404', async () => {
+    const site = await start('wellPrepared');
+    const facts = await crawlSite({ domain: site.domain, fetch, userAgent, limits });
+    expect(facts.unknown_path).toMatchObject({ status: 404, soft_404: false, same_answer: [] });
+  });
+
   it('survives a hostile site: byte limit, redirect loop, slow response, redirects to private addresses, binaries', async () => {
     const site = await start('hostile');
     const facts = await crawlSite({ domain: site.domain, fetch, userAgent, limits, schemes: ['http'] });

@@ -30,6 +30,8 @@ describe('Signal Strength scoring', () => {
   let fetch: SafeFetch;
   let well: SiteFacts;
   let bare: SiteFacts;
+  let spa: SiteFacts;
+  let spaWithDocuments: SiteFacts;
 
   beforeAll(async () => {
     const userAgent = `${scannerToken}/0.1.0`;
@@ -44,13 +46,20 @@ describe('Signal Strength scoring', () => {
       max_redirects: 5,
       max_sitemaps: 5,
     };
-    for (const kind of ['wellPrepared', 'bare'] as const) {
+    const crawl = async (kind: Parameters<typeof startFixtureSite>[0]) => {
       const site = await startFixtureSite(kind);
-      const facts = await crawlSite({ domain: site.domain, fetch, userAgent, limits, schemes: ['http'] });
-      if (kind === 'wellPrepared') well = facts;
-      else bare = facts;
-      await site.close();
-    }
+      try {
+        return await crawlSite({ domain: site.domain, fetch, userAgent, limits, schemes: ['http'] });
+      } finally {
+        await site.close();
+      }
+    };
+    [well, bare, spa, spaWithDocuments] = await Promise.all([
+      crawl('wellPrepared'),
+      crawl('bare'),
+      crawl('spa'),
+      crawl('spaWithDocuments'),
+    ]);
   });
   afterAll(() => fetch?.close());
 
@@ -69,6 +78,7 @@ describe('Signal Strength scoring', () => {
     for (const c of components) expect(doc).toContain(`| ${c.name} | ${c.weight} |`);
     for (const k of checks) expect(doc, k.id).toMatch(new RegExp(`\\| \`${k.id}\` \\| ${k.weight} \\|`));
     for (const t of tiers) expect(doc).toContain(`| ${t.name} | ${t.min}-${t.max} |`);
+    expect(doc).toContain('`soft_404`');
   });
 
   it('tiers cover 0-100 without gaps', () => {
@@ -117,6 +127,42 @@ describe('Signal Strength scoring', () => {
     // Critical findings first.
     const order = poor.findings.map((f) => f.severity);
     expect(order.indexOf('critical')).toBeLessThanOrEqual(order.indexOf('info'));
+  });
+
+  it('gives a site that answers every path with its app shell nothing for documents it does not have', () => {
+    const checkScores = (facts: SiteFacts) => {
+      const result = scoreSite(facts, null);
+      const technical = result.components.find((c) => c.id === 'technical_foundation');
+      const by = Object.fromEntries((technical?.checks ?? []).map((k) => [k.id, k.score]));
+      return { result, by };
+    };
+    const { result, by } = checkScores(spa);
+    // Before the soft-404 rule each of these earned 0.5 ("present but invalid"): 12.5 points.
+    expect(by).toMatchObject({ api_catalog: 0, mcp_server_card: 0, openapi: 0, x402: 0, oauth_discovery: 0 });
+    expect(by).toMatchObject({ robots_txt: 0, content_signals: 0 });
+    const finding = result.findings.find((f) => f.id === 'soft_404');
+    expect(finding).toMatchObject({ component: 'technical_foundation', severity: 'warning' });
+    expect(finding?.seen).toMatch(/HTTP 200 text\/html instead of 404/);
+    expect(finding?.seen).toMatch(/\/\.well-known\/api-catalog/);
+    expect(finding?.fix).toMatch(/404/);
+    expect(finding?.evidence_url).toMatch(/\/\.well-known\/agent-service-probe-/);
+    expect(result.findings.find((f) => f.id === 'x402')?.seen).toMatch(/soft 404/);
+    expect(result.recommended_next_tools).toContain('request_scan');
+
+    // Real documents behind the same app shell keep their credit, partial credit included.
+    const real = checkScores(spaWithDocuments);
+    expect(real.by).toMatchObject({
+      robots_txt: 1,
+      api_catalog: 1,
+      mcp_server_card: 1,
+      openapi: 1,
+      x402: 0.5,
+    });
+    expect(real.result.findings.find((f) => f.id === 'soft_404')).toBeDefined();
+    expect(real.result.score).toBeGreaterThan(result.score);
+
+    // A site that answers unknown paths with 404 hears nothing about it.
+    expect(scoreSite(well, null).findings.find((f) => f.id === 'soft_404')).toBeUndefined();
   });
 
   it('scores live traffic and velocity when the pixel and a previous scan give data', () => {

@@ -10,8 +10,13 @@
  * Politeness: at most `concurrency` requests in flight to the host (p-limit) and `delay_ms` between
  * a slot's requests (raised to the site's Crawl-delay for our token, capped).
  *
+ * Before judging any document it asks for a made-up path under `/.well-known/`: a site that
+ * answers that with 2xx (a soft 404, `collectors/soft-404.ts`) would otherwise seem to have every
+ * document, and an answer the same as that one earns nothing.
+ *
  * What is collected is judged by the pure collectors in `collectors/`; scoring is `scoring.ts`.
  */
+import { randomBytes } from 'node:crypto';
 import pLimit from 'p-limit';
 import { getDomain } from 'tldts';
 import { readLimitedBody, type SafeFetch } from '../../outbound/safe-fetch.ts';
@@ -33,6 +38,12 @@ import { type LlmsTxt, parseLlmsTxt } from './collectors/llms-txt.ts';
 import { type PageFacts, parsePage } from './collectors/page.ts';
 import { absentRobots, parseRobots, type RobotsFacts, robotsParser } from './collectors/robots.ts';
 import { parseSitemap } from './collectors/sitemap.ts';
+import {
+  answersLikeUnknownPath,
+  fingerprintOf,
+  isHtmlAnswer,
+  type UnknownPathAnswer,
+} from './collectors/soft-404.ts';
 
 export interface CrawlLimits {
   max_pages: number;
@@ -63,6 +74,8 @@ export interface SiteFacts {
   llms_txt: (LlmsTxt & { url: string }) | null;
   llms_full_txt: { url: string; bytes: number; truncated: boolean } | null;
   ai_txt: (AiTxt & { url: string }) | null;
+  /** The answer to a made-up path under `/.well-known/`; null when it could not be fetched. */
+  unknown_path: UnknownPathAnswer | null;
   sitemap: {
     /** Sitemap documents read (indexes and urlsets), with what each held. */
     documents: {
@@ -131,6 +144,8 @@ type FetchOutcome =
 
 const MAX_CRAWL_DELAY_MS = 2000;
 const MAX_ERRORS_KEPT = 20;
+/** A made-up well-known name: a plain prefix, so a site's operator can tell what it is, and a random tail. */
+const unknownPathPrefix = '/.well-known/agent-service-probe-';
 const htmlTypes = /^(text\/html|application\/xhtml\+xml)\b/i;
 
 /** The robots.txt product token of a user agent string (`agent-service-scanner/1.0 (+url)` -> `agent-service-scanner`). */
@@ -165,7 +180,7 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
     duration_ms: 0,
   };
   let done = 0;
-  let total = 12;
+  let total = 13;
   const progress = (phase: CrawlProgress['phase'], message: string) =>
     request.onProgress?.({ phase, done, total: Math.max(total, done), message });
   const noteError = (url: string, error: string) => {
@@ -278,8 +293,7 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
   }
   const robotsUrl = `${origin}/robots.txt`;
   const robotsText = robotsOutcome ? textOf(robotsOutcome) : null;
-  const robotsIsText = robotsText && !htmlTypes.test(robotsText.content_type ?? '');
-  const robots = robotsIsText ? parseRobots(robotsUrl, robotsText.body) : absentRobots();
+  const robotsIsText = robotsText && !isHtmlAnswer(robotsText);
   const ownRules = robotsParser(robotsUrl, robotsIsText ? robotsText.body : '');
   const crawlDelay = ownRules.getCrawlDelay(token);
   if (crawlDelay) delayMs = Math.max(delayMs, Math.min(crawlDelay * 1000, MAX_CRAWL_DELAY_MS));
@@ -346,31 +360,56 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
   const allowedGet = (path: string, accept: string, maxBytes?: number): Promise<FetchOutcome | null> =>
     mayFetch(at(path)) ? get(at(path), accept, maxBytes) : Promise.resolve(null);
   const wellKnown = (path: string) => get(at(path), 'application/json, */*;q=0.1', 256 * 1024);
-  const [llms, llmsFull, aiTxt, catalog, prm, asm, mcpCard, mcpJson, x402, markdown] = await Promise.all([
-    allowedGet('/llms.txt', 'text/plain, text/markdown, */*;q=0.1'),
-    allowedGet('/llms-full.txt', 'text/plain, text/markdown, */*;q=0.1'),
-    allowedGet('/ai.txt', 'text/plain, */*;q=0.1', 256 * 1024),
-    get(at(discoveryPaths.api_catalog), 'application/linkset+json, application/json;q=0.9', 256 * 1024),
-    wellKnown(discoveryPaths.oauth_protected_resource),
-    wellKnown(discoveryPaths.oauth_authorization_server),
-    wellKnown(discoveryPaths.mcp_server_card),
-    wellKnown(discoveryPaths.mcp_json),
-    wellKnown(discoveryPaths.x402),
-    mayFetch(homeFinal) ? get(homeFinal, 'text/markdown, text/plain;q=0.5') : Promise.resolve(null),
-  ]);
+  const unknownPathUrl = at(`${unknownPathPrefix}${randomBytes(8).toString('hex')}`);
+  const [probe, llms, llmsFull, aiTxt, catalog, prm, asm, mcpCard, mcpJson, x402, markdown] =
+    await Promise.all([
+      get(unknownPathUrl, 'application/json, */*;q=0.1', 256 * 1024),
+      allowedGet('/llms.txt', 'text/plain, text/markdown, */*;q=0.1'),
+      allowedGet('/llms-full.txt', 'text/plain, text/markdown, */*;q=0.1'),
+      allowedGet('/ai.txt', 'text/plain, */*;q=0.1', 256 * 1024),
+      get(at(discoveryPaths.api_catalog), 'application/linkset+json, application/json;q=0.9', 256 * 1024),
+      wellKnown(discoveryPaths.oauth_protected_resource),
+      wellKnown(discoveryPaths.oauth_authorization_server),
+      wellKnown(discoveryPaths.mcp_server_card),
+      wellKnown(discoveryPaths.mcp_json),
+      wellKnown(discoveryPaths.x402),
+      mayFetch(homeFinal) ? get(homeFinal, 'text/markdown, text/plain;q=0.5') : Promise.resolve(null),
+    ]);
 
+  const unknownPath: UnknownPathAnswer | null = probe.ok
+    ? {
+        url: probe.result.final_url,
+        ...fingerprintOf(asFetched(probe) as Fetched),
+        soft_404: probe.result.status >= 200 && probe.result.status < 300,
+        same_answer: [],
+      }
+    : null;
+  if (!probe.ok) noteError(probe.url, probe.error);
+  /** The answer is the site's answer to any path it lacks: noted, and never credited. */
+  const likeUnknownPath = (o: FetchOutcome | null): boolean => {
+    const fetched = o ? asFetched(o) : null;
+    if (!fetched || !unknownPath || !answersLikeUnknownPath(fetched, unknownPath)) return false;
+    if (!unknownPath.same_answer.includes(fetched.url)) unknownPath.same_answer.push(fetched.url);
+    return true;
+  };
+  for (const o of [catalog, prm, asm, mcpCard, mcpJson, x402]) likeUnknownPath(o);
+
+  const robots =
+    robotsIsText && !likeUnknownPath(robotsOutcome)
+      ? parseRobots(robotsUrl, robotsText.body)
+      : absentRobots();
   const plainText = (o: FetchOutcome | null) => {
     const r = o ? textOf(o) : null;
-    return r && !htmlTypes.test(r.content_type ?? '') ? r : null;
+    return r && !isHtmlAnswer(r) && !likeUnknownPath(o) ? r : null;
   };
   const llmsText = plainText(llms);
   const llmsFullText = plainText(llmsFull);
   const aiText = plainText(aiTxt);
-  const apiCatalog = checkApiCatalog(asFetched(catalog), at(discoveryPaths.api_catalog));
-  const cardCheck = checkMcpCard(asFetched(mcpCard), at(discoveryPaths.mcp_server_card));
+  const apiCatalog = checkApiCatalog(asFetched(catalog), at(discoveryPaths.api_catalog), unknownPath);
+  const cardCheck = checkMcpCard(asFetched(mcpCard), at(discoveryPaths.mcp_server_card), unknownPath);
   const mcpCheck = cardCheck.present
     ? cardCheck
-    : checkMcpCard(asFetched(mcpJson), at(discoveryPaths.mcp_json));
+    : checkMcpCard(asFetched(mcpJson), at(discoveryPaths.mcp_json), unknownPath);
 
   // 4. Home page facts, then sitemaps, then the rest of the pages breadth first.
   if (homeOutcome) {
@@ -471,10 +510,9 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
     3,
   )) {
     if (scanSignal.aborted) break;
-    openapi = checkOpenApi(
-      asFetched(await get(candidate, 'application/json, application/yaml;q=0.9, */*;q=0.1')),
-      candidate,
-    );
+    const outcome = await get(candidate, 'application/json, application/yaml;q=0.9, */*;q=0.1');
+    likeUnknownPath(outcome);
+    openapi = checkOpenApi(asFetched(outcome), candidate, unknownPath);
     if (openapi.valid) break;
   }
 
@@ -492,6 +530,7 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
       ? { url: llmsFullText.final_url, bytes: llmsFullText.bytes, truncated: llmsFullText.truncated }
       : null,
     ai_txt: aiText ? { ...parseAiTxt(aiText.body), url: aiText.final_url } : null,
+    unknown_path: unknownPath,
     sitemap,
     markdown: checkMarkdownNegotiation(markdown ? asFetched(markdown) : null, homeFinal),
     discovery: {
@@ -499,13 +538,15 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
       oauth_protected_resource: checkProtectedResource(
         asFetched(prm),
         at(discoveryPaths.oauth_protected_resource),
+        unknownPath,
       ),
       oauth_authorization_server: checkAuthorizationServer(
         asFetched(asm),
         at(discoveryPaths.oauth_authorization_server),
+        unknownPath,
       ),
       mcp_server_card: mcpCheck,
-      x402: checkX402(asFetched(x402), at(discoveryPaths.x402)),
+      x402: checkX402(asFetched(x402), at(discoveryPaths.x402), unknownPath),
       openapi,
     },
     pages,

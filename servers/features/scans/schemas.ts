@@ -51,7 +51,11 @@ export const Component = z.object({
 });
 
 export const Finding = z.object({
-  id: z.string().describe('The check that fell short (or no_pixel)'),
+  id: z
+    .string()
+    .describe(
+      'The check that fell short, or no_pixel, or soft_404 (the site answers unknown paths with 2xx)',
+    ),
   component: ComponentId,
   severity: z.enum(['critical', 'warning', 'info']),
   seen: z.string().describe('What was seen'),

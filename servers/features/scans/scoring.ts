@@ -604,8 +604,26 @@ function discoveryEvaluation(
       ? `${what} found`
       : check.present
         ? `${what} found but ${check.note ?? 'invalid'}`
-        : `no ${what}`,
+        : `no ${what}${check.note && check.note !== 'not fetched' ? ` (${check.note})` : ''}`,
     evidence_url: check.url,
+  };
+}
+
+/**
+ * Not a check (it has no weight): the documents that answered like a made-up path already earned
+ * nothing. It says why, and that agents probing the site are misled the same way.
+ */
+function softNotFoundFinding(facts: SiteFacts): Finding | null {
+  const probe = facts.unknown_path;
+  if (!probe?.soft_404) return null;
+  const same = probe.same_answer.map((u) => new URL(u).pathname);
+  return {
+    id: 'soft_404',
+    component: 'technical_foundation',
+    severity: 'warning',
+    seen: `a made-up path answered HTTP ${probe.status} ${probe.media_type ?? 'without a content type'} instead of 404${same.length ? `; ${same.join(', ')} gave the same answer and earned no credit` : ''}`,
+    fix: 'Answer paths that do not exist with 404 (RFC 9110 section 15.5.5), above all under /.well-known/: serve the app shell only for the routes the app has, and publish real documents at the paths agents look for.',
+    evidence_url: probe.url,
   };
 }
 
@@ -686,6 +704,8 @@ export function scoreSite(
     });
     for (const tool of check.tools ?? []) tools.add(tool);
   }
+  const softNotFound = softNotFoundFinding(facts);
+  if (softNotFound) findings.push(softNotFound);
   const order: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };
   findings.sort((a, b) => order[a.severity] - order[b.severity]);
   if (!traffic) {

@@ -10,15 +10,22 @@
  *   either is accepted when it names the server and how to reach it.
  * - `/.well-known/x402.json`: x402 resources with payment requirements.
  * - Markdown negotiation: `Accept: text/markdown` answered with a markdown representation.
+ *
+ * A document is `present` (worth partial credit when incomplete) only when it is one: a 2xx answer
+ * that is not an HTML page, is not the same as the site's answer to a made-up path (a soft 404,
+ * see soft-404.ts), and parses as the document's syntax (a JSON object; OpenAPI: JSON or YAML).
+ * A single-page app answering every path with its HTML shell has none of them.
  */
+import { parse as parseYaml } from 'yaml';
+import {
+  type AnswerFingerprint,
+  answersLikeUnknownPath,
+  type Fetched,
+  isHtmlAnswer,
+  mediaType,
+} from './soft-404.ts';
 
-/** What was fetched for one probe, as the judgements need it. */
-export interface Fetched {
-  url: string;
-  status: number;
-  content_type: string | null;
-  body: string;
-}
+export type { Fetched } from './soft-404.ts';
 
 export interface DiscoveryCheck {
   present: boolean;
@@ -48,22 +55,47 @@ function json(fetched: Fetched): Record<string, unknown> | null {
   }
 }
 
-function missing(fetched: Fetched | null, url: string): DiscoveryCheck | null {
+export const softNotFoundNote = 'answered like a made-up path (a soft 404)';
+
+/** Why what was fetched is no document at all (no credit), or null when there is one to judge. */
+function missing(
+  fetched: Fetched | null,
+  url: string,
+  unknown: AnswerFingerprint | null,
+): DiscoveryCheck | null {
   if (!fetched) return { present: false, valid: false, url, note: 'not fetched' };
   if (fetched.status < 200 || fetched.status >= 300)
     return { present: false, valid: false, url: fetched.url, note: `HTTP ${fetched.status}` };
+  if (answersLikeUnknownPath(fetched, unknown))
+    return { present: false, valid: false, url: fetched.url, note: softNotFoundNote };
+  if (isHtmlAnswer(fetched))
+    return { present: false, valid: false, url: fetched.url, note: 'an HTML page, not the document' };
   return null;
+}
+
+/** The JSON object a JSON document must be, or the check saying there is none. */
+function jsonDocument(
+  fetched: Fetched | null,
+  url: string,
+  unknown: AnswerFingerprint | null,
+): { doc: Record<string, unknown>; fetched: Fetched } | { absent: DiscoveryCheck } {
+  const absent = missing(fetched, url, unknown);
+  if (absent || !fetched) return { absent: absent as DiscoveryCheck };
+  const doc = json(fetched);
+  if (!doc) return { absent: { present: false, valid: false, url: fetched.url, note: 'not a JSON object' } };
+  return { doc, fetched };
 }
 
 /** RFC 9727: a linkset whose entries each have an `anchor`; the service-desc targets are returned. */
 export function checkApiCatalog(
-  fetched: Fetched | null,
+  got: Fetched | null,
   url: string,
+  unknown: AnswerFingerprint | null = null,
 ): DiscoveryCheck & { service_descs: string[]; apis: number } {
-  const absent = missing(fetched, url);
-  if (absent || !fetched) return { ...(absent as DiscoveryCheck), service_descs: [], apis: 0 };
-  const doc = json(fetched);
-  const linkset = doc?.linkset;
+  const found = jsonDocument(got, url, unknown);
+  if ('absent' in found) return { ...found.absent, service_descs: [], apis: 0 };
+  const { doc, fetched } = found;
+  const linkset = doc.linkset;
   if (!Array.isArray(linkset)) {
     return {
       present: true,
@@ -95,28 +127,39 @@ export function checkApiCatalog(
   };
 }
 
-export function checkProtectedResource(fetched: Fetched | null, url: string): DiscoveryCheck {
-  const absent = missing(fetched, url);
-  if (absent || !fetched) return absent as DiscoveryCheck;
-  const doc = json(fetched);
-  const valid = typeof doc?.resource === 'string';
+export function checkProtectedResource(
+  got: Fetched | null,
+  url: string,
+  unknown: AnswerFingerprint | null = null,
+): DiscoveryCheck {
+  const found = jsonDocument(got, url, unknown);
+  if ('absent' in found) return found.absent;
+  const { doc, fetched } = found;
+  const valid = typeof doc.resource === 'string';
   return { present: true, valid, url: fetched.url, note: valid ? null : 'no "resource" member (RFC 9728)' };
 }
 
-export function checkAuthorizationServer(fetched: Fetched | null, url: string): DiscoveryCheck {
-  const absent = missing(fetched, url);
-  if (absent || !fetched) return absent as DiscoveryCheck;
-  const doc = json(fetched);
-  const valid = typeof doc?.issuer === 'string';
+export function checkAuthorizationServer(
+  got: Fetched | null,
+  url: string,
+  unknown: AnswerFingerprint | null = null,
+): DiscoveryCheck {
+  const found = jsonDocument(got, url, unknown);
+  if ('absent' in found) return found.absent;
+  const { doc, fetched } = found;
+  const valid = typeof doc.issuer === 'string';
   return { present: true, valid, url: fetched.url, note: valid ? null : 'no "issuer" member (RFC 8414)' };
 }
 
 /** A server card names the server and says how to connect (a remote URL or transport endpoint). */
-export function checkMcpCard(fetched: Fetched | null, url: string): DiscoveryCheck {
-  const absent = missing(fetched, url);
-  if (absent || !fetched) return absent as DiscoveryCheck;
-  const doc = json(fetched);
-  if (!doc) return { present: true, valid: false, url: fetched.url, note: 'not a JSON object' };
+export function checkMcpCard(
+  got: Fetched | null,
+  url: string,
+  unknown: AnswerFingerprint | null = null,
+): DiscoveryCheck {
+  const found = jsonDocument(got, url, unknown);
+  if ('absent' in found) return found.absent;
+  const { doc, fetched } = found;
   const info = (doc.serverInfo ?? doc.server ?? doc) as Record<string, unknown>;
   const named = typeof info?.name === 'string' || typeof doc.name === 'string';
   const reachable =
@@ -135,26 +178,54 @@ export function checkMcpCard(fetched: Fetched | null, url: string): DiscoveryChe
 }
 
 /** x402 discovery: a JSON document listing payable resources (`resources`, `items` or `accepts`). */
-export function checkX402(fetched: Fetched | null, url: string): DiscoveryCheck {
-  const absent = missing(fetched, url);
-  if (absent || !fetched) return absent as DiscoveryCheck;
-  const doc = json(fetched);
+export function checkX402(
+  got: Fetched | null,
+  url: string,
+  unknown: AnswerFingerprint | null = null,
+): DiscoveryCheck {
+  const found = jsonDocument(got, url, unknown);
+  if ('absent' in found) return found.absent;
+  const { doc, fetched } = found;
   const valid =
-    !!doc &&
-    (Array.isArray(doc.resources) ||
-      Array.isArray(doc.items) ||
-      Array.isArray(doc.accepts) ||
-      'x402Version' in doc);
+    Array.isArray(doc.resources) ||
+    Array.isArray(doc.items) ||
+    Array.isArray(doc.accepts) ||
+    'x402Version' in doc;
   return { present: true, valid, url: fetched.url, note: valid ? null : 'no resources listed' };
 }
 
-/** An OpenAPI document: JSON or YAML with an `openapi` (or `swagger`) version field. */
-export function checkOpenApi(fetched: Fetched | null, url: string): DiscoveryCheck {
-  const absent = missing(fetched, url);
+/**
+ * An OpenAPI document: JSON or YAML with an `openapi` (or `swagger`) version field. The field is
+ * found by pattern so a document cut at the byte limit still counts; without it, only a JSON
+ * object or YAML mapping is an (incomplete) description.
+ */
+export function checkOpenApi(
+  fetched: Fetched | null,
+  url: string,
+  unknown: AnswerFingerprint | null = null,
+): DiscoveryCheck {
+  const absent = missing(fetched, url, unknown);
   if (absent || !fetched) return absent as DiscoveryCheck;
   const valid =
     /^\s*["']?(openapi|swagger)["']?\s*:/m.test(fetched.body) || /"(openapi|swagger)"\s*:/.test(fetched.body);
-  return { present: true, valid, url: fetched.url, note: valid ? null : 'no openapi version field' };
+  if (valid) return { present: true, valid, url: fetched.url, note: null };
+  if (!json(fetched) && !yamlMapping(fetched.body))
+    return {
+      present: false,
+      valid: false,
+      url: fetched.url,
+      note: 'neither a JSON object nor a YAML mapping',
+    };
+  return { present: true, valid: false, url: fetched.url, note: 'no openapi version field' };
+}
+
+function yamlMapping(body: string): boolean {
+  try {
+    const value = parseYaml(body, { logLevel: 'silent' }) as unknown;
+    return !!value && typeof value === 'object' && !Array.isArray(value);
+  } catch {
+    return false;
+  }
 }
 
 export interface MarkdownNegotiation {
@@ -167,12 +238,11 @@ export interface MarkdownNegotiation {
 /** The page asked for with `Accept: text/markdown` came back as markdown, not HTML. */
 export function checkMarkdownNegotiation(fetched: Fetched | null, url: string): MarkdownNegotiation {
   if (!fetched) return { supported: false, url, content_type: null, note: 'not fetched' };
-  const type = fetched.content_type?.split(';')[0]?.trim().toLowerCase() ?? null;
+  const type = mediaType(fetched.content_type);
   if (fetched.status < 200 || fetched.status >= 300)
     return { supported: false, url: fetched.url, content_type: type, note: `HTTP ${fetched.status}` };
   const markdownType = type === 'text/markdown' || type === 'text/x-markdown';
-  const looksHtml = /^\s*<(!doctype|html)/i.test(fetched.body);
-  const supported = markdownType && !looksHtml;
+  const supported = markdownType && !isHtmlAnswer(fetched);
   return {
     supported,
     url: fetched.url,
