@@ -219,6 +219,18 @@ describe('discovery documents and markdown negotiation', () => {
     expect(catalog).toMatchObject({ present: true, valid: true, note: null, apis: 1 });
     expect(catalog.service_descs).toEqual(['https://a.example/openapi.json']);
     expect(checkApiCatalog(ok({ apis: [] }), 'u')).toMatchObject({ present: true, valid: false });
+    // A hostile catalog cannot fail the scan: an href that is no URL makes it invalid, nothing more.
+    expect(
+      checkApiCatalog(
+        ok({ linkset: [{ anchor: 'https://a.example/api', 'service-desc': [{ href: 'http://[::1' }] }] }),
+        'https://a.example/.well-known/api-catalog',
+      ),
+    ).toMatchObject({
+      present: true,
+      valid: false,
+      service_descs: [],
+      note: '1 service-desc href(s) are not URLs',
+    });
     expect(checkApiCatalog({ ...ok('nope'), status: 404 }, 'u')).toMatchObject({
       present: false,
       note: 'HTTP 404',

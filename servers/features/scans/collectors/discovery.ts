@@ -107,11 +107,15 @@ export function checkApiCatalog(
     };
   }
   const serviceDescs: string[] = [];
+  let unparsable = 0;
   for (const entry of linkset as Record<string, unknown>[]) {
     const descs = entry?.['service-desc'];
     if (Array.isArray(descs)) {
       for (const d of descs as { href?: unknown }[]) {
-        if (typeof d?.href === 'string') serviceDescs.push(new URL(d.href, fetched.url).href);
+        // A site's own document: an href that is not a URL is its problem, not a reason to fail the scan.
+        if (typeof d?.href === 'string' && URL.canParse(d.href, fetched.url)) {
+          serviceDescs.push(new URL(d.href, fetched.url).href);
+        } else unparsable++;
       }
     }
   }
@@ -119,9 +123,13 @@ export function checkApiCatalog(
   const typeOk = /application\/linkset\+json/i.test(fetched.content_type ?? '');
   return {
     present: true,
-    valid: anchored && linkset.length > 0,
+    valid: anchored && linkset.length > 0 && unparsable === 0,
     url: fetched.url,
-    note: typeOk ? null : 'served without the application/linkset+json content type',
+    note: unparsable
+      ? `${unparsable} service-desc href(s) are not URLs`
+      : typeOk
+        ? null
+        : 'served without the application/linkset+json content type',
     service_descs: serviceDescs,
     apis: linkset.length,
   };
