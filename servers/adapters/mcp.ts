@@ -266,6 +266,11 @@ export function createMcpEndpoint(
       if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
       const req = transport.exchangeOf(extra.requestId)?.req;
       const progressToken = extra._meta?.progressToken;
+      // MCP 2025-11-25 basic/utilities/progress: "The `progress` value MUST increase with each
+      // notification, even if the total is unknown". Operations report what they observe (a scan
+      // queued, then started, both with 0 done), so a value that did not grow is raised by one past
+      // the last one sent, and a total, when given, kept at least as large as the progress.
+      let lastProgress = Number.NEGATIVE_INFINITY;
       const ctx: OperationContext = {
         services,
         request: req
@@ -276,16 +281,19 @@ export function createMcpEndpoint(
         ...(req ? principals.get(req) : undefined),
         ...(progressToken !== undefined
           ? {
-              reportProgress: (progress: number, total?: number, message?: string) =>
-                extra.sendNotification({
+              reportProgress: (reported: number, total?: number, message?: string) => {
+                const progress = reported > lastProgress ? reported : lastProgress + 1;
+                lastProgress = progress;
+                return extra.sendNotification({
                   method: 'notifications/progress',
                   params: {
                     progressToken,
                     progress,
-                    ...(total !== undefined ? { total } : {}),
+                    ...(total !== undefined ? { total: Math.max(total, progress) } : {}),
                     ...(message ? { message } : {}),
                   },
-                }),
+                });
+              },
             }
           : {}),
       };
