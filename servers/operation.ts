@@ -75,7 +75,10 @@ export interface OperationContext {
    * resolved for every operation except owner ones, which only an OAuth grant may call.
    */
   anonymous?: AnonymousPrincipal;
-  /** Present when the caller asked for progress (MCP `progressToken`). */
+  /**
+   * Present when the caller asked for progress (MCP `progressToken`). Report what is observed; the
+   * MCP adapter makes the values it sends strictly increasing, as MCP requires.
+   */
   reportProgress?: (progress: number, total?: number, message?: string) => Promise<void>;
 }
 

@@ -16,6 +16,7 @@ import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/
 import {
   type CallToolResult,
   ErrorCode,
+  InitializeRequestSchema,
   type JSONRPCError,
   type JSONRPCMessage,
   type JSONRPCNotification,
@@ -24,6 +25,8 @@ import {
   ListToolsRequestSchema,
   McpError,
   type MessageExtraInfo,
+  PingRequestSchema,
+  RELATED_TASK_META_KEY,
   type RequestId,
   SUPPORTED_PROTOCOL_VERSIONS,
   type Tool,
@@ -54,6 +57,17 @@ const ToolCallParams = z.object({
   name: z.string(),
   arguments: z.record(z.string(), z.unknown()).optional(),
 });
+
+/**
+ * Params of the other methods this server answers, whose SDK handlers parse the request themselves
+ * and report a failure as Internal error: checked before delivery, once per request of these
+ * methods only, so that a client's fault is Invalid params as for tools/call.
+ */
+const paramsOf = new Map<string, z.ZodType>([
+  ['initialize', InitializeRequestSchema.shape.params],
+  ['ping', PingRequestSchema.shape.params],
+  ['tools/list', ListToolsRequestSchema.shape.params],
+]);
 
 /** JSON-RPC "server error" code the MCP SDK uses for transport-level refusals. */
 const SERVER_ERROR = -32000;
@@ -189,7 +203,12 @@ export class MultiplexTransport implements Transport {
         const id = ++this.nextId;
         this.pending.set(id, { exchange, callerId: message.id });
         exchange.owe(id);
-        this.deliverRequest({ ...message, id }, extra);
+        const admitted = admit(message);
+        if (typeof admitted === 'string') {
+          void this.send({ jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidParams, message: admitted } });
+          continue;
+        }
+        this.deliverRequest({ ...admitted, id }, extra);
       } else if (isNotification(message)) {
         // A cancellation names the caller's id, which is not unique across stateless clients; the
         // request is cancelled when its HTTP exchange closes instead (see `abandon`).
@@ -257,15 +276,18 @@ export function createMcpEndpoint(
     ToolCallRequest,
     async (request, extra): Promise<CallToolResult> => {
       const parsed = ToolCallParams.safeParse(request.params);
-      if (!parsed.success) {
-        const detail = parsed.error.issues.map((i) => `params.${i.path.join('.')}: ${i.message}`).join('; ');
-        throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call params: ${detail}`);
-      }
+      if (!parsed.success)
+        throw new McpError(ErrorCode.InvalidParams, invalidParams('tools/call', parsed.error));
       const params = parsed.data;
       const op = byTool.get(params.name);
       if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
       const req = transport.exchangeOf(extra.requestId)?.req;
       const progressToken = extra._meta?.progressToken;
+      // MCP 2025-11-25 basic/utilities/progress: "The `progress` value MUST increase with each
+      // notification, even if the total is unknown". Operations report what they observe (a scan
+      // queued, then started, both with 0 done), so a value that did not grow is raised by one past
+      // the last one sent, and a total, when given, kept at least as large as the progress.
+      let lastProgress = Number.NEGATIVE_INFINITY;
       const ctx: OperationContext = {
         services,
         request: req
@@ -276,16 +298,19 @@ export function createMcpEndpoint(
         ...(req ? principals.get(req) : undefined),
         ...(progressToken !== undefined
           ? {
-              reportProgress: (progress: number, total?: number, message?: string) =>
-                extra.sendNotification({
+              reportProgress: (reported: number, total?: number, message?: string) => {
+                const progress = reported > lastProgress ? reported : lastProgress + 1;
+                lastProgress = progress;
+                return extra.sendNotification({
                   method: 'notifications/progress',
                   params: {
                     progressToken,
                     progress,
-                    ...(total !== undefined ? { total } : {}),
+                    ...(total !== undefined ? { total: Math.max(total, progress) } : {}),
                     ...(message ? { message } : {}),
                   },
-                }),
+                });
+              },
             }
           : {}),
       };
@@ -364,10 +389,9 @@ export function createMcpEndpoint(
     const raw: unknown[] = batch ? (body.value as unknown[]) : [body.value];
     const messages: JSONRPCMessage[] = [];
     for (const item of raw) {
-      if (!isJsonRpcMessage(item)) {
-        return rpcError(res, 400, ErrorCode.InvalidRequest, 'Invalid Request: not a JSON-RPC 2.0 message');
-      }
-      messages.push(item);
+      const problem = envelopeProblem(item, body.roundedIds);
+      if (problem) return rpcError(res, 400, ErrorCode.InvalidRequest, `Invalid Request: ${problem}`);
+      messages.push(item as JSONRPCMessage);
     }
     if (messages.length === 0)
       return rpcError(res, 400, ErrorCode.InvalidRequest, 'Invalid Request: empty batch');
@@ -410,20 +434,76 @@ const isResponse = (m: JSONRPCMessage): m is JSONRPCResponse | JSONRPCError =>
   !('method' in m) && ('result' in m || 'error' in m);
 
 /**
- * JSON-RPC 2.0 envelope check (request, notification or response). The SDK validates each
- * method's params against its schema when it handles the message; checking the whole message
- * against the SDK's union schema here as well doubled the cost of a tool call.
+ * JSON-RPC 2.0 envelope check (request, notification or response): why `value` is not a message
+ * this server accepts, or undefined. The SDK validates each method's params against its schema
+ * when it handles the message; checking the whole message against the SDK's union schema here as
+ * well doubled the cost of a tool call.
+ *
+ * MCP 2025-11-25 basic: an id is a string or an integer. A number id must also be one the reply
+ * can carry back unchanged: beyond 2^53 (or rounded from a long fraction, see `readJson`) it was
+ * already altered by parsing, and answering it would answer a request the client never sent.
  */
-function isJsonRpcMessage(value: unknown): value is JSONRPCMessage {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+function envelopeProblem(value: unknown, roundedIds: WeakSet<object> | undefined): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return notAMessage;
   const m = value as Record<string, unknown>;
-  if (m.jsonrpc !== '2.0') return false;
-  const hasId = typeof m.id === 'string' || (typeof m.id === 'number' && Number.isInteger(m.id));
+  if (m.jsonrpc !== '2.0') return notAMessage;
+  if (typeof m.id === 'number' && (!Number.isSafeInteger(m.id) || roundedIds?.has(m))) return inexactId;
+  const hasId = typeof m.id === 'string' || typeof m.id === 'number';
   if (typeof m.method === 'string') {
-    if (m.params !== undefined && (typeof m.params !== 'object' || m.params === null)) return false;
-    return hasId || m.id === undefined;
+    if (m.params !== undefined && (typeof m.params !== 'object' || m.params === null)) return notAMessage;
+    return hasId || m.id === undefined ? undefined : notAMessage;
   }
-  return hasId && ('result' in m || 'error' in m);
+  return hasId && ('result' in m || 'error' in m) ? undefined : notAMessage;
+}
+const notAMessage = 'not a JSON-RPC 2.0 message';
+const inexactId = 'id must be a string or an integer from -(2^53 - 1) to 2^53 - 1';
+
+/**
+ * What MCP 2025-11-25 asks of a request before its handler runs, where the SDK would answer
+ * otherwise. Returns the request to deliver, or the message of its Invalid params error.
+ * - `_meta` is an object, and "Progress tokens MUST be a string or integer value"
+ *   (basic/utilities/progress), for every method: the SDK checks this only where it parses the
+ *   whole request, and then reports it as Internal error.
+ * - "Receivers that do not declare the task capability for a request type MUST process requests
+ *   of that type normally, ignoring any task-augmentation metadata" (basic/utilities/tasks, Task
+ *   Support and Handling). This server declares none, so `task` and the related-task `_meta` key
+ *   are removed: the SDK refuses the first, and for the second sends the request's progress
+ *   notifications to a task queue this server does not have, which fails the call.
+ * - initialize, ping and tools/list params are checked against their schemas (`paramsOf`).
+ * The common request (tools/call, no `_meta`, no `task`) costs two property reads and a map lookup.
+ */
+function admit(request: JSONRPCRequest): JSONRPCRequest | string {
+  let params = request.params as Record<string, unknown> | undefined;
+  const meta = params?._meta;
+  if (meta !== undefined) {
+    if (typeof meta !== 'object' || meta === null || Array.isArray(meta))
+      return `Invalid ${request.method} params: params._meta: expected an object`;
+    const token = (meta as Record<string, unknown>).progressToken;
+    if (token !== undefined && typeof token !== 'string' && !Number.isSafeInteger(token))
+      return `Invalid ${request.method} params: params._meta.progressToken: expected a string or an integer`;
+    if (RELATED_TASK_META_KEY in meta) {
+      const { [RELATED_TASK_META_KEY]: _ignored, ...rest } = meta as Record<string, unknown>;
+      params = { ...params, _meta: rest };
+    }
+  }
+  if (params?.task !== undefined) {
+    const { task: _ignored, ...rest } = params;
+    params = rest;
+  }
+  const schema = paramsOf.get(request.method);
+  if (schema) {
+    const parsed = schema.safeParse(params);
+    if (!parsed.success) return invalidParams(request.method, parsed.error);
+  }
+  return params === request.params ? request : { ...request, params };
+}
+
+/** The Invalid params message of a request, naming each offending field from `params`. */
+function invalidParams(method: string, error: z.ZodError): string {
+  const detail = error.issues
+    .map((i) => `${['params', ...i.path.map(String)].join('.')}: ${i.message}`)
+    .join('; ');
+  return `Invalid ${method} params: ${detail}`;
 }
 
 const jsonContentType = /^application\/json\s*(?:;|$)/i;
@@ -445,13 +525,38 @@ function memoized(check: RequestHandler, keyOf: (req: Request) => string | undef
 }
 
 /**
+ * The only JSON number literals that can parse to an integer they are not: 16 or more digits
+ * (IEEE 754 doubles hold 15 to 17 significant ones: 4503599627370496.5 parses to 2^52) or an
+ * exponent below -99 (1e-400 parses to 0). Strings that look alike only cost the slower parse;
+ * the test over a typical tools/call body takes a fraction of a microsecond.
+ */
+const inexactNumber = /\d(?:\.?\d){15}|\d[eE]-\d{3}/;
+
+/** Whether a JSON number literal (RFC 8259 section 6) denotes exactly the integer `value`. */
+function denotes(literal: string, value: number): boolean {
+  const parts = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(literal);
+  if (!parts) return false;
+  const fraction = parts[3] ?? '';
+  const significant = `${parts[2]}${fraction}`.replace(/^0+/, '');
+  const digits = significant.replace(/0+$/, '');
+  if (digits === '') return value === 0;
+  const zeros = Number(parts[4] ?? 0) - fraction.length + significant.length - digits.length;
+  if (zeros < 0 || digits.length + zeros > 16) return false; // a fraction, or beyond 2^53
+  return `${parts[1]}${digits}${'0'.repeat(zeros)}` === String(value);
+}
+
+/**
  * Reads a JSON body up to `limit` bytes. Lighter than body-parser on the hot path of every MCP call;
- * the content type was checked by the caller.
+ * the content type was checked by the caller. A body that may hold an inexact number is parsed with
+ * each number's source text (ECMAScript JSON.parse source text access), and the objects whose
+ * numeric `id` parsing altered are returned in `roundedIds`.
  */
 async function readJson(
   req: Request,
   limit: number,
-): Promise<{ ok: true; value: unknown } | { ok: false; error: 'too_large' | 'invalid' }> {
+): Promise<
+  { ok: true; value: unknown; roundedIds?: WeakSet<object> } | { ok: false; error: 'too_large' | 'invalid' }
+> {
   const declared = Number(req.headers['content-length']);
   if (declared > limit) {
     req.resume();
@@ -472,13 +577,17 @@ async function readJson(
     req.once('error', reject);
   });
   if (tooLarge) return { ok: false, error: 'too_large' };
+  const text =
+    chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8');
   try {
-    return {
-      ok: true,
-      value: JSON.parse(
-        chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8'),
-      ),
-    };
+    if (!inexactNumber.test(text)) return { ok: true, value: JSON.parse(text) };
+    const roundedIds = new WeakSet<object>();
+    const value = JSON.parse(text, function (this: object, key, value, context?: { source?: string }) {
+      if (key === 'id' && typeof value === 'number' && !denotes(context?.source ?? '', value))
+        roundedIds.add(this);
+      return value;
+    });
+    return { ok: true, value, roundedIds };
   } catch {
     return { ok: false, error: 'invalid' };
   }

@@ -6,20 +6,32 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/databases.ts';
+import { type FixtureSite, startFixtureSite } from '../helpers/fixture-sites.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 describe.each(dialects)('public MCP server (%s)', (dialect) => {
   let service: TestService;
   let client: Client;
+  let site: FixtureSite;
+  let other: FixtureSite;
 
   beforeAll(async () => {
-    service = await startTestService(dialect, { 'rate_limits.unauthenticated_writes.points': 1000 });
+    [site, other] = await Promise.all([startFixtureSite('wellPrepared'), startFixtureSite('bare')]);
+    service = await startTestService(dialect, {
+      'rate_limits.unauthenticated_writes.points': 1000,
+      'scanner.allow_private_networks': true,
+      'scanner.delay_ms': 100,
+      'scanner.request_timeout_ms': 1000,
+      'scanner.poll_interval_ms': 50,
+      'scanner.workers': 1,
+    });
     client = new Client({ name: 'test-client', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(service.config.mcp_url)));
   });
   afterAll(async () => {
     await client?.close();
     await service?.close();
+    await Promise.all([site, other].map((s) => s?.close()));
   });
 
   it('negotiates protocol 2025-11-25 and declares tools', () => {
@@ -210,6 +222,206 @@ describe.each(dialects)('public MCP server (%s)', (dialect) => {
       expect((await parse.json()).error.code).toBe(-32700);
       const init = await post(initialize);
       expect((await init.json()).result.protocolVersion).toBe('2025-11-25');
+    });
+  });
+
+  describe('at the edges of JSON-RPC 2.0 and MCP 2025-11-25', () => {
+    type Message = {
+      id?: unknown;
+      method?: string;
+      params?: Record<string, unknown>;
+      result?: Record<string, unknown>;
+      error?: { code: number; message: string };
+    };
+    /** POSTs a body as written (so ids JSON.stringify cannot express survive) and reads JSON or SSE. */
+    const send = async (text: string): Promise<{ status: number; messages: Message[] }> => {
+      const res = await fetch(service.config.mcp_url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: text,
+      });
+      const body = await res.text();
+      if (res.headers.get('content-type')?.startsWith('text/event-stream')) {
+        const data = body.split('\n').filter((line) => line.startsWith('data: '));
+        return { status: res.status, messages: data.map((line) => JSON.parse(line.slice(6))) };
+      }
+      const parsed = body ? JSON.parse(body) : [];
+      return { status: res.status, messages: Array.isArray(parsed) ? parsed : [parsed] };
+    };
+    const reply = async (request: unknown): Promise<Message> => {
+      const { messages } = await send(JSON.stringify(request));
+      const answer = messages.find((m) => m.method === undefined);
+      if (!answer) throw new Error(`no reply in ${JSON.stringify(messages)}`);
+      return answer;
+    };
+    const lookup = { name: 'lookup_card_charge', arguments: { charge: 'NETFLIX.COM' } };
+
+    it('refuses integer ids it cannot echo exactly instead of answering under another id', async () => {
+      // Beyond 2^53, or a fraction that parsing rounds to an integer (2^52 + 0.5 parses to 2^52).
+      const altered = ['9007199254740993', '-9007199254740993', '9007199254740992', '4503599627370496.5'];
+      for (const id of [...altered, '123456789.000000001', '1e-400', '1e400', '1.5']) {
+        const { status, messages } = await send(`{"jsonrpc":"2.0","id":${id},"method":"ping"}`);
+        expect(status).toBe(400);
+        expect(messages).toHaveLength(1);
+        expect(messages[0]?.id).toBeNull();
+        expect(messages[0]?.error?.code).toBe(-32600);
+        expect(messages[0]?.error?.message).toMatch(/\bid\b/);
+      }
+      // In a batch, as for any other malformed member, the whole POST is refused.
+      const batch = await send(
+        `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}]`,
+      );
+      expect(batch.status).toBe(400);
+      expect(batch.messages[0]).toMatchObject({ id: null, error: { code: -32600 } });
+      // The largest exact integer and any string come back as sent.
+      const largest = await send(`{"jsonrpc":"2.0","id":9007199254740991,"method":"ping"}`);
+      expect(largest.messages[0]).toEqual({ jsonrpc: '2.0', id: 9007199254740991, result: {} });
+      const text = await send(`{"jsonrpc":"2.0","id":"9007199254740993","method":"ping"}`);
+      expect(text.messages[0]?.id).toBe('9007199254740993');
+      // Long numbers elsewhere in the body leave an exact id alone.
+      const long = await send(
+        `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"lookup_card_charge","arguments":{"charge":"CARD 4111111111111111"},"_meta":{"n":45035996273704965e-1}}}`,
+      );
+      expect(long.messages[0]?.id).toBe(12);
+      expect(long.messages[0]?.result?.isError).toBeFalsy();
+    });
+
+    it('refuses a progress token that is neither a string nor an integer, on every method', async () => {
+      const paramsOf: Record<string, Record<string, unknown>> = {
+        initialize: {
+          protocolVersion: '2025-11-25',
+          capabilities: {},
+          clientInfo: { name: 'raw', version: '1' },
+        },
+        ping: {},
+        'tools/list': {},
+        'tools/call': lookup,
+      };
+      for (const [method, params] of Object.entries(paramsOf)) {
+        for (const progressToken of [{ nested: 1 }, 1.5, true, null, [1], 2 ** 53]) {
+          const answer = await reply({
+            jsonrpc: '2.0',
+            id: 7,
+            method,
+            params: { ...params, _meta: { progressToken } },
+          });
+          expect(answer.id).toBe(7);
+          expect(answer.error?.code, `${method} ${JSON.stringify(progressToken)}`).toBe(-32602);
+          expect(answer.error?.message).toContain('_meta.progressToken');
+        }
+        for (const meta of [5, 'x', [], null]) {
+          const answer = await reply({ jsonrpc: '2.0', id: 8, method, params: { ...params, _meta: meta } });
+          expect(answer.error?.code, `${method} _meta ${JSON.stringify(meta)}`).toBe(-32602);
+          expect(answer.error?.message).toContain('_meta');
+        }
+        for (const progressToken of ['p-1', 3, -3]) {
+          const answer = await reply({
+            jsonrpc: '2.0',
+            id: 'ok',
+            method,
+            params: { ...params, _meta: { progressToken } },
+          });
+          expect(answer.error, `${method} ${JSON.stringify(progressToken)}`).toBeUndefined();
+          expect(answer.result).toBeDefined();
+        }
+      }
+    });
+
+    it('answers invalid params on initialize, ping and tools/list with Invalid params, not Internal error', async () => {
+      const cases: [string, unknown, RegExp][] = [
+        ['initialize', undefined, /params/],
+        ['initialize', {}, /params\.protocolVersion/],
+        [
+          'initialize',
+          { protocolVersion: 2025, capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+          /protocolVersion/,
+        ],
+        [
+          'initialize',
+          { protocolVersion: '2025-11-25', capabilities: 'all', clientInfo: { name: 'x', version: '1' } },
+          /capabilities/,
+        ],
+        ['initialize', { protocolVersion: '2025-11-25', capabilities: {} }, /clientInfo/],
+        ['ping', { _meta: 5 }, /_meta/],
+        ['tools/list', { cursor: 5 }, /params\.cursor/],
+        ['tools/list', { cursor: { next: 1 } }, /params\.cursor/],
+      ];
+      for (const [method, params, names] of cases) {
+        const answer = await reply({
+          jsonrpc: '2.0',
+          id: 3,
+          method,
+          ...(params !== undefined ? { params } : {}),
+        });
+        expect(answer.id).toBe(3);
+        expect(answer.error?.code, `${method} ${JSON.stringify(params)}`).toBe(-32602);
+        expect(answer.error?.message).toMatch(names);
+      }
+      expect((await reply({ jsonrpc: '2.0', id: 4, method: 'ping' })).result).toEqual({});
+      expect(
+        (await reply({ jsonrpc: '2.0', id: 5, method: 'tools/list', params: {} })).result?.tools,
+      ).toHaveLength(15);
+    });
+
+    it('sends request_scan progress that increases with every notification', async () => {
+      // One scan worker and a polite crawl: the second scan waits queued behind the first, then
+      // runs for several polls, so its caller sees it queued, starting, crawling and done.
+      const scan = async (domain: string) => {
+        const seen: { progress: number; total?: number }[] = [];
+        const result = await client.callTool({ name: 'request_scan', arguments: { domain } }, undefined, {
+          onprogress: (p) => seen.push(p),
+          timeout: 30_000,
+        });
+        expect(result.isError).toBeFalsy();
+        expect((result.structuredContent as { status: string }).status).toBe('done');
+        return seen;
+      };
+      for (const seen of await Promise.all([scan(site.domain), scan(other.domain)])) {
+        expect(seen.length).toBeGreaterThan(1);
+        seen.forEach((p, i) => {
+          const previous = seen[i - 1];
+          if (previous) expect(p.progress, JSON.stringify(seen)).toBeGreaterThan(previous.progress);
+          if (p.total !== undefined) expect(p.total, JSON.stringify(seen)).toBeGreaterThanOrEqual(p.progress);
+        });
+      }
+    });
+
+    it('runs a tools/call that asks for a task as a plain call, since tasks are not declared', async () => {
+      expect(client.getServerCapabilities()?.tasks).toBeUndefined();
+      const answer = await reply({
+        jsonrpc: '2.0',
+        id: 11,
+        method: 'tools/call',
+        params: { ...lookup, task: { ttl: 60_000 } },
+      });
+      expect(answer.error).toBeUndefined();
+      expect(answer.result?.task).toBeUndefined();
+      expect(answer.result?.structuredContent).toMatchObject({ charge: 'NETFLIX.COM' });
+      // Task metadata on other requests is ignored the same way.
+      expect((await reply({ jsonrpc: '2.0', id: 12, method: 'ping', params: { task: {} } })).result).toEqual(
+        {},
+      );
+      // A request said to belong to a task still gets its progress on its own stream.
+      const { messages } = await send(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 13,
+          method: 'tools/call',
+          params: {
+            name: 'request_scan',
+            arguments: { domain: site.domain },
+            task: { ttl: 60_000 },
+            _meta: { progressToken: 'scan', 'io.modelcontextprotocol/related-task': { taskId: 'nope' } },
+          },
+        }),
+      );
+      const notes = messages.filter((m) => m.method === 'notifications/progress');
+      expect(notes.length).toBeGreaterThan(0);
+      for (const note of notes) expect(note.params).toMatchObject({ progressToken: 'scan' });
+      const last = messages.at(-1);
+      expect(last?.id).toBe(13);
+      expect(last?.result?.isError).toBeFalsy();
+      expect(last?.result?.structuredContent).toMatchObject({ status: 'done' });
     });
   });
 });
