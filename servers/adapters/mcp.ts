@@ -161,14 +161,15 @@ export class MultiplexTransport implements Transport {
    * generic onmessage classifies every message with up to four zod parses (most of them failing);
    * this transport only ever delivers messages it has already classified.
    */
-  bindDirect(protocol: Server): void {
+  bindDirect(protocol: Server): boolean {
     const inner = protocol as unknown as {
       _onrequest?: (m: JSONRPCRequest, e: MessageExtraInfo) => void;
       _onnotification?: (m: JSONRPCNotification) => void;
     };
-    if (typeof inner._onrequest !== 'function' || typeof inner._onnotification !== 'function') return;
+    if (typeof inner._onrequest !== 'function' || typeof inner._onnotification !== 'function') return false;
     this.deliverRequest = inner._onrequest.bind(protocol);
     this.deliverNotification = inner._onnotification.bind(protocol);
+    return true;
   }
 
   async start(): Promise<void> {}
@@ -329,7 +330,15 @@ export function createMcpEndpoint(
       }
     },
   );
-  void server.connect(transport).then(() => transport.bindDirect(server));
+  // `_onrequest` is not published by the SDK: when an upgrade removes it, the endpoint still works
+  // through the generic path, says so in the log, and test/unit/mcp-sdk-internals.test.ts fails.
+  void server.connect(transport).then(() => {
+    if (!transport.bindDirect(server)) {
+      services.log.warn(
+        'MCP SDK no longer has Protocol._onrequest: tools/call takes the slower generic path',
+      );
+    }
+  });
 
   const router = Router();
   router.use(memoized(hostHeaderValidation(options.allowedHosts), (req) => req.headers.host));
