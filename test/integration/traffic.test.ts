@@ -340,6 +340,53 @@ describe.each(dialects)('traffic collection and stats (%s)', (dialect) => {
     expect(await service.services.traffic.liveTraffic('shop-b-traffic.com')).toBeNull();
     expect(await service.services.traffic.liveTraffic('never-registered.com')).toBeNull();
   });
+
+  it('reads agent headers whatever the case of their names: a signed batch is never counted as people', async () => {
+    // HTTP field names are case-insensitive (RFC 9110, section 5.1); log shippers keep the case they saw.
+    const c = await setup(api, 'shop-c-traffic.com');
+    const ts = Date.now();
+    const signature = 'sig1=("@authority");created=1735689600;keyid="k";tag="web-bot-auth"';
+    const events = [
+      { ts, url: '/a', user_agent: UA.chrome, headers: { 'Signature-Agent': '"https://chatgpt.com"' } },
+      {
+        ts,
+        url: '/b',
+        user_agent: UA.chrome,
+        headers: { 'SIGNATURE-AGENT': 'sig1="https://agent.example.com"' },
+      },
+      {
+        ts,
+        url: '/c',
+        user_agent: UA.chrome,
+        headers: { Signature: 'sig1=:dGVzdA==:', 'Signature-Input': signature },
+      },
+      // A shipper that logs the user agent among the headers rather than in user_agent.
+      { ts, url: '/d', user_agent: '', headers: { 'User-Agent': UA.gptbot } },
+      { ts, url: '/e', user_agent: '-', headers: { 'user-agent': UA.chatgptUser } },
+    ];
+    const res = await postEvents(api, c.key, { site_id: c.siteId, events });
+    expect(res.status).toBe(200);
+    expect((await res.json()).by_category).toMatchObject({
+      browser_agent: 3,
+      ai_training: 1,
+      ai_user_agent: 1,
+      human: 0,
+      other_bot: 0,
+    });
+    const stored = await service.services.db
+      .selectFrom('traffic_events')
+      .select(['path', 'category', 'agent'])
+      .where('site_id', '=', c.siteId)
+      .orderBy('path')
+      .execute();
+    expect(stored.map((r) => r.agent)).toEqual([
+      'ChatGPT Agent',
+      'agent.example.com',
+      'Web Bot Auth signer',
+      'GPTBot',
+      'ChatGPT-User',
+    ]);
+  });
 });
 
 describe('network figures need enough sites', () => {

@@ -22,7 +22,12 @@ export const ServerEvent = z.strictObject({
     .min(1)
     .max(4096)
     .describe('The requested URL, absolute or a path as your server logs it. Only the path is stored.'),
-  user_agent: z.string().max(2048).describe('The User-Agent request header, as received (empty if none).'),
+  user_agent: z
+    .string()
+    .max(2048)
+    .describe(
+      'The User-Agent request header, as received (empty if none; then a User-Agent in `headers` is used).',
+    ),
   ip: z
     .string()
     .max(64)
@@ -35,8 +40,9 @@ export const ServerEvent = z.strictObject({
     .refine((h) => Object.keys(h).length <= 32, 'at most 32 headers')
     .optional()
     .describe(
-      'Agent-identifying request headers with lower-case names: signature-agent, signature-input, signature ' +
-        '(Web Bot Auth). Other headers are ignored.',
+      'Agent-identifying request headers, names in any case (HTTP field names are case-insensitive): ' +
+        'Signature-Agent, Signature-Input, Signature (Web Bot Auth), and User-Agent when `user_agent` is empty. ' +
+        'Other headers are ignored.',
     ),
 });
 export type ServerEvent = z.infer<typeof ServerEvent>;
