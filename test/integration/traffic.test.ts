@@ -341,6 +341,48 @@ describe.each(dialects)('traffic collection and stats (%s)', (dialect) => {
     expect(await service.services.traffic.liveTraffic('never-registered.com')).toBeNull();
   });
 
+  it('counts a beacon hit that names no page (no url, no Referer) for the site, page unknown, on both paths', async () => {
+    // `<noscript>` images on a page with `Referrer-Policy: no-referrer` arrive like this: acknowledged,
+    // so they must be stored and counted, never dropped.
+    const d = await setup(api, 'shop-d-traffic.com');
+    const bare = () =>
+      fetch(`${api}/beacon?${new URLSearchParams({ site: d.siteId, img: '1' })}`, {
+        headers: { 'user-agent': UA.chrome },
+      });
+    // The first hit finds the site uncached and takes the Express route; the second the fast path.
+    const first = await bare();
+    const second = await bare();
+    const emptyUrl = await fetch(`${api}/beacon?site=${d.siteId}&url=`, {
+      headers: { 'user-agent': UA.chrome },
+    });
+    const fromReferer = await fetch(`${api}/beacon?site=${d.siteId}`, {
+      headers: { 'user-agent': UA.chrome, referer: 'https://shop-d-traffic.com/pricing?x=1' },
+    });
+    expect([first.status, second.status, emptyUrl.status, fromReferer.status]).toEqual([200, 200, 204, 204]);
+
+    await service.services.traffic.queue.flushNow();
+    const rows = await service.services.db
+      .selectFrom('traffic_events')
+      .select(['path', 'category'])
+      .where('site_id', '=', d.siteId)
+      .orderBy('id')
+      .execute();
+    expect(rows).toEqual([
+      { path: '(unknown)', category: 'human' },
+      { path: '(unknown)', category: 'human' },
+      { path: '(unknown)', category: 'human' },
+      { path: '/pricing', category: 'human' },
+    ]);
+    const stats = await (await get(api, `/site-stats?site_id=${d.siteId}&days=1`, d.key)).json();
+    expect(stats.sites[0].totals).toMatchObject({ events: 4, human: 4 });
+    expect(stats.sites[0].top_pages.human).toEqual([
+      { path: '(unknown)', events: 3 },
+      { path: '/pricing', events: 1 },
+    ]);
+    const pixel = await (await get(api, `/pixel?site_id=${d.siteId}`, d.key)).json();
+    expect(pixel.sites[0].events_total).toMatchObject({ beacon: 4 });
+  });
+
   it('reads agent headers whatever the case of their names: a signed batch is never counted as people', async () => {
     // HTTP field names are case-insensitive (RFC 9110, section 5.1); log shippers keep the case they saw.
     const c = await setup(api, 'shop-c-traffic.com');

@@ -31,6 +31,8 @@ import {
   type SiteStatsResult,
 } from './schemas.ts';
 
+/** The stored path of a hit that named no page; real paths always start with `/`. */
+export const UNKNOWN_PAGE = '(unknown)';
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 const MAX_USER_AGENT = 512;
@@ -119,9 +121,14 @@ export class TrafficService {
     return this.#recordBeacon(cached.site, hit);
   }
 
+  /**
+   * A hit that names no page at all (no `url`, no Referer: a `<noscript>` image under
+   * `Referrer-Policy: no-referrer`) is still a visit to the site: it is counted with the page
+   * unknown, never acknowledged and dropped.
+   */
   #recordBeacon(site: SiteRow, hit: BeaconHit): boolean {
-    const url = hit.url ?? firstHeader(hit.headers.referer);
-    if (!url || !onSite(url, site.domain)) return false;
+    const url = hit.url || firstHeader(hit.headers.referer) || undefined;
+    if (url !== undefined && !onSite(url, site.domain)) return false;
     const headers: Record<string, string | undefined> = {};
     for (const name of AGENT_HEADERS) headers[name] = firstHeader(hit.headers[name]);
     const at = this.#deps.now().toISOString();
@@ -189,7 +196,7 @@ export class TrafficService {
       category: verdict.category,
       agent: verdict.agent,
       operator: verdict.operator,
-      path: pagePath(hit.url ?? '/'),
+      path: hit.url ? pagePath(hit.url) : UNKNOWN_PAGE,
       referrer_host: urlHost(hit.referrer),
       status: hit.status,
       ip_prefix: networkPrefix(hit.ip),
