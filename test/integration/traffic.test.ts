@@ -305,10 +305,20 @@ describe.each(dialects)('traffic collection and stats (%s)', (dialect) => {
     expect(gptbot).toMatchObject({
       operator: 'OpenAI',
       category: 'ai_training',
+      category_source: 'https://developers.openai.com/api/docs/bots',
       robots_token: 'GPTBot',
       respects_robots_txt: 'yes',
       sites_seen: 1,
     });
+    // Announced by its operator after the upstream list: in the directory, its category sourced.
+    const ads = await (await get(api, '/ai-tools?q=oai-adsbot')).json();
+    expect(ads.agents).toEqual([
+      expect.objectContaining({
+        name: 'OAI-AdsBot',
+        category: 'other_bot',
+        category_source: expect.any(String),
+      }),
+    ]);
     expect(tools.source.license).toBe('MIT');
     const search = await (await get(api, '/ai-tools?category=ai_search')).json();
     expect(search.agents.every((t: { category: string }) => t.category === 'ai_search')).toBe(true);

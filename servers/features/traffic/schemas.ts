@@ -201,6 +201,10 @@ export const AiTool = z.object({
   name: z.string(),
   operator: z.string().nullable(),
   category: AgentCategory,
+  category_source: z
+    .string()
+    .nullable()
+    .describe("The operator's own page the category follows; null when it is read from the upstream list."),
   robots_token: z.string().describe('The User-agent token to use in robots.txt.'),
   respects_robots_txt: RobotsRespect.describe('yes, no, unclear, or discretion (left to whoever runs it).'),
   purpose: z.string().nullable(),
@@ -211,7 +215,7 @@ export const AiToolsResult = z.object({
   total: z.number().int(),
   source: z
     .object({ name: z.string(), url: z.string(), license: z.string(), retrieved: z.string() })
-    .describe('Where the list comes from (categories are ours).'),
+    .describe('Where the list comes from (categories are ours, each with the operator page it follows).'),
 });
 export type AiToolsResult = z.infer<typeof AiToolsResult>;
 

@@ -326,6 +326,7 @@ export class TrafficService {
         name: a.name,
         operator: a.operator,
         category: a.category,
+        category_source: a.categorySource,
         robots_token: a.robotsToken,
         respects_robots_txt: a.respectsRobotsTxt,
         purpose: a.purpose,
