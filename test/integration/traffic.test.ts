@@ -305,10 +305,20 @@ describe.each(dialects)('traffic collection and stats (%s)', (dialect) => {
     expect(gptbot).toMatchObject({
       operator: 'OpenAI',
       category: 'ai_training',
+      category_source: 'https://developers.openai.com/api/docs/bots',
       robots_token: 'GPTBot',
       respects_robots_txt: 'yes',
       sites_seen: 1,
     });
+    // Announced by its operator after the upstream list: in the directory, its category sourced.
+    const ads = await (await get(api, '/ai-tools?q=oai-adsbot')).json();
+    expect(ads.agents).toEqual([
+      expect.objectContaining({
+        name: 'OAI-AdsBot',
+        category: 'other_bot',
+        category_source: expect.any(String),
+      }),
+    ]);
     expect(tools.source.license).toBe('MIT');
     const search = await (await get(api, '/ai-tools?category=ai_search')).json();
     expect(search.agents.every((t: { category: string }) => t.category === 'ai_search')).toBe(true);
@@ -339,6 +349,95 @@ describe.each(dialects)('traffic collection and stats (%s)', (dialect) => {
     expect(live?.daily).toHaveLength(30);
     expect(await service.services.traffic.liveTraffic('shop-b-traffic.com')).toBeNull();
     expect(await service.services.traffic.liveTraffic('never-registered.com')).toBeNull();
+  });
+
+  it('counts a beacon hit that names no page (no url, no Referer) for the site, page unknown, on both paths', async () => {
+    // `<noscript>` images on a page with `Referrer-Policy: no-referrer` arrive like this: acknowledged,
+    // so they must be stored and counted, never dropped.
+    const d = await setup(api, 'shop-d-traffic.com');
+    const bare = () =>
+      fetch(`${api}/beacon?${new URLSearchParams({ site: d.siteId, img: '1' })}`, {
+        headers: { 'user-agent': UA.chrome },
+      });
+    // The first hit finds the site uncached and takes the Express route; the second the fast path.
+    const first = await bare();
+    const second = await bare();
+    const emptyUrl = await fetch(`${api}/beacon?site=${d.siteId}&url=`, {
+      headers: { 'user-agent': UA.chrome },
+    });
+    const fromReferer = await fetch(`${api}/beacon?site=${d.siteId}`, {
+      headers: { 'user-agent': UA.chrome, referer: 'https://shop-d-traffic.com/pricing?x=1' },
+    });
+    expect([first.status, second.status, emptyUrl.status, fromReferer.status]).toEqual([200, 200, 204, 204]);
+
+    await service.services.traffic.queue.flushNow();
+    const rows = await service.services.db
+      .selectFrom('traffic_events')
+      .select(['path', 'category'])
+      .where('site_id', '=', d.siteId)
+      .orderBy('id')
+      .execute();
+    expect(rows).toEqual([
+      { path: '(unknown)', category: 'human' },
+      { path: '(unknown)', category: 'human' },
+      { path: '(unknown)', category: 'human' },
+      { path: '/pricing', category: 'human' },
+    ]);
+    const stats = await (await get(api, `/site-stats?site_id=${d.siteId}&days=1`, d.key)).json();
+    expect(stats.sites[0].totals).toMatchObject({ events: 4, human: 4 });
+    expect(stats.sites[0].top_pages.human).toEqual([
+      { path: '(unknown)', events: 3 },
+      { path: '/pricing', events: 1 },
+    ]);
+    const pixel = await (await get(api, `/pixel?site_id=${d.siteId}`, d.key)).json();
+    expect(pixel.sites[0].events_total).toMatchObject({ beacon: 4 });
+  });
+
+  it('reads agent headers whatever the case of their names: a signed batch is never counted as people', async () => {
+    // HTTP field names are case-insensitive (RFC 9110, section 5.1); log shippers keep the case they saw.
+    const c = await setup(api, 'shop-c-traffic.com');
+    const ts = Date.now();
+    const signature = 'sig1=("@authority");created=1735689600;keyid="k";tag="web-bot-auth"';
+    const events = [
+      { ts, url: '/a', user_agent: UA.chrome, headers: { 'Signature-Agent': '"https://chatgpt.com"' } },
+      {
+        ts,
+        url: '/b',
+        user_agent: UA.chrome,
+        headers: { 'SIGNATURE-AGENT': 'sig1="https://agent.example.com"' },
+      },
+      {
+        ts,
+        url: '/c',
+        user_agent: UA.chrome,
+        headers: { Signature: 'sig1=:dGVzdA==:', 'Signature-Input': signature },
+      },
+      // A shipper that logs the user agent among the headers rather than in user_agent.
+      { ts, url: '/d', user_agent: '', headers: { 'User-Agent': UA.gptbot } },
+      { ts, url: '/e', user_agent: '-', headers: { 'user-agent': UA.chatgptUser } },
+    ];
+    const res = await postEvents(api, c.key, { site_id: c.siteId, events });
+    expect(res.status).toBe(200);
+    expect((await res.json()).by_category).toMatchObject({
+      browser_agent: 3,
+      ai_training: 1,
+      ai_user_agent: 1,
+      human: 0,
+      other_bot: 0,
+    });
+    const stored = await service.services.db
+      .selectFrom('traffic_events')
+      .select(['path', 'category', 'agent'])
+      .where('site_id', '=', c.siteId)
+      .orderBy('path')
+      .execute();
+    expect(stored.map((r) => r.agent)).toEqual([
+      'ChatGPT Agent',
+      'agent.example.com',
+      'Web Bot Auth signer',
+      'GPTBot',
+      'ChatGPT-User',
+    ]);
   });
 });
 

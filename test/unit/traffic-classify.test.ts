@@ -1,184 +1,67 @@
 /**
- * The agent-versus-human classifier against real user-agent strings, as their operators document
- * them or as they appear in server logs.
+ * The agent-versus-human classifier against real user-agent strings (test/fixtures/user-agents.ts):
+ * agents as their operators publish them, bots and libraries as they appear in server logs, and
+ * people's browsers, which must never be taken for bots.
  */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
   aiAgentCategories,
   categoryFromFunction,
   loadAgentDirectory,
 } from '../../servers/features/traffic/agents.ts';
-import { aiReferrer, Classifier, parseSignatureAgent } from '../../servers/features/traffic/classify.ts';
+import {
+  aiReferrer,
+  botName,
+  Classifier,
+  parseSignatureAgent,
+} from '../../servers/features/traffic/classify.ts';
+import { reduceUpstream } from '../../servers/features/traffic/upstream.ts';
+import { agents, otherBots, people } from '../fixtures/user-agents.ts';
 
 const directory = loadAgentDirectory();
 const classifier = new Classifier(directory);
 
-const chrome =
-  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
-
-const table: [string, string, string | null, string | null][] = [
-  // People.
-  [chrome, 'human', null, null],
-  [
-    'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15',
-    'human',
-    null,
-    null,
-  ],
-  ['Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0', 'human', null, null],
-  [
-    'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1',
-    'human',
-    null,
-    null,
-  ],
-  [
-    'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.6778.81 Mobile Safari/537.36',
-    'human',
-    null,
-    null,
-  ],
-  [
-    'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.0.0',
-    'human',
-    null,
-    null,
-  ],
-  // Fetches an assistant makes for a user now.
-  [
-    'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot',
-    'ai_user_agent',
-    'ChatGPT-User',
-    'OpenAI',
-  ],
-  [
-    'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Claude-User/1.0; +Claude-User@anthropic.com)',
-    'ai_user_agent',
-    'Claude-User',
-    'Anthropic',
-  ],
-  [
-    'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Perplexity-User/1.0; +https://perplexity.ai/perplexity-user)',
-    'ai_user_agent',
-    'Perplexity-User',
-    'Perplexity',
-  ],
-  [
-    'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; MistralAI-User/1.0; +https://docs.mistral.ai/robots)',
-    'ai_user_agent',
-    'MistralAI-User',
-    'Mistral AI',
-  ],
-  // AI search indexes.
-  [
-    'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; OAI-SearchBot/1.0; +https://openai.com/searchbot',
-    'ai_search',
-    'OAI-SearchBot',
-    'OpenAI',
-  ],
-  [
-    'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Claude-SearchBot/1.0; +Claude-SearchBot@anthropic.com)',
-    'ai_search',
-    'Claude-SearchBot',
-    'Anthropic',
-  ],
-  [
-    'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; PerplexityBot/1.0; +https://perplexity.ai/perplexitybot)',
-    'ai_search',
-    'PerplexityBot',
-    'Perplexity',
-  ],
-  [
-    'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Amazonbot/0.1; +https://developer.amazon.com/support/amazonbot) Chrome/119.0.6045.214 Safari/537.36',
-    'ai_search',
-    'Amazonbot',
-    'Amazon',
-  ],
-  [
-    'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/13.1.1 Safari/605.1.15 (Applebot/0.1; +http://www.apple.com/go/applebot)',
-    'ai_search',
-    'Applebot',
-    'Apple',
-  ],
-  [
-    'DuckAssistBot/1.2; (+http://duckduckgo.com/duckassistbot.html)',
-    'ai_search',
-    'DuckAssistBot',
-    'DuckDuckGo',
-  ],
-  // Training crawlers.
-  [
-    'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.1; +https://openai.com/gptbot)',
-    'ai_training',
-    'GPTBot',
-    'OpenAI',
-  ],
-  [
-    'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)',
-    'ai_training',
-    'ClaudeBot',
-    'Anthropic',
-  ],
-  ['CCBot/2.0 (https://commoncrawl.org/faq/)', 'ai_training', 'CCBot', 'Common Crawl Foundation'],
-  [
-    'Mozilla/5.0 (Linux; Android 5.0) AppleWebKit/537.36 (KHTML, like Gecko) Mobile Safari/537.36 (compatible; Bytespider; spider-feedback@bytedance.com)',
-    'ai_training',
-    'Bytespider',
-    'ByteDance',
-  ],
-  [
-    'meta-externalagent/1.1 (+https://developers.facebook.com/docs/sharing/webmasters/crawler)',
-    'ai_training',
-    'meta-externalagent',
-    'Meta',
-  ],
-  [
-    'Mozilla/5.0 (compatible; Google-CloudVertexBot; +https://cloud.google.com/enterprise-search)',
-    'ai_training',
-    'Google-CloudVertexBot',
-    'Google',
-  ],
-  // Other bots.
-  [
-    'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)',
-    'other_bot',
-    'Googlebot',
-    null,
-  ],
-  [
-    'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Googlebot/2.1; +http://www.google.com/bot.html) Chrome/131.0.6778.69 Safari/537.36',
-    'other_bot',
-    'Googlebot',
-    null,
-  ],
-  ['Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)', 'other_bot', 'bingbot', null],
-  ['Mozilla/5.0 (compatible; YandexBot/3.0; +http://yandex.com/bots)', 'other_bot', 'YandexBot', null],
-  ['curl/8.4.0', 'other_bot', 'curl', null],
-  ['python-requests/2.31.0', 'other_bot', 'python-requests', null],
-  ['Wget/1.21.4', 'other_bot', 'Wget', null],
-  [
-    'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/120.0.0.0 Safari/537.36',
-    'other_bot',
-    'HeadlessChrome',
-    null,
-  ],
-  [
-    'facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)',
-    'other_bot',
-    'facebookexternalhit',
-    'Meta',
-  ],
-  ['', 'other_bot', null, null],
-];
+const chrome = people[0] as string;
 
 describe('classifier on real user-agent strings', () => {
-  it.each(table)('%s -> %s', (userAgent, category, agent, operator) => {
+  it.each(agents)('%s -> %s (%s)', (userAgent, category, agent, operator) => {
     expect(classifier.classify({ userAgent })).toEqual({ category, agent, operator });
   });
 
+  it.each(otherBots)('%s -> %s (%s)', (userAgent, category, agent, operator) => {
+    expect(classifier.classify({ userAgent })).toEqual({ category, agent, operator });
+  });
+
+  it('never takes a person for a bot, and no known agent name hides in a browser string', () => {
+    const misread = people
+      .map((userAgent) => ({ userAgent, verdict: classifier.classify({ userAgent }) }))
+      .filter(({ verdict }) => verdict.category !== 'human');
+    expect(misread).toEqual([]);
+    expect(people.filter((ua) => directory.matchUserAgent(ua))).toEqual([]);
+  });
+
   it('gives the same verdict from its cache', () => {
-    const ua = table[6]?.[0] as string;
+    const ua = agents[0]?.[0] as string;
     expect(classifier.classify({ userAgent: ua })).toEqual(classifier.classify({ userAgent: ua }));
+  });
+
+  it('matches a name after a hyphen, never one inside a longer word', () => {
+    expect(directory.matchUserAgent('prefix-GPTBot/1.1')?.name).toBe('GPTBot');
+    expect(directory.matchUserAgent('Mozilla/5.0 (compatible; -PerplexityBot/1.0)')?.name).toBe(
+      'PerplexityBot',
+    );
+    for (const ua of ['NotGPTBot/1.0', 'GPTBotX/1.0', 'ChatGPT-UserAgent/1.0', 'MyClaudeBot/2']) {
+      expect(directory.matchUserAgent(ua), ua).toBeUndefined();
+    }
+    // The longest name wins where one name continues another.
+    expect(directory.matchUserAgent('Mozilla/5.0 (compatible; GoogleOther-Image/1.0)')?.name).toBe(
+      'GoogleOther-Image',
+    );
   });
 
   it('does not let a generic robots token claim an unrelated crawler', () => {
@@ -188,6 +71,15 @@ describe('classifier on real user-agent strings', () => {
       category: 'other_bot',
       agent: 'Baiduspider',
     });
+  });
+
+  it('names a bot by its product, never by a browser word, a URL or a version', () => {
+    for (const [userAgent] of otherBots) {
+      const name = botName(userAgent);
+      if (userAgent === '') continue;
+      expect(name, userAgent).not.toMatch(/^(mozilla|compatible|https?|www|\d.*)$/i);
+      expect(name, userAgent).not.toMatch(/[\s/:()]/);
+    }
   });
 });
 
@@ -266,10 +158,11 @@ describe('AI referrals', () => {
 
 describe('agent directory', () => {
   it('holds the vendored list with our categories and merges duplicate tokens', () => {
-    expect(directory.agents.length).toBeGreaterThan(140);
+    expect(directory.agents.length).toBeGreaterThan(160);
     expect(directory.byName.get('GPTBot')).toMatchObject({
       operator: 'OpenAI',
       category: 'ai_training',
+      categorySource: 'https://developers.openai.com/api/docs/bots',
       robotsToken: 'GPTBot',
       respectsRobotsTxt: 'yes',
     });
@@ -281,7 +174,77 @@ describe('agent directory', () => {
     const names = directory.agents.map((a) => a.name.toLowerCase());
     expect(new Set(names).size).toBe(names.length);
     expect(names).not.toContain('mistralai-user/1.0');
-    expect(directory.source).toMatchObject({ name: 'ai.robots.txt', license: 'MIT' });
+    expect(directory.source).toMatchObject({
+      name: 'ai.robots.txt',
+      license: 'MIT',
+      commit: expect.stringMatching(/^[0-9a-f]{40}$/),
+    });
+  });
+
+  it('holds the fetchers and indexers operators announced after the upstream list, with their pages', () => {
+    const announced = {
+      'OAI-AdsBot': ['other_bot', 'OpenAI', 'https://developers.openai.com/api/docs/bots'],
+      'meta-externalads': [
+        'other_bot',
+        'Meta',
+        'https://developers.facebook.com/docs/sharing/webmasters/web-crawlers/',
+      ],
+      'Google-GeminiNotebook': [
+        'ai_user_agent',
+        'Google',
+        'https://developers.google.com/crawling/docs/crawlers-fetchers/google-user-triggered-fetchers',
+      ],
+      'MistralAI-Index': ['ai_search', 'Mistral AI', 'https://docs.mistral.ai/en/robots'],
+      'MistralAI-Training': ['ai_training', 'Mistral AI', 'https://docs.mistral.ai/en/robots'],
+    };
+    for (const [name, [category, operator, source]] of Object.entries(announced)) {
+      expect(directory.byName.get(name), name).toMatchObject({
+        category,
+        operator,
+        categorySource: source,
+        matchesUserAgent: true,
+      });
+      expect(directory.byName.get(name)?.purpose).toBeTruthy();
+    }
+  });
+
+  it('follows each operator page for the category, and records it beside the category', () => {
+    const table = JSON.parse(
+      readFileSync(
+        new URL('../../servers/features/traffic/data/agent-categories.json', import.meta.url),
+        'utf8',
+      ),
+    ).agents as Record<string, { category?: string; source?: string | null; note?: string }>;
+    for (const [token, entry] of Object.entries(table)) {
+      if (!entry.category) continue;
+      expect(entry.source || entry.note, token).toBeTruthy();
+      if (entry.source) expect(entry.source, token).toMatch(/^https?:\/\//);
+    }
+    // Where an operator says what a crawler is for, that is the category, whatever upstream's prose says.
+    expect(directory.byName.get('GoogleOther')).toMatchObject({ category: 'other_bot' });
+    expect(directory.byName.get('DuckAssistBot')).toMatchObject({
+      category: 'ai_user_agent',
+      categorySource: expect.stringContaining('duckassistbot'),
+    });
+  });
+
+  it('refuses a category without its source, and an added agent without what upstream would give', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agents-'));
+    const write = (agents: unknown) => {
+      const file = join(dir, `categories-${Math.random().toString(36).slice(2)}.json`);
+      writeFileSync(file, JSON.stringify({ checked: '2026-11-22', agents }));
+      return pathToFileURL(file);
+    };
+    expect(() => loadAgentDirectory({ categories: write({ GPTBot: { category: 'ai_search' } }) })).toThrow(
+      /source/,
+    );
+    expect(() =>
+      loadAgentDirectory({
+        categories: write({
+          'New-Bot': { category: 'ai_search', source: 'https://example.com/bots', purpose: 'Indexes.' },
+        }),
+      }),
+    ).toThrow(/New-Bot/);
   });
 
   it('reads upstream purpose prose into a category for agents outside our table', () => {
@@ -292,5 +255,83 @@ describe('agent directory', () => {
     for (const agent of directory.agents) {
       expect([...aiAgentCategories, 'other_bot']).toContain(agent.category);
     }
+  });
+});
+
+describe('refreshing the agent directory', () => {
+  const upstream = {
+    ExampleBot: {
+      operator: '[Example Corp](https://example.com/bot)',
+      respect: '[Yes](https://example.com/bot)',
+      function: 'AI Search Crawlers',
+      frequency: 'Unclear at this time.',
+      description: 'dropped',
+    },
+    MysteryAgent: {
+      operator: 'Unclear at this time.',
+      respect: 'Unclear at this time.',
+      function: 'Scrapes [data](https://example.com/x).',
+    },
+    OpenTool: {
+      operator: 'Anyone',
+      respect: 'At the discretion of OpenTool users.',
+      function: 'AI Data Scrapers',
+    },
+    NoBot: { operator: 'Nobody', respect: '[No](https://example.com/no)', function: 'LLM training.' },
+  };
+
+  it('reduces upstream robots.json to operator text, robots.txt respect and function text', () => {
+    const reduced = reduceUpstream(upstream, { commit: 'a'.repeat(40), retrieved: '2026-11-22' });
+    expect(reduced.agents).toEqual({
+      ExampleBot: { operator: 'Example Corp', respects_robots_txt: 'yes', function: 'AI Search Crawlers' },
+      MysteryAgent: { operator: null, respects_robots_txt: 'unclear', function: 'Scrapes data.' },
+      OpenTool: { operator: 'Anyone', respects_robots_txt: 'discretion', function: 'AI Data Scrapers' },
+      NoBot: { operator: 'Nobody', respects_robots_txt: 'no', function: 'LLM training.' },
+    });
+    expect(reduced.source).toBe(
+      `https://github.com/ai-robots-txt/ai.robots.txt/blob/${'a'.repeat(40)}/robots.json`,
+    );
+  });
+
+  it('npm run refresh-agents regenerates a directory the service loads, and reports what changed', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'refresh-'));
+    const input = join(dir, 'robots.json');
+    const out = join(dir, 'ai-robots.json');
+    writeFileSync(input, JSON.stringify(upstream));
+    const script = new URL('../../servers/features/traffic/refresh-agents.ts', import.meta.url).pathname;
+    const report = execFileSync(
+      process.execPath,
+      [
+        '--experimental-strip-types',
+        '--disable-warning=ExperimentalWarning',
+        script,
+        input,
+        '--commit',
+        'b'.repeat(40),
+        '--retrieved',
+        '2026-11-22',
+        '--out',
+        out,
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(report).toMatch(/added upstream \(4\): ExampleBot, MysteryAgent, OpenTool, NoBot/);
+    const refreshed = loadAgentDirectory({ upstream: pathToFileURL(out) });
+    expect(refreshed.source.commit).toBe('b'.repeat(40));
+    expect(refreshed.byName.get('ExampleBot')).toMatchObject({
+      category: 'ai_search',
+      operator: 'Example Corp',
+    });
+    // Our additions stay whatever upstream lists.
+    expect(refreshed.byName.get('OAI-AdsBot')?.category).toBe('other_bot');
+    expect(() =>
+      execFileSync(
+        process.execPath,
+        ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', script, input],
+        {
+          stdio: 'pipe',
+        },
+      ),
+    ).toThrow();
   });
 });

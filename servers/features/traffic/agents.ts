@@ -1,11 +1,16 @@
 /**
- * The directory of known AI agents and crawlers: the vendored ai.robots.txt list (`data/`, MIT,
- * see `data/NOTICE.md`) joined with our own category table. Upstream's `function` texts are free
- * prose, so every agent whose purpose is well documented gets its category from `ownTable`; the
- * rest fall back to a reading of the upstream text (`categoryFromFunction`).
+ * The directory of known AI agents and crawlers: the vendored ai.robots.txt list
+ * (`data/ai-robots.json`, MIT, see `data/NOTICE.md`) joined with our own table
+ * (`data/agent-categories.json`), which gives each agent whose operator documents it the category
+ * that operator's own statement supports, with that page as its source, and adds agents announced
+ * after upstream's list. Agents outside our table take the category read from upstream's prose
+ * (`categoryFromFunction`).
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { RobotsRespect, VendoredFile } from './upstream.ts';
+
+export { RobotsRespect };
 
 /**
  * What a hit is. Disjoint: every event has exactly one.
@@ -47,129 +52,57 @@ export const AgentCategory = z.enum([
 ]);
 export type AgentCategory = z.infer<typeof AgentCategory>;
 
-export const RobotsRespect = z.enum(['yes', 'no', 'unclear', 'discretion']);
-export type RobotsRespect = z.infer<typeof RobotsRespect>;
-
 export interface KnownAgent {
   /** Display name, also what is stored per event (`GPTBot`). */
   name: string;
   operator: string | null;
   category: AgentCategory;
+  /** The operator's page the category follows; null when it is read from upstream's text. */
+  categorySource: string | null;
   /** The `User-agent:` token for robots.txt. */
   robotsToken: string;
   respectsRobotsTxt: RobotsRespect;
-  /** Upstream's description of what it does. */
+  /** What it does: upstream's text, or ours for agents upstream does not list yet. */
   purpose: string | null;
   /** False for tokens that exist only in robots.txt (Google-Extended) or are too generic to find in a UA string. */
   matchesUserAgent: boolean;
 }
 
-const UpstreamFile = z.object({
-  source: z.string(),
-  commit: z.string(),
-  retrieved: z.string(),
-  license: z.string(),
-  agents: z.record(
-    z.string(),
-    z.object({ operator: z.string().nullable(), respects_robots_txt: RobotsRespect, function: z.string() }),
-  ),
+const OwnEntry = z
+  .strictObject({
+    category: AgentCategory.optional(),
+    operator: z.string().min(1).optional(),
+    /** URL of the operator's own statement of what the agent is for. */
+    source: z.url().nullable().optional(),
+    /** Why the category was chosen where no operator page was found. */
+    note: z.string().min(1).optional(),
+    /** Robots token only, or a name too generic to search for in user-agent strings. */
+    noUserAgentMatch: z.literal(true).optional(),
+    /** Both given for an agent upstream does not list yet; `purpose` marks such an entry. */
+    respects_robots_txt: RobotsRespect.optional(),
+    purpose: z.string().min(1).optional(),
+  })
+  .refine((e) => e.category === undefined || e.source || e.note, {
+    message: 'a category needs the operator page it follows (source) or a note saying why',
+  });
+type OwnEntry = z.infer<typeof OwnEntry>;
+
+const CategoryFile = z.object({
+  $comment: z.string().optional(),
+  checked: z.iso.date(),
+  agents: z.record(z.string().min(1), OwnEntry),
 });
 
-interface Own {
-  category: AgentCategory;
-  operator?: string;
-  /** Robots token only, or a name too generic to search for in user-agent strings. */
-  noUserAgentMatch?: true;
+const DATA = new URL('./data/', import.meta.url);
+
+/** Our category table, by robots token as written in `data/agent-categories.json`. */
+export function loadCategoryTable(
+  file: URL = new URL('agent-categories.json', DATA),
+): Record<string, OwnEntry> {
+  return CategoryFile.parse(JSON.parse(readFileSync(file, 'utf8'))).agents;
 }
 
-/**
- * Our categories for the agents whose purpose their operators document. Operators are filled in
- * where upstream leaves them unclear.
- */
-const ownTable: Record<string, Own> = {
-  // Training data collection.
-  GPTBot: { category: 'ai_training', operator: 'OpenAI' },
-  ClaudeBot: { category: 'ai_training', operator: 'Anthropic' },
-  'anthropic-ai': { category: 'ai_training', operator: 'Anthropic' },
-  CCBot: { category: 'ai_training', operator: 'Common Crawl Foundation' },
-  Bytespider: { category: 'ai_training', operator: 'ByteDance' },
-  TikTokSpider: { category: 'ai_training', operator: 'ByteDance' },
-  'meta-externalagent': { category: 'ai_training', operator: 'Meta' },
-  FacebookBot: { category: 'ai_training', operator: 'Meta' },
-  'Google-Extended': { category: 'ai_training', operator: 'Google', noUserAgentMatch: true },
-  'Applebot-Extended': { category: 'ai_training', operator: 'Apple', noUserAgentMatch: true },
-  'Webzio-Extended': { category: 'ai_training', operator: 'Webz.io', noUserAgentMatch: true },
-  GoogleOther: { category: 'ai_training', operator: 'Google' },
-  'GoogleOther-Image': { category: 'ai_training', operator: 'Google' },
-  'GoogleOther-Video': { category: 'ai_training', operator: 'Google' },
-  CloudVertexBot: { category: 'ai_training', operator: 'Google' },
-  'Google-CloudVertexBot': { category: 'ai_training', operator: 'Google' },
-  'cohere-training-data-crawler': { category: 'ai_training', operator: 'Cohere' },
-  DeepSeekBot: { category: 'ai_training', operator: 'DeepSeek' },
-  PanguBot: { category: 'ai_training', operator: 'Huawei' },
-  AI2Bot: { category: 'ai_training', operator: 'Ai2' },
-  'Ai2Bot-Dolma': { category: 'ai_training', operator: 'Ai2' },
-  omgili: { category: 'ai_training', operator: 'Webz.io' },
-  Diffbot: { category: 'ai_training', operator: 'Diffbot' },
-  // AI search indexes.
-  'OAI-SearchBot': { category: 'ai_search', operator: 'OpenAI' },
-  'Claude-SearchBot': { category: 'ai_search', operator: 'Anthropic' },
-  PerplexityBot: { category: 'ai_search', operator: 'Perplexity' },
-  Amazonbot: { category: 'ai_search', operator: 'Amazon' },
-  'Amzn-SearchBot': { category: 'ai_search', operator: 'Amazon' },
-  Applebot: { category: 'ai_search', operator: 'Apple' },
-  'AzureAI-SearchBot': { category: 'ai_search', operator: 'Microsoft' },
-  DuckAssistBot: { category: 'ai_search', operator: 'DuckDuckGo' },
-  'meta-webindexer': { category: 'ai_search', operator: 'Meta' },
-  YouBot: { category: 'ai_search', operator: 'You.com' },
-  PetalBot: { category: 'ai_search', operator: 'Huawei' },
-  Bravebot: { category: 'ai_search', operator: 'Brave' },
-  ExaSearchBot: { category: 'ai_search', operator: 'Exa' },
-  ExaBot: { category: 'ai_search', operator: 'Exa' },
-  YandexAdditional: { category: 'ai_search', operator: 'Yandex' },
-  YandexAdditionalBot: { category: 'ai_search', operator: 'Yandex' },
-  // Fetches made because a user asked an assistant now.
-  'ChatGPT-User': { category: 'ai_user_agent', operator: 'OpenAI' },
-  'Claude-User': { category: 'ai_user_agent', operator: 'Anthropic' },
-  'Claude-Web': { category: 'ai_user_agent', operator: 'Anthropic' },
-  'Claude-Code': { category: 'ai_user_agent', operator: 'Anthropic' },
-  'Perplexity-User': { category: 'ai_user_agent', operator: 'Perplexity' },
-  'MistralAI-User': { category: 'ai_user_agent', operator: 'Mistral AI' },
-  'meta-externalfetcher': { category: 'ai_user_agent', operator: 'Meta' },
-  'Amzn-User': { category: 'ai_user_agent', operator: 'Amazon' },
-  'Kimi-User': { category: 'ai_user_agent', operator: 'Moonshot AI' },
-  'kagi-fetcher': { category: 'ai_user_agent', operator: 'Kagi' },
-  'Gemini-Deep-Research': { category: 'ai_user_agent', operator: 'Google' },
-  'Google-NotebookLM': { category: 'ai_user_agent', operator: 'Google' },
-  NotebookLM: { category: 'ai_user_agent', operator: 'Google' },
-  'GoogleAgent-URLContext': { category: 'ai_user_agent', operator: 'Google' },
-  'Google-Gemini-CLI': { category: 'ai_user_agent', operator: 'Google' },
-  'cohere-ai': { category: 'ai_user_agent', operator: 'Cohere' },
-  TongyiBot: { category: 'ai_user_agent', operator: 'Alibaba' },
-  YiyanBot: { category: 'ai_user_agent', operator: 'Baidu' },
-  'Shap-User': { category: 'ai_user_agent', operator: 'Parallel Web Systems' },
-  'iaskspider/2.0': { category: 'ai_user_agent', operator: 'iAsk' },
-  // Agents driving a browser.
-  'ChatGPT Agent': { category: 'browser_agent', operator: 'OpenAI' },
-  Operator: { category: 'browser_agent', operator: 'OpenAI', noUserAgentMatch: true },
-  'Google-Agent': { category: 'browser_agent', operator: 'Google' },
-  'GoogleAgent-Mariner': { category: 'browser_agent', operator: 'Google' },
-  NovaAct: { category: 'browser_agent', operator: 'Amazon' },
-  AmazonBuyForMe: { category: 'browser_agent', operator: 'Amazon' },
-  'Manus-User': { category: 'browser_agent', operator: 'Butterfly Effect' },
-  // Listed upstream, but not AI by their own account or too generic to match in a UA string.
-  facebookexternalhit: { category: 'other_bot', operator: 'Meta' },
-  Scrapy: { category: 'other_bot', operator: 'Zyte' },
-  Code: { category: 'ai_user_agent', operator: 'GitHub', noUserAgentMatch: true },
-  Cursor: { category: 'ai_user_agent', operator: 'Anysphere', noUserAgentMatch: true },
-  Trae: { category: 'ai_user_agent', operator: 'ByteDance', noUserAgentMatch: true },
-  Spider: { category: 'ai_training', noUserAgentMatch: true },
-  LCC: { category: 'ai_training', noUserAgentMatch: true },
-  YaK: { category: 'ai_training', operator: 'Meltwater', noUserAgentMatch: true },
-  OpenAI: { category: 'ai_training', operator: 'OpenAI', noUserAgentMatch: true },
-};
-
-/** Upstream's `function` prose -> our category, for agents not in `ownTable`. */
+/** Upstream's `function` prose -> our category, for agents our table gives none. */
 export function categoryFromFunction(text: string): AgentCategory {
   if (/^AI Agents$/i.test(text.trim())) return 'browser_agent';
   if (/AI Assistants|Coding Agents|user[- ]initiated|user prompts|user queries/i.test(text))
@@ -191,35 +124,62 @@ export interface AgentDirectory {
   source: { name: string; url: string; commit: string; retrieved: string; license: string };
 }
 
-export function loadAgentDirectory(
-  file: URL = new URL('./data/ai-robots.json', import.meta.url),
-): AgentDirectory {
-  const upstream = UpstreamFile.parse(JSON.parse(readFileSync(file, 'utf8')));
+export function loadAgentDirectory(files: { upstream?: URL; categories?: URL } = {}): AgentDirectory {
+  const upstream = VendoredFile.parse(
+    JSON.parse(readFileSync(files.upstream ?? new URL('ai-robots.json', DATA), 'utf8')),
+  );
+  const own = new Map<string, OwnEntry & { token: string }>();
+  for (const [token, entry] of Object.entries(loadCategoryTable(files.categories))) {
+    own.set(baseName(token).toLowerCase(), { ...entry, token });
+  }
   const byLower = new Map<string, KnownAgent>();
   for (const [token, entry] of Object.entries(upstream.agents)) {
-    const own = ownTable[token];
     const name = baseName(token);
     const key = name.toLowerCase();
+    const ours = own.get(key);
     const found = byLower.get(key);
-    const agent: KnownAgent = {
+    byLower.set(key, {
       name: found?.name ?? name,
-      operator: own?.operator ?? found?.operator ?? entry.operator,
-      category: own?.category ?? found?.category ?? categoryFromFunction(entry.function),
+      operator: ours?.operator ?? found?.operator ?? entry.operator,
+      category: ours?.category ?? found?.category ?? categoryFromFunction(entry.function),
+      categorySource: ours?.category ? (ours.source ?? null) : null,
       robotsToken: found?.robotsToken ?? name,
       respectsRobotsTxt:
         found && found.respectsRobotsTxt !== 'unclear' ? found.respectsRobotsTxt : entry.respects_robots_txt,
       purpose: found?.purpose ?? entry.function,
-      matchesUserAgent: !(own?.noUserAgentMatch ?? false) && (found?.matchesUserAgent ?? true),
-    };
-    byLower.set(key, agent);
+      matchesUserAgent: !(ours?.noUserAgentMatch ?? false),
+    });
+  }
+  // Agents announced after upstream's list carry everything upstream would (an entry with a
+  // `purpose` is an agent in its own right). Entries that only annotate an agent upstream no longer
+  // lists are left out; `npm run refresh-agents` reports them.
+  for (const [key, entry] of own) {
+    if (byLower.has(key) || entry.purpose === undefined) continue;
+    const { token } = entry;
+    if (!entry.category || !entry.source || !entry.respects_robots_txt || !entry.purpose || !entry.operator) {
+      throw new Error(
+        `agent-categories.json: ${token} is not in ai-robots.json, so it needs category, operator, source, respects_robots_txt and purpose`,
+      );
+    }
+    byLower.set(key, {
+      name: baseName(token),
+      operator: entry.operator,
+      category: entry.category,
+      categorySource: entry.source,
+      robotsToken: baseName(token),
+      respectsRobotsTxt: entry.respects_robots_txt,
+      purpose: entry.purpose,
+      matchesUserAgent: !(entry.noUserAgentMatch ?? false),
+    });
   }
   const agents = [...byLower.values()].sort((a, b) => a.name.localeCompare(b.name));
 
-  // One alternation, longest names first, each a whole word: `GoogleOther` must not claim
-  // `GoogleOther-Image`, and `Spider`-like names are excluded above.
+  // One alternation, longest names first, so `GoogleOther-Image` wins over `GoogleOther`. A name
+  // must not continue a longer word on either side (`Spider`-like names are excluded above), but
+  // may follow a hyphen: `x-ChatGPT-User/1.0` names ChatGPT-User.
   const matchable = agents.filter((a) => a.matchesUserAgent).sort((a, b) => b.name.length - a.name.length);
   const escaped = matchable.map((a) => a.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-  const pattern = new RegExp(`(?<![\\w-])(${escaped.join('|')})(?![\\w-])`, 'i');
+  const pattern = new RegExp(`(?<![A-Za-z0-9_])(${escaped.join('|')})(?![\\w-])`, 'i');
 
   return {
     agents,

@@ -3,7 +3,8 @@
  * Not an operation: it answers an image or nothing, never JSON, and must stay the cheapest request
  * of the service (no schema, cached site lookup, queued write). 204 by default; `img=1` (the
  * `<noscript>` form) answers a 1x1 transparent GIF. Hits for pages outside the site's domain are
- * answered the same and not stored. Errors are problem+json like everywhere else: 400 without a
+ * answered the same and not stored; a hit naming no page (no `url`, no Referer) is stored with the
+ * page `(unknown)`. Both paths below record through `TrafficService`, so they cannot differ. Errors are problem+json like everywhere else: 400 without a
  * site id, 404 for an unknown site, 503 with `Retry-After` when ingestion is over capacity.
  */
 import { randomUUID } from 'node:crypto';

@@ -5,11 +5,11 @@
  *    agent that signs its requests: `browser_agent`, even when its user agent is a stock Chrome
  *    (ChatGPT Agent does exactly that);
  * 2. a known AI agent named in the user agent (`agents.ts`) takes its category;
- * 3. any other bot pattern (isbot) is `other_bot`;
+ * 3. any other bot pattern (isbot) is `other_bot`, named by its product token (`botName`);
  * 4. otherwise a person: `ai_referred` when the referrer (or a `utm_source` the assistant appends)
  *    is an AI assistant, else `human`.
  */
-import { isbot, isbotMatch } from 'isbot';
+import { isbot, isbotMatches } from 'isbot';
 import { type Item, parseDictionary, parseItem } from 'structured-headers';
 import type { AgentDirectory, TrafficCategory } from './agents.ts';
 
@@ -135,19 +135,73 @@ function signatureAgent(headers: Hit['headers']): Classification | null {
   return null;
 }
 
-/** The product token around isbot's match: `Googlebot/2.1` -> `Googlebot`, `curl/8.4.0` -> `curl`. */
+/** Words of browser and platform tokens, never a bot's name. */
+const NOT_A_NAME = new Set([
+  'mozilla',
+  'compatible',
+  'khtml',
+  'like',
+  'gecko',
+  'applewebkit',
+  'safari',
+  'chrome',
+  'mobile',
+  'version',
+  'windows',
+  'nt',
+  'linux',
+  'x11',
+  'macintosh',
+  'intel',
+  'mac',
+  'os',
+  'x',
+  'android',
+  'u',
+  'win64',
+  'x64',
+  'wow64',
+  'x86_64',
+  'cpu',
+  'iphone',
+  'ipad',
+  'unknown',
+  'build',
+]);
+/** Product names that say what a client is: crawlers, fetchers, HTTP libraries, headless browsers. */
+const BOT_WORD =
+  /bot|crawl|spider|fetch|scan|slurp|inspect|preview|headless|monitor|archiver|checker|http|client|request|curl|wget|lighthouse/i;
+
+/**
+ * A bot's name from its user agent: the product token (RFC 9110, section 10.1.5: `name/version`)
+ * that names the client - `Googlebot/2.1` -> `Googlebot`, `python-requests/2.31` ->
+ * `python-requests`, `Mozilla/5.0 (compatible; Google-InspectionTool/1.0)` ->
+ * `Google-InspectionTool`. Never a browser word (`Mozilla`), a URL or a version.
+ */
 export function botName(userAgent: string): string | null {
-  const match = isbotMatch(userAgent);
-  if (!match) return null;
-  const at = userAgent.toLowerCase().indexOf(match.toLowerCase());
-  if (at < 0) return match;
-  let start = at;
-  let end = at + match.length;
-  while (start > 0 && /[\w.-]/.test(userAgent[start - 1] as string)) start--;
-  while (end < userAgent.length && /[\w.-]/.test(userAgent[end] as string)) end++;
-  const token = userAgent.slice(start, end) || match;
-  return token.split('/')[0] || token;
+  const names: string[] = [];
+  for (const piece of userAgent.split(/[\s;()[\],+]+/)) {
+    // URLs, e-mail addresses and `scheme:thing` parts (`dart:io`) name no product.
+    if (/^[a-z][\w+.-]*:|^www\.|@/i.test(piece)) continue;
+    const name = (piece.split('/')[0] as string)
+      .replace(/_version.*$/i, '')
+      .replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
+    if (name.length < 2 || /^v?\d/i.test(name) || NOT_A_NAME.has(name.toLowerCase())) continue;
+    names.push(name);
+  }
+  const named = names.find((n) => BOT_WORD.test(n));
+  if (named) return named;
+  // isbot's own pattern, where it is a product name rather than a generic word or the whole string.
+  for (const match of isbotMatches(userAgent)) {
+    const lower = match.toLowerCase();
+    const found = names.find((n) => n.toLowerCase().includes(lower) && lower.length >= 4);
+    if (found) return found;
+  }
+  return names[0] ?? null;
 }
+
+/** HTTP libraries isbot does not know; none appears in a browser's user agent. */
+const LIBRARY = /\(dart:io\)/;
 
 export class Classifier {
   readonly directory: AgentDirectory;
@@ -180,7 +234,7 @@ export class Classifier {
     } else if (userAgent.trim() === '') {
       // Every browser sends one; an empty user agent is a script.
       verdict = { category: 'other_bot', agent: null, operator: null };
-    } else if (isbot(userAgent)) {
+    } else if (isbot(userAgent) || LIBRARY.test(userAgent)) {
       verdict = { category: 'other_bot', agent: botName(userAgent), operator: null };
     }
     if (this.#byUserAgent.size >= this.#cacheSize) {

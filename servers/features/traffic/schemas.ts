@@ -22,7 +22,12 @@ export const ServerEvent = z.strictObject({
     .min(1)
     .max(4096)
     .describe('The requested URL, absolute or a path as your server logs it. Only the path is stored.'),
-  user_agent: z.string().max(2048).describe('The User-Agent request header, as received (empty if none).'),
+  user_agent: z
+    .string()
+    .max(2048)
+    .describe(
+      'The User-Agent request header, as received (empty if none; then a User-Agent in `headers` is used).',
+    ),
   ip: z
     .string()
     .max(64)
@@ -35,8 +40,9 @@ export const ServerEvent = z.strictObject({
     .refine((h) => Object.keys(h).length <= 32, 'at most 32 headers')
     .optional()
     .describe(
-      'Agent-identifying request headers with lower-case names: signature-agent, signature-input, signature ' +
-        '(Web Bot Auth). Other headers are ignored.',
+      'Agent-identifying request headers, names in any case (HTTP field names are case-insensitive): ' +
+        'Signature-Agent, Signature-Input, Signature (Web Bot Auth), and User-Agent when `user_agent` is empty. ' +
+        'Other headers are ignored.',
     ),
 });
 export type ServerEvent = z.infer<typeof ServerEvent>;
@@ -195,6 +201,10 @@ export const AiTool = z.object({
   name: z.string(),
   operator: z.string().nullable(),
   category: AgentCategory,
+  category_source: z
+    .string()
+    .nullable()
+    .describe("The operator's own page the category follows; null when it is read from the upstream list."),
   robots_token: z.string().describe('The User-agent token to use in robots.txt.'),
   respects_robots_txt: RobotsRespect.describe('yes, no, unclear, or discretion (left to whoever runs it).'),
   purpose: z.string().nullable(),
@@ -205,7 +215,7 @@ export const AiToolsResult = z.object({
   total: z.number().int(),
   source: z
     .object({ name: z.string(), url: z.string(), license: z.string(), retrieved: z.string() })
-    .describe('Where the list comes from (categories are ours).'),
+    .describe('Where the list comes from (categories are ours, each with the operator page it follows).'),
 });
 export type AiToolsResult = z.infer<typeof AiToolsResult>;
 

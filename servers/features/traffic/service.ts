@@ -31,6 +31,8 @@ import {
   type SiteStatsResult,
 } from './schemas.ts';
 
+/** The stored path of a hit that named no page; real paths always start with `/`. */
+export const UNKNOWN_PAGE = '(unknown)';
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 const MAX_USER_AGENT = 512;
@@ -39,6 +41,8 @@ const SITE_CACHE_MS = 30_000;
 const SITE_CACHE_MAX = 50_000;
 /** Headers that identify agents; the only ones a server-side event's `headers` are read for. */
 const AGENT_HEADERS = ['signature-agent', 'signature-input', 'signature'] as const;
+/** Headers read from a server-side event: the agent headers, and the user agent when `user_agent` is empty. */
+const EVENT_HEADERS: ReadonlySet<string> = new Set([...AGENT_HEADERS, 'user-agent']);
 
 export interface TrafficDeps {
   db: Kysely<Database>;
@@ -117,9 +121,14 @@ export class TrafficService {
     return this.#recordBeacon(cached.site, hit);
   }
 
+  /**
+   * A hit that names no page at all (no `url`, no Referer: a `<noscript>` image under
+   * `Referrer-Policy: no-referrer`) is still a visit to the site: it is counted with the page
+   * unknown, never acknowledged and dropped.
+   */
   #recordBeacon(site: SiteRow, hit: BeaconHit): boolean {
-    const url = hit.url ?? firstHeader(hit.headers.referer);
-    if (!url || !onSite(url, site.domain)) return false;
+    const url = hit.url || firstHeader(hit.headers.referer) || undefined;
+    if (url !== undefined && !onSite(url, site.domain)) return false;
     const headers: Record<string, string | undefined> = {};
     for (const name of AGENT_HEADERS) headers[name] = firstHeader(hit.headers[name]);
     const at = this.#deps.now().toISOString();
@@ -152,14 +161,11 @@ export class TrafficService {
           message: `must be within the last ${MAX_EVENT_AGE_DAYS} days`,
         });
       }
-      const headers: Record<string, string | undefined> = {};
-      for (const name of AGENT_HEADERS) {
-        const value = event.headers?.[name];
-        // nginx logs "" or "-" for an absent header.
-        headers[name] = value && value !== '-' ? value : undefined;
-      }
+      const headers = eventHeaders(event.headers);
+      const userAgent =
+        event.user_agent && event.user_agent !== '-' ? event.user_agent : headers['user-agent'];
       return this.#prepare(site.id, 'server', new Date(ms).toISOString(), received, {
-        userAgent: event.user_agent === '-' ? '' : event.user_agent,
+        userAgent: userAgent ?? '',
         referrer: event.referrer === '-' ? undefined : event.referrer,
         url: event.url,
         headers,
@@ -190,7 +196,7 @@ export class TrafficService {
       category: verdict.category,
       agent: verdict.agent,
       operator: verdict.operator,
-      path: pagePath(hit.url ?? '/'),
+      path: hit.url ? pagePath(hit.url) : UNKNOWN_PAGE,
       referrer_host: urlHost(hit.referrer),
       status: hit.status,
       ip_prefix: networkPrefix(hit.ip),
@@ -320,6 +326,7 @@ export class TrafficService {
         name: a.name,
         operator: a.operator,
         category: a.category,
+        category_source: a.categorySource,
         robots_token: a.robotsToken,
         respects_robots_txt: a.respectsRobotsTxt,
         purpose: a.purpose,
@@ -597,6 +604,24 @@ function summarize(rows: DailyRow[], period: Period) {
 
 function addDays(day: string, n: number): string {
   return new Date(Date.parse(`${day}T00:00:00Z`) + n * DAY_MS).toISOString().slice(0, 10);
+}
+
+/**
+ * The headers of a server-side event that are read, by lower-case name: field names are
+ * case-insensitive (RFC 9110, section 5.1) and log shippers keep the case they received, so
+ * `Signature-Agent` must count as `signature-agent`. A name sent twice in different cases is one
+ * field, its values joined with ", " (section 5.3). nginx logs "" or "-" for an absent header.
+ */
+function eventHeaders(raw: Record<string, string> | undefined): Record<string, string | undefined> {
+  const headers: Record<string, string | undefined> = {};
+  if (!raw) return headers;
+  for (const [name, value] of Object.entries(raw)) {
+    const key = name.trim().toLowerCase();
+    if (!EVENT_HEADERS.has(key) || !value || value === '-') continue;
+    const seen = headers[key];
+    headers[key] = seen === undefined ? value : `${seen}, ${value}`;
+  }
+  return headers;
 }
 
 function firstHeader(value: string | string[] | undefined): string | undefined {
