@@ -102,8 +102,20 @@ describe.each(dialects)('traffic collection and stats (%s)', (dialect) => {
         .subarray(0, 6)
         .toString(),
     ).toBe('GIF89a');
-    // Another site's page carrying this snippet is answered alike but not counted.
-    expect((await beacon(api, a.siteId, 'https://elsewhere.example/')).status).toBe(204);
+    // Another site's page carrying this snippet, or a url that is no page address, is refused (the
+    // site is cached now, so this also goes through the fast path first): never 2xx and dropped.
+    for (const [url, headers, field] of [
+      ['https://elsewhere.example/', {}, 'url'],
+      ['/products/1', {}, 'url'],
+      ['', { referer: 'https://elsewhere.example/copied' }, 'Referer'],
+    ] as const) {
+      const off = await fetch(`${api}/beacon?${new URLSearchParams({ site: a.siteId, url })}`, { headers });
+      expect(off.status, url).toBe(400);
+      expect(off.headers.get('content-type')).toMatch(/problem\+json/);
+      expect((await off.json()).errors).toEqual([
+        { field, message: expect.stringContaining('shop-a-traffic.com') },
+      ]);
+    }
 
     await service.services.traffic.queue.flushNow();
     const rows = await service.services.db

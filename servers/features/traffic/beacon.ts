@@ -2,10 +2,11 @@
  * `GET {public_api_url}/beacon?site=<site_id>&url=<page>&ref=<referrer>[&img=1]`: the pixel.
  * Not an operation: it answers an image or nothing, never JSON, and must stay the cheapest request
  * of the service (no schema, cached site lookup, queued write). 204 by default; `img=1` (the
- * `<noscript>` form) answers a 1x1 transparent GIF. Hits for pages outside the site's domain are
- * answered the same and not stored; a hit naming no page (no `url`, no Referer) is stored with the
- * page `(unknown)`. Both paths below record through `TrafficService`, so they cannot differ. Errors are problem+json like everywhere else: 400 without a
- * site id, 404 for an unknown site, 503 with `Retry-After` when ingestion is over capacity.
+ * `<noscript>` form) answers a 1x1 transparent GIF. A hit naming no page (no `url`, no Referer) is
+ * stored with the page `(unknown)`; one naming a page outside the site's domain is refused. Both
+ * paths below record through `TrafficService`, so they cannot differ. Errors are problem+json like
+ * everywhere else: 400 without a site id or for a page off the site, 404 for an unknown site, 503
+ * with `Retry-After` when ingestion is over capacity. Nothing answered 2xx is dropped.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';

@@ -100,8 +100,9 @@ export class TrafficService {
   // --- Collection ------------------------------------------------------------------------------
 
   /**
-   * One beacon hit. Returns false when the hit was not recorded because its page is not on the
-   * site's domain (someone else's page carrying a copied snippet); the caller answers the same.
+   * One beacon hit, queued for writing. A page that is not on the site's domain (someone else's page
+   * carrying a copied snippet, or a `url` that is no absolute URL) is refused with a 400 naming where
+   * it came from: a hit is either counted or refused, never acknowledged and dropped.
    */
   async collectBeacon(hit: BeaconHit): Promise<boolean> {
     const site = await this.#cachedSite(hit.site);
@@ -128,7 +129,10 @@ export class TrafficService {
    */
   #recordBeacon(site: SiteRow, hit: BeaconHit): boolean {
     const url = hit.url || firstHeader(hit.headers.referer) || undefined;
-    if (url !== undefined && !onSite(url, site.domain)) return false;
+    if (url !== undefined && !onSite(url, site.domain)) {
+      const field = hit.url ? 'url' : 'Referer';
+      throw invalid([{ field, message: `is not an absolute URL of a page on ${site.domain}` }]);
+    }
     const headers: Record<string, string | undefined> = {};
     for (const name of AGENT_HEADERS) headers[name] = firstHeader(hit.headers[name]);
     const at = this.#deps.now().toISOString();
