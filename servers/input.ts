@@ -19,12 +19,37 @@ export const NUL_MESSAGE = 'must not contain NUL characters (U+0000)';
  * the field never carries the NUL itself. Iterative: a deeply nested body cannot exhaust the stack.
  */
 export function nulFields(value: unknown, root?: string): FieldError[] {
+  return holdsNul(value) ? nulPaths(value, root) : [];
+}
+
+/** Whether any string in `value` holds NUL: the common case, without building a single path. */
+function holdsNul(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const current = stack.pop();
+    if (typeof current === 'string') {
+      if (current.includes('\u0000')) return true;
+    } else if (Array.isArray(current)) {
+      for (const item of current) stack.push(item);
+    } else if (typeof current === 'object' && current !== null) {
+      for (const key of Object.keys(current)) {
+        if (key.includes('\u0000')) return true;
+        stack.push((current as Record<string, unknown>)[key]);
+      }
+    }
+  }
+  return false;
+}
+
+function nulPaths(value: unknown, root: string | undefined): FieldError[] {
   const found: FieldError[] = [];
-  const stack: { value: unknown; path: string | undefined }[] = [{ value, path: root }];
+  const stack: { value: unknown; path: string | undefined; key?: true }[] = [{ value, path: root }];
   const join = (path: string | undefined, key: string) => (path === undefined ? key : `${path}.${key}`);
   while (stack.length > 0) {
-    const { value: current, path } = stack.pop() as { value: unknown; path: string | undefined };
-    if (typeof current === 'string') {
+    const { value: current, path, key } = stack.pop() as (typeof stack)[number];
+    if (key) {
+      found.push({ field: path as string, message: `name ${NUL_MESSAGE}` });
+    } else if (typeof current === 'string') {
       if (current.includes('\u0000')) found.push({ field: path ?? '(body)', message: NUL_MESSAGE });
     } else if (Array.isArray(current)) {
       for (let i = current.length - 1; i >= 0; i--)
@@ -32,12 +57,12 @@ export function nulFields(value: unknown, root?: string): FieldError[] {
     } else if (typeof current === 'object' && current !== null) {
       const entries = Object.entries(current);
       for (let i = entries.length - 1; i >= 0; i--) {
-        const [key, item] = entries[i] as [string, unknown];
-        if (key.includes('\u0000')) {
-          found.push({ field: join(path, JSON.stringify(key).slice(1, -1)), message: `name ${NUL_MESSAGE}` });
-        } else {
-          stack.push({ value: item, path: join(path, key) });
-        }
+        const [name, item] = entries[i] as [string, unknown];
+        stack.push(
+          name.includes('\u0000')
+            ? { value: undefined, path: join(path, JSON.stringify(name).slice(1, -1)), key: true }
+            : { value: item, path: join(path, name) },
+        );
       }
     }
   }
