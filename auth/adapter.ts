@@ -97,6 +97,8 @@ export class KyselyAdapter implements Adapter {
   }
 
   async #findBy(column: 'id' | 'uid' | 'user_code', value: string): Promise<AdapterPayload | undefined> {
+    // A client's guess (a code, a client_id) with NUL was never stored, and PostgreSQL refuses it.
+    if (value.includes('\u0000')) return undefined;
     const row = await this.#db
       .selectFrom('oauth_records')
       .select(['payload', 'expires_at', 'consumed_at'])

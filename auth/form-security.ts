@@ -5,6 +5,8 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Response } from 'express';
+import { nulFields } from '../servers/input.ts';
+import { messagePage } from './interactions/pages.ts';
 
 /** The anti-forgery token of a form acting on `context` (an interaction id, a claim). */
 export function csrfToken(key: string, context: string): string {
@@ -25,4 +27,18 @@ export function noStore(res: Response): Response {
     'X-Frame-Options': 'DENY',
     'Content-Security-Policy': "frame-ancestors 'none'",
   });
+}
+
+/**
+ * Answers 400 with an error page when a form or query field holds a NUL character (PostgreSQL
+ * cannot store it: `servers/input.ts`); returns whether it did.
+ */
+export function refusedNul(res: Response, fields: unknown): boolean {
+  const found = nulFields(fields);
+  if (found.length === 0) return false;
+  noStore(res)
+    .status(400)
+    .type('html')
+    .send(messagePage('Request refused', `${found.map((f) => f.field).join(', ')}: ${found[0]?.message}.`));
+  return true;
 }

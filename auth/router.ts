@@ -4,7 +4,8 @@
  * (SPEC "Authentication" rule 7: the site's documents publish the issuer's own, same issuer).
  */
 import express, { type RequestHandler, Router } from 'express';
-import { toServiceError } from '../servers/errors.ts';
+import { invalid, toServiceError } from '../servers/errors.ts';
+import { nulFields } from '../servers/input.ts';
 import type { Services } from '../servers/services.ts';
 import { signupHandler } from './anonymous/routes.ts';
 import { interactionRouter } from './interactions/routes.ts';
@@ -21,6 +22,14 @@ export function authorizationRouter(services: Services, authz: AuthorizationServ
   const callback = provider.callback() as unknown as RequestHandler;
   const authPath = new URL(authz.issuer).pathname.replace(/\/+$/, '');
 
+  // oidc-provider keeps request parameters (the authorization request's, in its Interaction) and
+  // PostgreSQL cannot store NUL (`servers/input.ts`): refused as RFC 6749 section 4.1.2.1 invalid_request.
+  router.use((req, res, next) => {
+    const nul = nulFields(req.query);
+    if (nul.length === 0) return next();
+    res.status(400).json({ error: 'invalid_request', error_description: invalid(nul).message });
+  });
+
   router.use('/interaction', interactionRouter(services, provider, authz.keys.cookieKeys[0] as string));
 
   // Open registration (RFC 7591) is a write anyone can make: limited per client address.
@@ -36,6 +45,12 @@ export function authorizationRouter(services: Services, authz: AuthorizationServ
           .status(error.status)
           .set(error.headers)
           .json({ error: 'temporarily_unavailable', error_description: error.publicDetail });
+        return;
+      }
+      const nul = nulFields(req.body);
+      if (nul.length > 0) {
+        // RFC 7591 section 3.2.2; the metadata would be stored (`servers/input.ts`).
+        res.status(400).json({ error: 'invalid_client_metadata', error_description: invalid(nul).message });
         return;
       }
       nativeWhenLoopback(req.body);

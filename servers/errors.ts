@@ -7,6 +7,11 @@
 export const errorCodes = {
   validation_failed: { status: 400, title: 'The request has invalid fields' },
   malformed_json: { status: 400, title: 'The request body is not valid JSON' },
+  /**
+   * Bytes that do not decode: a path segment that is not valid percent-encoding (RFC 3986 section
+   * 2.1), or a body that is not valid in its `Content-Encoding` (RFC 9110 section 8.4).
+   */
+  malformed_request: { status: 400, title: 'The request could not be decoded' },
   unauthorized: { status: 401, title: 'Authentication is required' },
   /** RFC 6750 section 3.1: sent with `WWW-Authenticate: Bearer error="invalid_token"`. */
   invalid_token: { status: 401, title: 'The bearer token is unknown, expired or no longer valid' },

@@ -9,6 +9,7 @@ import { type AnonymousPrincipal, invalidToken } from '../auth/anonymous/session
 import type { OwnerGrant } from '../auth/bearer.ts';
 import { type ErrorCode, type FieldError, invalid, ServiceError } from './errors.ts';
 import type { AccountPrincipal } from './features/accounts/service.ts';
+import { nulFields } from './input.ts';
 import type { Services } from './services.ts';
 
 /** Who may call an operation; the adapters enforce it before the handler runs. */
@@ -143,7 +144,14 @@ export function fieldErrors(error: z.ZodError): FieldError[] {
   return out;
 }
 
+/**
+ * The operation's input from what an adapter received (query, body and path parameters over REST,
+ * arguments over MCP). Text holding NUL is refused here, for every field of every operation, before
+ * any schema or handler sees it (`input.ts`): PostgreSQL cannot store it and SQLite would.
+ */
 export function parseInput<I extends z.ZodType>(op: Operation<I>, raw: unknown): z.output<I> {
+  const nul = nulFields(raw);
+  if (nul.length > 0) throw invalid(nul);
   const parsed = op.input.safeParse(raw ?? {}, { reportInput: true });
   if (!parsed.success) throw invalid(fieldErrors(parsed.error));
   return parsed.data;

@@ -7,13 +7,14 @@
 import { sql } from 'kysely';
 import { z } from 'zod';
 import { invalid } from './errors.ts';
+import { dateTime } from './input.ts';
 
 export interface Position {
   at: string;
   id: string;
 }
 
-const Decoded = z.tuple([z.iso.datetime(), z.uuid()]);
+const Decoded = z.tuple([dateTime(), z.uuid()]);
 
 export const DEFAULT_LIMIT = 20;
 

@@ -14,7 +14,7 @@ import { ServiceError, toServiceError } from '../../servers/errors.ts';
 import { Email, Password } from '../../servers/features/accounts/schemas.ts';
 import type { Services } from '../../servers/services.ts';
 import { AGENT_AUTH_PATH, agentAuthDescriptor, authSkill, SKILL_NAME } from '../descriptor.ts';
-import { csrfMatches, csrfToken, noStore } from '../form-security.ts';
+import { csrfMatches, csrfToken, noStore, refusedNul } from '../form-security.ts';
 import { messagePage } from '../interactions/pages.ts';
 import { claimedPage, claimPage } from './pages.ts';
 import { type ClaimResult, digestOf } from './sessions.ts';
@@ -102,6 +102,7 @@ export function anonymousSiteRouter(services: Services, csrfKey: string): Router
 
   router.get('/register', async (req, res, next) => {
     try {
+      if (refusedNul(res, req.query)) return;
       const code = typeof req.query.claim === 'string' ? req.query.claim : '';
       const preview = code ? await services.anonymous.preview(code) : null;
       if (!preview) {
@@ -125,6 +126,7 @@ export function anonymousSiteRouter(services: Services, csrfKey: string): Router
           .send(messagePage('Request refused', 'This form was not sent from this claim page.'));
         return;
       }
+      if (refusedNul(res, body)) return;
       try {
         await services.rateLimits.consume('unauthenticated_writes', req.ip ?? 'unknown');
       } catch (err) {
@@ -210,7 +212,13 @@ export function anonymousSiteRouter(services: Services, csrfKey: string): Router
 function cookieOf(req: Request, name: string): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
+      try {
+        return decodeURIComponent(part.slice(eq + 1).trim());
+      } catch {
+        return undefined; // not percent-encoding this page set (RFC 6265 section 4.1.1): no cookie
+      }
+    }
   }
   return undefined;
 }

@@ -8,7 +8,7 @@ import express, { type Request, type Response, Router } from 'express';
 import type Provider from 'oidc-provider';
 import type { InteractionResults } from 'oidc-provider';
 import type { Services } from '../../servers/services.ts';
-import { csrfMatches, csrfToken, noStore } from '../form-security.ts';
+import { csrfMatches, csrfToken, noStore, refusedNul } from '../form-security.ts';
 import { scopeDescriptions } from '../scopes.ts';
 import { consentPage, loginPage, messagePage } from './pages.ts';
 
@@ -100,6 +100,7 @@ export function interactionRouter(services: Services, provider: Provider, csrfKe
           .send(messagePage('Request refused', 'This form was not sent from this sign-in page.'));
         return;
       }
+      if (refusedNul(res, body)) return;
       const email = typeof body.email === 'string' ? body.email.trim() : '';
       const password = typeof body.password === 'string' ? body.password : '';
       const account = email && password ? await services.accounts.verifyPassword(email, password) : null;
@@ -126,6 +127,7 @@ export function interactionRouter(services: Services, provider: Provider, csrfKe
           .send(messagePage('Request refused', 'This form was not sent from this consent page.'));
         return;
       }
+      if (refusedNul(res, body)) return;
       if (body.decision !== 'approve') {
         await provider.interactionFinished(
           req,

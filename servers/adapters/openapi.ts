@@ -141,8 +141,10 @@ export function openApiDocument(
         : []),
       ...(op.errors ?? []),
       ...(http.input === 'body'
-        ? (['unsupported_media_type', 'payload_too_large', 'malformed_json'] as const)
-        : []),
+        ? (['unsupported_media_type', 'payload_too_large', 'malformed_json', 'malformed_request'] as const)
+        : pathParamsOf(http.path).length
+          ? (['malformed_request'] as const)
+          : []),
     ];
     const success = String(http.successStatus ?? 200);
     const responses: Record<string, unknown> = {

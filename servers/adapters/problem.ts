@@ -20,7 +20,7 @@ export const Problem = z
     errors: z
       .array(z.object({ field: z.string(), message: z.string() }))
       .optional()
-      .describe('Failing fields (validation_failed).'),
+      .describe('Failing fields (validation_failed, malformed_request).'),
   })
   .describe('RFC 9457 problem details.');
 export type Problem = z.infer<typeof Problem>;

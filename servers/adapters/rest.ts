@@ -5,6 +5,7 @@
  */
 import cors from 'cors';
 import express, {
+  type ErrorRequestHandler,
   type NextFunction,
   type Request,
   type RequestHandler,
@@ -114,7 +115,53 @@ export function surfaceRouter(
   }
 
   for (const [path, methods] of methodsByPath) router.all(path, methodNotAllowed([...methods]));
+  const paths = [...methodsByPath.keys()];
+  router.use(((err, req, _res, next) => {
+    next(isUndecodablePath(err) ? undecodablePath(req.path, paths) : err);
+  }) as ErrorRequestHandler);
   return router;
+}
+
+/**
+ * Express decodes each path parameter with decodeURIComponent and passes on the URIError, marked
+ * 400, when a segment is not valid percent-encoding (RFC 3986 section 2.1) - `%E0%A4%A`.
+ */
+const isUndecodablePath = (err: unknown): boolean =>
+  err instanceof URIError && (err as { status?: number }).status === 400;
+
+const decodes = (segment: string): boolean => {
+  try {
+    decodeURIComponent(segment);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * The problem for a path with a segment that does not decode, naming the parameter of the route
+ * the path is meant for when one of `routes` (Express paths of this router) fits it.
+ */
+function undecodablePath(path: string, routes: readonly string[]): ServiceError {
+  const segments = path.replace(/(?<=.)\/$/, '').split('/');
+  const bad = segments.findIndex((segment) => !decodes(segment));
+  const fits = (route: string[]) =>
+    route.length === segments.length &&
+    route[bad]?.startsWith(':') === true &&
+    route.every((part, i) => part.startsWith(':') || part.toLowerCase() === segments[i]?.toLowerCase());
+  const param = routes
+    .map((route) => route.split('/'))
+    .find(fits)
+    ?.[bad]?.slice(1);
+  return malformedPath(param);
+}
+
+function malformedPath(param?: string): ServiceError {
+  const message = 'is not valid percent-encoding (RFC 3986 section 2.1)';
+  return new ServiceError('malformed_request', {
+    detail: param ? `${param}: ${message}` : `A segment of the path ${message}`,
+    errors: [{ field: param ?? '(path)', message }],
+  });
 }
 
 const exposedHeaders = 'X-Request-Id, Retry-After';
@@ -144,10 +191,16 @@ export function routeNotFound(): RequestHandler {
   };
 }
 
-/** body-parser failures and everything thrown, as problem+json. 5xx details go to the log only. */
+/**
+ * body-parser failures, undecodable paths and everything thrown, as problem+json. 5xx details go to
+ * the log only.
+ */
 export function problemHandler(siteUrl: string) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
-    const error = fromBodyParser(err) ?? toServiceError(err);
+    const error =
+      fromBodyParser(err, req) ??
+      (isUndecodablePath(err) ? malformedPath() : undefined) ??
+      toServiceError(err);
     if (error.status >= 500) req.log.error({ err: error.cause ?? err, code: error.code }, 'request failed');
     if (res.headersSent) {
       res.destroy();
@@ -157,8 +210,9 @@ export function problemHandler(siteUrl: string) {
   };
 }
 
-function fromBodyParser(err: unknown): ServiceError | undefined {
+function fromBodyParser(err: unknown, req: Request): ServiceError | undefined {
   const type = (err as { type?: string } | undefined)?.type;
+  if (type === undefined) return fromDecompression(err, req);
   switch (type) {
     case 'entity.too.large':
       return new ServiceError('payload_too_large', {
@@ -176,4 +230,18 @@ function fromBodyParser(err: unknown): ServiceError | undefined {
     default:
       return undefined;
   }
+}
+
+/**
+ * body-parser decompresses a body sent with `Content-Encoding: gzip, deflate, br or zstd` and passes
+ * the decompressor's failure on untyped, marked 400: the bytes are not valid data of that coding
+ * (corrupt or truncated). zlib errors carry a numeric `errno`.
+ */
+function fromDecompression(err: unknown, req: Request): ServiceError | undefined {
+  const { status, errno } = (err ?? {}) as { status?: number; errno?: number };
+  const coding = req.headers['content-encoding']?.toLowerCase();
+  if (status !== 400 || typeof errno !== 'number' || coding === undefined || coding === 'identity') return;
+  return new ServiceError('malformed_request', {
+    detail: `The body is not valid ${coding} data (Content-Encoding: ${coding})`,
+  });
 }

@@ -9,6 +9,7 @@
 import { isValidPhoneNumber } from 'libphonenumber-js/min';
 import { getDomain } from 'tldts';
 import { z } from 'zod';
+import { calendarDate, dateTime } from '../../input.ts';
 import { Cursor, Limit, NextCursor } from '../../pagination.ts';
 import { BrandContact, BrandReturns } from '../charges/brand-registry.ts';
 import { NextStep, ReturnStatus, statusesSetBy } from './state-machine.ts';
@@ -63,7 +64,7 @@ export const ApprovalProof = z
           .min(1)
           .max(1000)
           .describe("What the person approved, in their or the agent's words."),
-        approved_at: z.iso.datetime({ offset: true }).describe('When the person approved (RFC 3339).'),
+        approved_at: dateTime({ offset: true }).describe('When the person approved (RFC 3339).'),
         method: z
           .enum(['chat', 'voice', 'in_app', 'email', 'other'])
           .optional()
@@ -104,8 +105,7 @@ export const StartReturnRequestInput = z
       .regex(/^\d{4}$/, 'must be exactly 4 digits')
       .optional()
       .describe('Last four digits of the card that was charged.'),
-    date: z.iso
-      .date('must be an ISO 8601 calendar date (YYYY-MM-DD)')
+    date: calendarDate('must be an ISO 8601 calendar date (YYYY-MM-DD)')
       .refine((d) => Date.parse(d) <= Date.now() + 86_400_000, 'must not be in the future')
       .optional()
       .describe('Date of the purchase or charge.'),

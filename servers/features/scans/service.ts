@@ -574,8 +574,17 @@ function encodeCursor(c: Cursor): string {
 function decodeCursor(raw: string): Cursor {
   try {
     const [score, domain, rank] = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown[];
-    if (typeof score === 'number' && typeof domain === 'string' && typeof rank === 'number' && rank >= 0)
-      return { score, domain, rank };
+    // Decoded from client text: it reaches a query as is, so only what encodeCursor writes passes
+    // (PostgreSQL refuses a fractional score for the integer column and NUL in the domain).
+    if (
+      Number.isSafeInteger(score) &&
+      typeof domain === 'string' &&
+      domain.length <= 253 &&
+      !domain.includes('\u0000') &&
+      Number.isSafeInteger(rank) &&
+      (rank as number) >= 0
+    )
+      return { score: score as number, domain, rank: rank as number };
   } catch {
     // reported below
   }

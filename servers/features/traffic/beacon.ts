@@ -5,15 +5,17 @@
  * `<noscript>` form) answers a 1x1 transparent GIF. A hit naming no page (no `url`, no Referer) is
  * stored with the page `(unknown)`; one naming a page outside the site's domain is refused. Both
  * paths below record through `TrafficService`, so they cannot differ. Errors are problem+json like
- * everywhere else: 400 without a site id or for a page off the site, 404 for an unknown site, 503
- * with `Retry-After` when ingestion is over capacity. Nothing answered 2xx is dropped.
+ * everywhere else: 400 without a site id, for a page off the site or a field holding NUL, 404 for
+ * an unknown site, 503 with `Retry-After` when ingestion is over capacity. Nothing answered 2xx is
+ * dropped.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import { type RequestHandler, Router } from 'express';
 import proxyaddr from 'proxy-addr';
-import { ServiceError } from '../../errors.ts';
+import { invalid, ServiceError } from '../../errors.ts';
+import { nulFields } from '../../input.ts';
 import type { Services } from '../../services.ts';
 import { BEACON_PATH } from '../sites/snippets.ts';
 
@@ -51,6 +53,8 @@ export function beaconFastPath(
     if (req.method !== 'GET' || !url.startsWith(path) || url.charCodeAt(path.length) !== 63 /* ? */)
       return false;
     if (requiredHost !== undefined && req.headers.host !== requiredHost) return false;
+    // A percent-encoded NUL is refused by the route below, naming the field.
+    if (url.includes('%00')) return false;
     const query = parseQuery(url.slice(path.length + 1));
     const site = text(query.site);
     if (!site) return false;
@@ -90,6 +94,11 @@ export function beaconRouter(
 ): Router {
   const router = Router();
   router.get(BEACON_PATH, async (req, res, next) => {
+    const nul = nulFields(req.query);
+    if (nul.length > 0) {
+      next(invalid(nul));
+      return;
+    }
     const site = text(req.query.site);
     if (!site) {
       next(

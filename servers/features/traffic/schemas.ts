@@ -4,6 +4,7 @@
  * and the agent directory (`GET /ai-tools`). snake_case JSON; every field described for models.
  */
 import { z } from 'zod';
+import { calendarDate, dateTime } from '../../input.ts';
 import { AgentCategory, RobotsRespect, TrafficCategory } from './agents.ts';
 
 /** The most events one `POST /events` may carry (issue 3: "up to 1,000 events per request"). */
@@ -11,11 +12,11 @@ export const MAX_BATCH_EVENTS = 1000;
 /** How far in the past an event may be (older ones are outside raw retention anyway). */
 export const MAX_EVENT_AGE_DAYS = 30;
 
-const dayString = z.iso.date().describe('UTC calendar date, YYYY-MM-DD.');
+const dayString = calendarDate().describe('UTC calendar date, YYYY-MM-DD.');
 
 export const ServerEvent = z.strictObject({
   ts: z
-    .union([z.iso.datetime({ offset: true }), z.number().int().positive()])
+    .union([dateTime({ offset: true }), z.number().int().positive()])
     .describe('When the request reached your server: RFC 3339 timestamp or Unix epoch milliseconds.'),
   url: z
     .string()

@@ -10,6 +10,7 @@ import type { DatabaseHandle, Dialect } from '../../../db/database.ts';
 import type { Database, SiteRow } from '../../../db/schema.ts';
 import type { Config } from '../../config.ts';
 import { invalid, ServiceError } from '../../errors.ts';
+import { isStorableInstant } from '../../input.ts';
 import type { SitesService } from '../sites/service.ts';
 import { aiAgentCategories, type TrafficCategory, trafficCategories } from './agents.ts';
 import type { Classifier, Hit } from './classify.ts';
@@ -549,6 +550,9 @@ export function periodOf(
 ): Period {
   const to = input.to ?? now.toISOString().slice(0, 10);
   const from = input.from ?? addDays(to, -((input.days ?? 30) - 1));
+  if (!isStorableInstant(Date.parse(from))) {
+    throw invalid([{ field: 'days', message: 'the period must not start before 0001-01-01' }]);
+  }
   const days = Math.round((Date.parse(to) - Date.parse(from)) / DAY_MS) + 1;
   if (days < 1) throw invalid([{ field: 'from', message: 'must not be after to' }]);
   if (days > 400) throw invalid([{ field: 'from', message: 'the period must be at most 400 days' }]);
