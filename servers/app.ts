@@ -13,10 +13,14 @@ import {
   servePublicApiPrm,
 } from '../auth/resource.ts';
 import { authorizationMetadataMirror, authorizationRouter } from '../auth/router.ts';
+import { mcpInstructions } from './adapters/instructions.ts';
 import { createMcpEndpoint } from './adapters/mcp.ts';
 import { methodNotAllowed, problemHandler, routeNotFound, surfaceRouter } from './adapters/rest.ts';
 import { mcpAllowedHosts, serviceVersion } from './config.ts';
 import { errorCodes, ServiceError } from './errors.ts';
+import { lookupCardCharge } from './features/charges/operations.ts';
+import { getReturnStatus, startReturnRequest } from './features/returns/operations.ts';
+import { getScanScore, getSignal, requestScan } from './features/scans/operations.ts';
 import { beaconFastPath, beaconRouter, type TrustProxy } from './features/traffic/beacon.ts';
 import type { AnyOperation } from './operation.ts';
 import { operations as registry } from './registry.ts';
@@ -30,15 +34,21 @@ export interface App {
   close(): Promise<void>;
 }
 
-export const publicMcpInstructions =
-  'Customer service tools for personal agents. To resolve an unknown card charge: call lookup_card_charge with ' +
-  "the statement line; to ask the brand for a return or refund: call start_return_request with the match's " +
-  'domain as brand_domain (after the person approved it); then follow it with get_return_status. ' +
-  'Agent readiness of websites: get_signal gives a domain its 0-100 Signal Strength score, request_scan runs a ' +
-  'full scan (with progress) and get_scan_score returns its breakdown; get_leaderboard and get_readiness_index ' +
-  'show the network; get_ai_tools lists known AI agents and crawlers, get_ai_search_data their share of traffic. ' +
-  'Directory: search_listings finds sites whose owners verified their domain, list_agents lists brand agents, ' +
-  'get_agent_hub is the storefront, list_services lists every operation of the service.';
+/** What the public MCP server says about itself in `initialize`; its tool list comes from the registry. */
+export const publicMcpInstructions = (operations: readonly AnyOperation[]): string =>
+  mcpInstructions(
+    operations,
+    'public',
+    'Customer service tools for personal agents, and the agent-readiness of websites. Each tool says ' +
+      'when to use it; failures are results with isError and a JSON {code, message, errors?}.',
+    [
+      `An unknown card charge: call ${lookupCardCharge.toolName} with the statement line; to ask the brand ` +
+        `for a return or refund, call ${startReturnRequest.toolName} with the match's domain as brand_domain ` +
+        `(after the person approved it), then follow it with ${getReturnStatus.toolName}.`,
+      `A website's readiness: ${getSignal.toolName} gives its 0-100 Signal Strength; ${requestScan.toolName} ` +
+        `runs a full scan with progress and ${getScanScore.toolName} returns the breakdown.`,
+    ],
+  );
 
 export function createApp(services: Services, operations: readonly AnyOperation[] = registry): App {
   const { config } = services;
@@ -52,7 +62,7 @@ export function createApp(services: Services, operations: readonly AnyOperation[
   const mcp = createMcpEndpoint(services, operations, {
     server: 'public',
     allowedHosts: mcpAllowedHosts(config),
-    instructions: publicMcpInstructions,
+    instructions: publicMcpInstructions(operations),
   });
 
   const ownerMcp = ownerMcpEndpoint(services, operations);

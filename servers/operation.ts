@@ -13,13 +13,21 @@ import { nulFields } from './input.ts';
 import type { Services } from './services.ts';
 
 /** Who may call an operation; the adapters enforce it before the handler runs. */
-export type Access = 'public' | 'service_key' | 'bearer' | 'owner' | 'paid';
+export const Access = z
+  .enum(['public', 'service_key', 'bearer', 'owner', 'paid'])
+  .describe(
+    'public: no authentication; service_key: x-service-key header; bearer: access token of the ' +
+      'authorization server; owner: OAuth token for the owner-scoped MCP server; paid: x402 payment.',
+  );
+export type Access = z.infer<typeof Access>;
 
 /** REST surfaces, each mounted at the path of its URL from the configuration. */
-export type Surface = 'cs' | 'public_api' | 'site';
+export const Surface = z.enum(['cs', 'public_api', 'site']);
+export type Surface = z.infer<typeof Surface>;
 
 /** The MCP servers an operation is exposed on. */
-export type McpServerName = 'public' | 'owner';
+export const McpServerName = z.enum(['public', 'owner']);
+export type McpServerName = z.infer<typeof McpServerName>;
 
 export interface HttpBinding {
   surface: Surface;
@@ -58,6 +66,11 @@ export interface RequestInfo {
 
 export interface OperationContext {
   services: Services;
+  /**
+   * The registry the adapter serves this request from: operations that describe the service
+   * itself (GET /services, the catalog) project it without importing the registry.
+   */
+  operations: readonly AnyOperation[];
   request: RequestInfo;
   log: Logger;
   signal: AbortSignal;

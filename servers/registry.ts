@@ -2,6 +2,7 @@
  * Every operation of the service. Routes, MCP tools and OpenAPI documents are derived from this
  * list; a feature adds its operations here and no adapter changes.
  */
+import { serviceOperations } from './adapters/service-index.ts';
 import { accountOperations } from './features/accounts/operations.ts';
 import { chargeOperations } from './features/charges/operations.ts';
 import { directoryOperations } from './features/directory/operations.ts';
@@ -15,7 +16,7 @@ import { siteOperations } from './features/sites/operations.ts';
 import { trafficOperations } from './features/traffic/operations.ts';
 import type { AnyOperation } from './operation.ts';
 
-export const operations: readonly AnyOperation[] = checked([
+export const operations: readonly AnyOperation[] = checkedOperations([
   ...chargeOperations,
   ...returnOperations,
   ...healthOperations,
@@ -23,6 +24,7 @@ export const operations: readonly AnyOperation[] = checked([
   ...siteOperations,
   ...scanOperations,
   ...directoryOperations,
+  ...serviceOperations,
   ...brandRequestOperations,
   ...trafficOperations,
   ...ownerOperations,
@@ -31,20 +33,28 @@ export const operations: readonly AnyOperation[] = checked([
 
 /**
  * Names, tool names and routes must be unique, the public MCP server (no authentication) only
- * carries public operations, and owner operations (one account's own data, under row-level
+ * carries public and paid operations, and owner operations (one account's own data, under row-level
  * security) are tools of the owner MCP server and nothing else - no REST route. A violation is a
  * programming error caught at start.
  */
-function checked(list: AnyOperation[]): AnyOperation[] {
+export function checkedOperations(list: AnyOperation[]): AnyOperation[] {
   const seen = new Set<string>();
   for (const op of list) {
-    if (op.mcp?.includes('public') && op.access !== 'public') {
+    if (op.mcp?.includes('public') && op.access !== 'public' && op.access !== 'paid') {
       throw new Error(
         `registry: ${op.name} needs ${op.access} access and cannot be on the public MCP server`,
       );
     }
     if (op.access === 'owner' && (op.http || op.mcp?.join() !== 'owner')) {
       throw new Error(`registry: ${op.name} is an owner operation and belongs only on the owner MCP server`);
+    }
+    if ((op.access === 'paid') !== (op.price !== undefined)) {
+      throw new Error(`registry: ${op.name} must have a price exactly when its access is paid`);
+    }
+    // invokeOperation runs a paid operation only with a verified payment, which no adapter takes
+    // yet (the x402 payment core): an operation marked paid would be refused on every call.
+    if (op.access === 'paid') {
+      throw new Error(`registry: ${op.name} is paid, and no adapter charges for operations yet`);
     }
     if (op.mcp?.includes('owner') && op.access !== 'owner') {
       throw new Error(`registry: ${op.name} is on the owner MCP server and needs owner access`);

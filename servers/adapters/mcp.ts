@@ -291,6 +291,7 @@ export function createMcpEndpoint(
       let lastProgress = Number.NEGATIVE_INFINITY;
       const ctx: OperationContext = {
         services,
+        operations,
         request: req
           ? requestInfo(req, 'mcp')
           : { id: String(extra.requestId), ip: 'unknown', via: 'mcp', headers: {} },

@@ -35,12 +35,17 @@ export function requestInfo(req: Request, via: RequestInfo['via']): RequestInfo 
   };
 }
 
-function restContext(req: Request, res: Response, services: Services): OperationContext {
+function restContext(
+  req: Request,
+  res: Response,
+  services: Services,
+  operations: readonly AnyOperation[],
+): OperationContext {
   const controller = new AbortController();
   res.once('close', () => {
     if (!res.writableFinished) controller.abort();
   });
-  return { services, request: requestInfo(req, 'rest'), log: req.log, signal: controller.signal };
+  return { services, operations, request: requestInfo(req, 'rest'), log: req.log, signal: controller.signal };
 }
 
 /** JSON bodies only; anything else is 415 before the body is read. */
@@ -94,7 +99,7 @@ export function surfaceRouter(
     if (!http || http.surface !== surface) continue;
     const pathParams = pathParamsOf(http.path);
     const handle: RequestHandler = async (req, res) => {
-      const ctx = restContext(req, res, services);
+      const ctx = restContext(req, res, services, operations);
       const source = http.input === 'query' ? req.query : req.body;
       // Path parameters win over same-named fields in the query or body.
       const input =

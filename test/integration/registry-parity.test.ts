@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { jsonSchemaOf } from '../../servers/adapters/openapi.ts';
 import type { Surface } from '../../servers/operation.ts';
-import { operations } from '../../servers/registry.ts';
+import { checkedOperations, operations } from '../../servers/registry.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: documents are walked structurally; assertions check the shapes
@@ -18,6 +18,7 @@ type Json = Record<string, any>;
 describe('registry parity', () => {
   let service: TestService;
   let tools: Json[];
+  let instructions: string;
   const documents = new Map<Surface, Json>();
 
   const surfaceUrl = (surface: Surface) =>
@@ -32,6 +33,7 @@ describe('registry parity', () => {
     const client = new Client({ name: 'parity', version: '1' });
     await client.connect(new StreamableHTTPClientTransport(new URL(service.config.mcp_url)));
     tools = (await client.listTools()).tools as Json[];
+    instructions = client.getInstructions() ?? '';
     await client.close();
     for (const surface of ['cs', 'public_api'] as const) {
       const res = await fetch(`${surfaceUrl(surface)}/openapi.json`);
@@ -51,6 +53,23 @@ describe('registry parity', () => {
       expect(tool.description).toBe(op.description);
       expect(tool.annotations).toMatchObject(op.annotations);
     }
+  });
+
+  it("names in the server's instructions exactly the tools it lists, and no other", () => {
+    const named = new Set(instructions.match(/\b[a-z]+(?:_[a-z]+)+\b/g));
+    const listed = tools.map((t) => t.name as string);
+    for (const name of listed) expect(instructions, name).toContain(`${name} (`);
+    const toolLike = [...named].filter((word) => operations.some((op) => op.toolName === word));
+    expect(toolLike.filter((name) => !listed.includes(name))).toEqual([]);
+  });
+
+  it('refuses at start an operation that is paid without a price, priced without being paid, or paid with no adapter to charge', () => {
+    const free = operations.find((op) => op.access === 'public') as (typeof operations)[number];
+    expect(() => checkedOperations([{ ...free, price: { usdc: 0.1 } }])).toThrow(/price exactly when/);
+    expect(() => checkedOperations([{ ...free, access: 'paid' }])).toThrow(/price exactly when/);
+    expect(() => checkedOperations([{ ...free, access: 'paid', price: { usdc: 0.1 } }])).toThrow(
+      /no adapter charges/,
+    );
   });
 
   it('keeps owner operations (one account’s data, under row-level security) on the owner MCP server only, read-only', () => {

@@ -22,6 +22,7 @@ import {
 } from '../../servers/features/owner/operations.ts';
 import { getPixelStatus, getSiteStats } from '../../servers/features/traffic/operations.ts';
 import { type AnyOperation, invokeOperation, type OperationContext } from '../../servers/operation.ts';
+import { operations } from '../../servers/registry.ts';
 import { dialects } from '../helpers/databases.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
@@ -94,6 +95,7 @@ describe.each(dialects)('row-level security of the owner tools (%s)', (dialect) 
 
   const ctxFor = (accountId: string): OperationContext => ({
     services: service.services,
+    operations,
     request: { id: randomUUID(), ip: '127.0.0.1', via: 'mcp', headers: {} },
     log: pino({ level: 'silent' }),
     signal: new AbortController().signal,

@@ -14,8 +14,6 @@ import {
   AgentHubResult,
   ListAgentsInput,
   ListAgentsResult,
-  ListServicesInput,
-  ListServicesResult,
   RegisterBrandAgentInput,
   RegisterBrandAgentResult,
   SearchListingsInput,
@@ -23,7 +21,6 @@ import {
   SubmitListingInput,
   SubmitListingResult,
 } from './schemas.ts';
-import { serviceIndex } from './service-index.ts';
 
 export const submitListing = defineOperation({
   name: 'submitListing',
@@ -181,32 +178,10 @@ export const getAgentHub = defineOperation({
   },
 });
 
-export const listServices = defineOperation({
-  name: 'listServices',
-  title: 'Every operation of the service',
-  description:
-    'Every operation this service offers, free and paid: name, MCP tool name, what it does, its REST method ' +
-    'and absolute URL, the authentication it needs, its price for paid ones, and the MCP servers it is a tool ' +
-    'of.',
-  input: ListServicesInput,
-  output: ListServicesResult,
-  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
-  access: 'public',
-  http: { surface: 'public_api', method: 'GET', path: '/services', input: 'query' },
-  mcp: ['public'],
-  tags: ['directory'],
-  handler: async (ctx) => {
-    // Imported when called: the registry lists this very operation, so a static import is a cycle.
-    const { operations } = await import('../../registry.ts');
-    return serviceIndex(operations, ctx.services.config);
-  },
-});
-
 export const directoryOperations = [
   searchListings,
   submitListing,
   listAgents,
   registerBrandAgent,
   getAgentHub,
-  listServices,
 ];
