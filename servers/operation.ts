@@ -96,6 +96,28 @@ export interface OperationContext {
   reportProgress?: (progress: number, total?: number, message?: string) => Promise<void>;
 }
 
+/**
+ * A paid SKU of the catalog (SPEC "SKUs and their inputs"). It is sold at
+ * `{site_url}/api/public/x402/<id>` (POST with a JSON body, GET with query parameters) and as a tool
+ * of the public MCP server; the payment core charges it in `invokeOperation`.
+ */
+export interface Sku<I> {
+  /** The catalog's `sku`, e.g. `llms-txt`: also the last segment of its path. */
+  id: string;
+  /** Catalog price in USDC (`price_usdc`); the floor when the caller sets the amount. */
+  usdc: number;
+  /**
+   * The amount charged for this validated input, for SKUs whose amount the caller sets
+   * (featured-bid: bid x days; boost: amount_usdc). Never below `usdc`. Absent: always `usdc`.
+   */
+  amount?: (input: I) => number;
+  /**
+   * Why the SKU cannot run on this deployment (not configured, not built yet), or null. Checked
+   * after the input and before any payment: an unavailable SKU answers 503 `sku_unavailable`.
+   */
+  unavailable?: (services: Services) => string | null;
+}
+
 export interface OperationSpec<I extends z.ZodType, O extends z.ZodType> {
   /** operationId, camelCase; the MCP tool name is its snake_case form. */
   name: string;
@@ -109,10 +131,11 @@ export interface OperationSpec<I extends z.ZodType, O extends z.ZodType> {
   http?: HttpBinding;
   mcp?: McpServerName[];
   /**
-   * Price of one call when the operation is a paid SKU (`access: 'paid'`, x402 in USDC on base);
-   * absent for free operations. GET /services reads it from here.
+   * The paid SKU this operation sells (`access: 'paid'`, x402 in USDC on base); absent for free
+   * operations. Every price the service publishes (the 402, GET /services, the catalog,
+   * x402.json, OpenAPI) is read from here.
    */
-  price?: { usdc: number };
+  sku?: Sku<z.output<I>>;
   /** Writes without an authenticated account are limited per client address (config `rate_limits`). */
   rateLimit?: 'unauthenticated_writes';
   /** Error codes the operation itself may answer with (documented per route in OpenAPI). */

@@ -48,8 +48,8 @@ export function checkedOperations(list: AnyOperation[]): AnyOperation[] {
     if (op.access === 'owner' && (op.http || op.mcp?.join() !== 'owner')) {
       throw new Error(`registry: ${op.name} is an owner operation and belongs only on the owner MCP server`);
     }
-    if ((op.access === 'paid') !== (op.price !== undefined)) {
-      throw new Error(`registry: ${op.name} must have a price exactly when its access is paid`);
+    if ((op.access === 'paid') !== (op.sku !== undefined)) {
+      throw new Error(`registry: ${op.name} must be a priced SKU exactly when its access is paid`);
     }
     // invokeOperation runs a paid operation only with a verified payment, which no adapter takes
     // yet (the x402 payment core): an operation marked paid would be refused on every call.

@@ -57,9 +57,9 @@ export function serviceIndex(operations: readonly AnyOperation[], config: Config
         url: http && base ? base + http.path.replace(/:(\w+)/g, '{$1}') : null,
         access: op.access,
         free: op.access !== 'paid',
-        price: op.price
+        price: op.sku
           ? {
-              amount_usdc: op.price.usdc,
+              amount_usdc: op.sku.usdc,
               protocol: 'x402' as const,
               network: 'base' as const,
               asset: 'USDC' as const,

@@ -65,11 +65,10 @@ describe('registry parity', () => {
 
   it('refuses at start an operation that is paid without a price, priced without being paid, or paid with no adapter to charge', () => {
     const free = operations.find((op) => op.access === 'public') as (typeof operations)[number];
-    expect(() => checkedOperations([{ ...free, price: { usdc: 0.1 } }])).toThrow(/price exactly when/);
-    expect(() => checkedOperations([{ ...free, access: 'paid' }])).toThrow(/price exactly when/);
-    expect(() => checkedOperations([{ ...free, access: 'paid', price: { usdc: 0.1 } }])).toThrow(
-      /no adapter charges/,
-    );
+    const sku = { id: 'signal', usdc: 0.1 };
+    expect(() => checkedOperations([{ ...free, sku }])).toThrow(/priced SKU exactly when/);
+    expect(() => checkedOperations([{ ...free, access: 'paid' }])).toThrow(/priced SKU exactly when/);
+    expect(() => checkedOperations([{ ...free, access: 'paid', sku }])).toThrow(/no adapter charges/);
   });
 
   it('keeps owner operations (one account’s data, under row-level security) on the owner MCP server only, read-only', () => {
