@@ -18,6 +18,8 @@ export const errorCodes = {
   forbidden: { status: 403, title: 'Not allowed' },
   /** Retrying does not help: the session's quota is spent until it is claimed by an account. */
   anonymous_scan_limit_reached: { status: 403, title: 'This anonymous session has used all its scans' },
+  /** x402: the operation is paid; the answer carries the payment requirements. */
+  payment_required: { status: 402, title: 'Payment required' },
   not_found: { status: 404, title: 'No such resource' },
   route_not_found: { status: 404, title: 'No such endpoint' },
   method_not_allowed: { status: 405, title: 'Method not allowed on this endpoint' },
@@ -36,6 +38,8 @@ export const errorCodes = {
   rate_limited: { status: 429, title: 'Too many requests' },
   internal_error: { status: 500, title: 'Internal error' },
   service_unavailable: { status: 503, title: 'Service temporarily unavailable' },
+  /** The SKU cannot run on this deployment (not configured, not built yet): nothing is charged. */
+  sku_unavailable: { status: 503, title: 'This paid service is not available here' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof errorCodes;

@@ -205,6 +205,11 @@ export async function invokeOperation<I extends z.ZodType, O extends z.ZodType>(
   await authenticate(op, ctx);
   const input = parseInput(op, rawInput);
   if (op.rateLimit && !ctx.account) await ctx.services.rateLimits.consume(op.rateLimit, ctx.request.ip);
+  if (op.sku) {
+    // Input first: nobody is asked to pay for a request that cannot run (x402 core, issue 9).
+    const reason = op.sku.unavailable?.(ctx.services) ?? 'payments are not enabled on this deployment yet';
+    throw new ServiceError('sku_unavailable', { detail: `${op.sku.id}: ${reason}` });
+  }
   const result = await op.handler(ctx, input);
   const checked = op.output.safeParse(result);
   if (!checked.success) {

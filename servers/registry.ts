@@ -51,10 +51,17 @@ export function checkedOperations(list: AnyOperation[]): AnyOperation[] {
     if ((op.access === 'paid') !== (op.sku !== undefined)) {
       throw new Error(`registry: ${op.name} must be a priced SKU exactly when its access is paid`);
     }
-    // invokeOperation runs a paid operation only with a verified payment, which no adapter takes
-    // yet (the x402 payment core): an operation marked paid would be refused on every call.
-    if (op.access === 'paid') {
-      throw new Error(`registry: ${op.name} is paid, and no adapter charges for operations yet`);
+    // The adapters charge a SKU at its x402 path and as a public MCP tool; anywhere else it would
+    // be served without the payment flow (invokeOperation still never runs one unpaid).
+    if (op.sku && (op.http?.surface !== 'site' || op.http.path !== `/api/public/x402/${op.sku.id}`)) {
+      throw new Error(
+        `registry: ${op.name} sells ${op.sku.id}, so its route is the site's /api/public/x402/${op.sku.id}`,
+      );
+    }
+    if (op.sku && op.mcp?.join() !== 'public') {
+      throw new Error(
+        `registry: ${op.name} sells ${op.sku.id}, so it is a tool of the public MCP server only`,
+      );
     }
     if (op.mcp?.includes('owner') && op.access !== 'owner') {
       throw new Error(`registry: ${op.name} is on the owner MCP server and needs owner access`);

@@ -63,12 +63,16 @@ describe('registry parity', () => {
     expect(toolLike.filter((name) => !listed.includes(name))).toEqual([]);
   });
 
-  it('refuses at start an operation that is paid without a price, priced without being paid, or paid with no adapter to charge', () => {
+  it('refuses at start an operation that is paid without a price, priced without being paid, or sold where no adapter charges', () => {
     const free = operations.find((op) => op.access === 'public') as (typeof operations)[number];
     const sku = { id: 'signal', usdc: 0.1 };
     expect(() => checkedOperations([{ ...free, sku }])).toThrow(/priced SKU exactly when/);
     expect(() => checkedOperations([{ ...free, access: 'paid' }])).toThrow(/priced SKU exactly when/);
-    expect(() => checkedOperations([{ ...free, access: 'paid', sku }])).toThrow(/no adapter charges/);
+    expect(() => checkedOperations([{ ...free, access: 'paid', sku }])).toThrow(/api\/public\/x402\/signal/);
+    const http = { surface: 'site', method: 'POST', path: '/api/public/x402/signal', input: 'body' } as const;
+    expect(() => checkedOperations([{ ...free, access: 'paid', sku, http, mcp: ['owner'] }])).toThrow(
+      /public MCP/,
+    );
   });
 
   it('keeps owner operations (one account’s data, under row-level security) on the owner MCP server only, read-only', () => {
