@@ -5,6 +5,8 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Response } from 'express';
+import { ServiceError } from '../servers/errors.ts';
+import { messagePage } from './interactions/pages.ts';
 
 /** The anti-forgery token of a form acting on `context` (an interaction id, a claim). */
 export function csrfToken(key: string, context: string): string {
@@ -25,4 +27,17 @@ export function noStore(res: Response): Response {
     'X-Frame-Options': 'DENY',
     'Content-Security-Policy': "frame-ancestors 'none'",
   });
+}
+
+/**
+ * A form refused by a limit (`rate_limited` 429, or `service_unavailable` 503 when the password
+ * hashing queue is full) answered as a page with its Retry-After. False for any other error,
+ * which the caller rethrows.
+ */
+export function sendLimitPage(res: Response, err: unknown): boolean {
+  if (!(err instanceof ServiceError) || (err.code !== 'rate_limited' && err.code !== 'service_unavailable'))
+    return false;
+  const title = err.code === 'rate_limited' ? 'Too many attempts' : 'Busy, try again shortly';
+  noStore(res).status(err.status).set(err.headers).type('html').send(messagePage(title, err.publicDetail));
+  return true;
 }

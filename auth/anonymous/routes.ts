@@ -14,7 +14,7 @@ import { ServiceError, toServiceError } from '../../servers/errors.ts';
 import { Email, Password } from '../../servers/features/accounts/schemas.ts';
 import type { Services } from '../../servers/services.ts';
 import { AGENT_AUTH_PATH, agentAuthDescriptor, authSkill, SKILL_NAME } from '../descriptor.ts';
-import { csrfMatches, csrfToken, noStore } from '../form-security.ts';
+import { csrfMatches, csrfToken, noStore, sendLimitPage } from '../form-security.ts';
 import { messagePage } from '../interactions/pages.ts';
 import { claimedPage, claimPage } from './pages.ts';
 import { type ClaimResult, digestOf } from './sessions.ts';
@@ -128,13 +128,8 @@ export function anonymousSiteRouter(services: Services, csrfKey: string): Router
       try {
         await services.rateLimits.consume('unauthenticated_writes', req.ip ?? 'unknown');
       } catch (err) {
-        const error = toServiceError(err);
-        noStore(res)
-          .status(error.status)
-          .set(error.headers)
-          .type('html')
-          .send(messagePage('Too many attempts', error.publicDetail));
-        return;
+        if (sendLimitPage(res, err)) return;
+        throw err;
       }
       const preview = await services.anonymous.preview(code);
       if (!preview) {
@@ -178,10 +173,17 @@ export function anonymousSiteRouter(services: Services, csrfKey: string): Router
             invalidClaim(res);
             return;
           }
+          if (sendLimitPage(res, err)) return;
           throw err;
         }
       } else {
-        account = email && password ? await services.accounts.verifyPassword(email, password) : null;
+        try {
+          account =
+            email && password ? await services.accounts.signIn(email, password, req.ip ?? 'unknown') : null;
+        } catch (err) {
+          if (sendLimitPage(res, err)) return;
+          throw err;
+        }
         if (!account) {
           retry(401, 'The email or password is not right.');
           return;
