@@ -16,6 +16,7 @@ import type { Services } from '../../servers/services.ts';
 import { AGENT_AUTH_PATH, agentAuthDescriptor, authSkill, SKILL_NAME } from '../descriptor.ts';
 import { csrfMatches, csrfToken, noStore, sendLimitPage } from '../form-security.ts';
 import { messagePage } from '../interactions/pages.ts';
+import { METADATA_CACHE_CONTROL } from '../provider.ts';
 import { claimedPage, claimPage } from './pages.ts';
 import { type ClaimResult, digestOf } from './sessions.ts';
 
@@ -46,7 +47,10 @@ export function anonymousSiteRouter(services: Services, csrfKey: string): Router
   const skill = authSkill(config);
 
   router.get(AGENT_AUTH_PATH, (_req, res) => {
-    res.set('Access-Control-Allow-Origin', '*').type('application/json').send(descriptor);
+    res
+      .set({ 'Access-Control-Allow-Origin': '*', 'Cache-Control': METADATA_CACHE_CONTROL })
+      .type('application/json')
+      .send(descriptor);
   });
   router.get(`/${SKILL_NAME}`, (_req, res) => {
     res.set('Access-Control-Allow-Origin', '*').type('text/markdown; charset=utf-8').send(skill);

@@ -2,6 +2,8 @@
  * Drives the authorization server's sign-in and consent pages the way a browser would: follows
  * redirects by hand with a cookie jar and submits the forms it is shown.
  */
+import http from 'node:http';
+
 export class CookieJar {
   readonly #cookies = new Map<string, string>();
 
@@ -163,4 +165,44 @@ export async function openSignInForm(
         body: new URLSearchParams({ csrf, ...credentials }),
       }),
   };
+}
+
+export interface RawResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+/** One HTTP request with exactly these headers, `Host` included (fetch always sends the URL's). */
+export function rawRequest(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<RawResponse> {
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: `${target.pathname}${target.search}`,
+        method: options.method ?? 'GET',
+        headers: options.headers ?? {},
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          body += chunk;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+/** The `name=value` pairs a response sets, as a Cookie header. */
+export function cookiesOf(headers: http.IncomingHttpHeaders): string {
+  return (headers['set-cookie'] ?? []).map((line) => line.split(';')[0]).join('; ');
 }
