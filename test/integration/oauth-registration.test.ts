@@ -2,11 +2,15 @@
  * What anyone may write to the authorization server without an account, written as the misuse:
  * open dynamic client registration (RFC 7591) limited per client address, answered in the OAuth
  * error format, refusing metadata that would spoof the consent page or send codes over plain
- * http; and authorization requests, each of which stores an interaction, limited per address.
- * The service trusts its proxy, so each case comes from its own X-Forwarded-For address.
+ * http, and keeping no client that never obtained a token; and authorization requests, each of
+ * which stores an interaction, limited per address. The service trusts its proxy, so each case
+ * comes from its own X-Forwarded-For address.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UNUSED_CLIENT_TTL_S } from '../../auth/adapter.ts';
+import { tokenLifetimes } from '../../auth/provider.ts';
 import { dialects } from '../helpers/databases.ts';
+import { authorizeInBrowser } from '../helpers/oauth.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 const AUTHORIZATION_LIMIT = 5;
@@ -136,6 +140,40 @@ describe.each(dialects)('client registration and authorization requests (%s)', (
       const res = await register(metadata, fresh());
       expect(res.status, JSON.stringify(metadata)).toBe(201);
     }
+  });
+
+  it('lets a client that never obtains a token expire, and keeps one that does', async () => {
+    const auth = service.config.auth_url;
+    const expiry = async (id: string) => {
+      const row = await service.services.db
+        .selectFrom('oauth_records')
+        .select('expires_at')
+        .where('model', '=', 'Client')
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
+      return Date.parse(row.expires_at as string);
+    };
+    const before = Date.now();
+    const res = await register({ client_name: 'Soon used', redirect_uris: ['http://127.0.0.1/cb'] }, fresh());
+    const { client_id } = (await res.json()) as { client_id: string };
+    expect(await expiry(client_id)).toBeGreaterThanOrEqual(before + UNUSED_CLIENT_TTL_S * 1000 - 1000);
+    expect(await expiry(client_id)).toBeLessThanOrEqual(Date.now() + UNUSED_CLIENT_TTL_S * 1000);
+
+    const owner = { email: 'client-user@example.com', password: 'correct horse battery staple' };
+    await service.services.accounts.create(owner);
+    const url = new URL(`${auth}/oauth/authorize`);
+    url.search = new URLSearchParams({
+      client_id,
+      redirect_uri: 'http://127.0.0.1/cb',
+      response_type: 'code',
+      scope: 'agent-service',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    }).toString();
+    const flow = await authorizeInBrowser(url.href, owner);
+    expect(flow.redirect.searchParams.get('code')).toBeTypeOf('string');
+    // Approved: the client lives at least as long as the grant it holds.
+    expect(await expiry(client_id)).toBeGreaterThanOrEqual(before + tokenLifetimes.Grant * 1000 - 1000);
   });
 
   it('limits authorization requests per address before they store an interaction', async () => {
