@@ -5,6 +5,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Response } from 'express';
+import { ServiceError } from '../servers/errors.ts';
 import { nulFields } from '../servers/input.ts';
 import { messagePage } from './interactions/pages.ts';
 
@@ -40,5 +41,18 @@ export function refusedNul(res: Response, fields: unknown): boolean {
     .status(400)
     .type('html')
     .send(messagePage('Request refused', `${found.map((f) => f.field).join(', ')}: ${found[0]?.message}.`));
+  return true;
+}
+
+/**
+ * A form refused by a limit (`rate_limited` 429, or `service_unavailable` 503 when the password
+ * hashing queue is full) answered as a page with its Retry-After. False for any other error,
+ * which the caller rethrows.
+ */
+export function sendLimitPage(res: Response, err: unknown): boolean {
+  if (!(err instanceof ServiceError) || (err.code !== 'rate_limited' && err.code !== 'service_unavailable'))
+    return false;
+  const title = err.code === 'rate_limited' ? 'Too many attempts' : 'Busy, try again shortly';
+  noStore(res).status(err.status).set(err.headers).type('html').send(messagePage(title, err.publicDetail));
   return true;
 }

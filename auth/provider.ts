@@ -35,6 +35,13 @@ export const tokenLifetimes = {
   Session: 30 * DAY,
 } as const;
 
+/**
+ * Caching of the published metadata (authorization server, OpenID configuration, JWKS, protected
+ * resource metadata): short, because a rotated signing key is published when a process restarts
+ * and verifiers that meet its key id fetch the JWKS again (auth/README.md, "Rotating the signing key").
+ */
+export const METADATA_CACHE_CONTROL = 'public, max-age=300';
+
 /** URL of the owner-scoped MCP server: the default resource (RFC 8707) tokens are issued for. */
 export const ownerMcpUrl = (config: Config): string => `${config.mcp_url}/auth`;
 
@@ -164,7 +171,15 @@ export async function createAuthorizationServer(
   };
 
   const provider = new Provider(config.auth_url, configuration);
-  provider.proxy = config.trust_proxy !== false;
+  // The router hands every request over addressed to the issuer, X-Forwarded-Host and -Proto
+  // included (`router.ts`, addressedToIssuer): the provider reads them to build URLs from config.
+  provider.proxy = true;
+  provider.use(async (ctx, next) => {
+    await next();
+    const route = (ctx as KoaContextWithOIDC).oidc?.route;
+    if (ctx.status === 200 && (route === 'discovery' || route === 'jwks'))
+      ctx.set('Cache-Control', METADATA_CACHE_CONTROL);
+  });
   provider.on('server_error', (_ctx, err) => services.log.error({ err }, 'authorization server error'));
   provider.on('grant.error', (_ctx, err) => services.log.info({ err: err.message }, 'token request refused'));
   return { provider, keys, issuer: config.auth_url, resource };

@@ -8,6 +8,7 @@ import { mcpAllowedHosts } from '../servers/config.ts';
 import type { AnyOperation } from '../servers/operation.ts';
 import type { Services } from '../servers/services.ts';
 import type { BearerResult } from './bearer.ts';
+import { METADATA_CACHE_CONTROL } from './provider.ts';
 import { resourceScopes, SERVICE_SCOPE } from './scopes.ts';
 
 const PRM = '/.well-known/oauth-protected-resource';
@@ -43,7 +44,7 @@ export function protectedResourceMetadataUrls(services: Services): { resource: s
 export const servePrm =
   (services: Services): RequestHandler =>
   (_req, res) => {
-    res.set('Cache-Control', 'public, max-age=300').json(protectedResourceMetadata(services));
+    res.set('Cache-Control', METADATA_CACHE_CONTROL).json(protectedResourceMetadata(services));
   };
 
 /** Mounted at `{mcp_url}/auth`. */
@@ -103,5 +104,5 @@ export function publicApiResourceMetadata(services: Services) {
 export const servePublicApiPrm =
   (services: Services): RequestHandler =>
   (_req, res) => {
-    res.set('Cache-Control', 'public, max-age=300').json(publicApiResourceMetadata(services));
+    res.set('Cache-Control', METADATA_CACHE_CONTROL).json(publicApiResourceMetadata(services));
   };

@@ -1,19 +1,39 @@
 /**
  * HTTP of the authorization server: oidc-provider mounted at `auth_url` (its issuer) behind the
- * interaction pages and the registration rate limit, plus the metadata mirrors on `site_url`
- * (SPEC "Authentication" rule 7: the site's documents publish the issuer's own, same issuer).
+ * interaction pages, the limits on what anyone may write (registration, authorization requests)
+ * and the registration metadata checks, plus the metadata mirrors on `site_url` (SPEC
+ * "Authentication" rule 7: the site's documents publish the issuer's own, same issuer).
  */
 import express, { type RequestHandler, Router } from 'express';
 import { invalid, toServiceError } from '../servers/errors.ts';
 import { nulFields } from '../servers/input.ts';
 import type { Services } from '../servers/services.ts';
 import { signupHandler } from './anonymous/routes.ts';
+import { clientMetadataProblem, MAX_METADATA_BYTES, nativeWhenLoopback } from './client-metadata.ts';
+import { sendLimitPage } from './form-security.ts';
 import { interactionRouter } from './interactions/routes.ts';
 import type { AuthorizationServer } from './provider.ts';
-import { isLoopbackRedirect } from './redirects.ts';
 
 const OIDC_METADATA = '/.well-known/openid-configuration';
 const OAUTH_METADATA = '/.well-known/oauth-authorization-server';
+
+/**
+ * oidc-provider builds every URL it publishes - the metadata's endpoints, `registration_client_uri`,
+ * the resume and sign-out form targets - from the request's host and protocol (Koa `ctx.href`,
+ * which reads X-Forwarded-Host and X-Forwarded-Proto when `provider.proxy` is set). Every request
+ * reaches it addressed to the issuer, so those URLs come from `auth_url` and never from a header
+ * the client chose; `provider.proxy` is on only so that the protocol set here is read.
+ */
+export function addressedToIssuer(issuer: string): RequestHandler {
+  const { host, protocol } = new URL(issuer);
+  const proto = protocol.slice(0, -1);
+  return (req, _res, next) => {
+    req.headers.host = host;
+    req.headers['x-forwarded-host'] = host;
+    req.headers['x-forwarded-proto'] = proto;
+    next();
+  };
+}
 
 /** Mounted at `auth_url`. */
 export function authorizationRouter(services: Services, authz: AuthorizationServer): Router {
@@ -21,6 +41,8 @@ export function authorizationRouter(services: Services, authz: AuthorizationServ
   const router = Router();
   const callback = provider.callback() as unknown as RequestHandler;
   const authPath = new URL(authz.issuer).pathname.replace(/\/+$/, '');
+
+  router.use(addressedToIssuer(authz.issuer));
 
   // oidc-provider keeps request parameters (the authorization request's, in its Interaction) and
   // PostgreSQL cannot store NUL (`servers/input.ts`): refused as RFC 6749 section 4.1.2.1 invalid_request.
@@ -32,31 +54,63 @@ export function authorizationRouter(services: Services, authz: AuthorizationServ
 
   router.use('/interaction', interactionRouter(services, provider, authz.keys.cookieKeys[0] as string));
 
-  // Open registration (RFC 7591) is a write anyone can make: limited per client address.
-  router.post(
-    '/oauth/clients/register',
-    express.json({ limit: services.config.http.body_limit_bytes }),
-    async (req, res, next) => {
-      try {
-        await services.rateLimits.consume('unauthenticated_writes', req.ip ?? 'unknown');
-      } catch (err) {
-        const error = toServiceError(err);
-        res
-          .status(error.status)
-          .set(error.headers)
-          .json({ error: 'temporarily_unavailable', error_description: error.publicDetail });
+  // Open registration (RFC 7591) is a write anyone can make: limited per client address, and its
+  // metadata held to what `client-metadata.ts` allows before oidc-provider stores it.
+  const registrationBody = express.json({ limit: MAX_METADATA_BYTES });
+  router.post('/oauth/clients/register', async (req, res, next) => {
+    const refuse = (status: number, error: string, error_description: string, headers = {}) => {
+      res
+        .status(status)
+        .set({ 'Cache-Control': 'no-store', ...headers })
+        .json({ error, error_description });
+    };
+    try {
+      await services.rateLimits.consume('unauthenticated_writes', req.ip ?? 'unknown');
+    } catch (err) {
+      const error = toServiceError(err);
+      refuse(error.status, 'temporarily_unavailable', error.publicDetail, error.headers);
+      return;
+    }
+    registrationBody(req, res, (err?: unknown) => {
+      const type = (err as { type?: string } | undefined)?.type;
+      if (type === 'entity.too.large') {
+        refuse(413, 'invalid_client_metadata', `client metadata over ${MAX_METADATA_BYTES / 1024} KiB`);
+        return;
+      }
+      if (err) {
+        refuse(400, 'invalid_request', 'the client metadata is not a JSON object');
         return;
       }
       const nul = nulFields(req.body);
       if (nul.length > 0) {
         // RFC 7591 section 3.2.2; the metadata would be stored (`servers/input.ts`).
-        res.status(400).json({ error: 'invalid_client_metadata', error_description: invalid(nul).message });
+        refuse(400, 'invalid_client_metadata', invalid(nul).message);
         return;
       }
-      nativeWhenLoopback(req.body);
+      if (typeof req.body === 'object' && req.body !== null && !Array.isArray(req.body)) {
+        const metadata = req.body as Record<string, unknown>;
+        const problem = clientMetadataProblem(metadata);
+        if (problem) {
+          refuse(400, problem.error, problem.error_description);
+          return;
+        }
+        nativeWhenLoopback(metadata);
+      }
       next();
-    },
-  );
+    });
+  });
+
+  // Each authorization request stores an interaction before oidc-provider has validated anything,
+  // so requests are limited per client address first. The refusal is a page, not a redirect:
+  // the redirect URI is not validated yet (RFC 6749 section 4.1.2.1).
+  router.all('/oauth/authorize', async (req, res, next) => {
+    try {
+      await services.rateLimits.consume('authorization_requests', req.ip ?? 'unknown');
+      next();
+    } catch (err) {
+      if (!sendLimitPage(res, err)) next(err);
+    }
+  });
 
   // The anonymous method of the agent authentication descriptor (`anonymous/sessions.ts`).
   router.post('/signup', signupHandler(services));
@@ -75,36 +129,21 @@ export function authorizationRouter(services: Services, authz: AuthorizationServ
 /**
  * Mounted at `site_url`: `/.well-known/oauth-authorization-server` and `/.well-known/openid-configuration`,
  * each at the site root and at the RFC 8414 section 3.1 path-inserted location for the issuer's path.
- * The document is the issuer's own, rendered for the issuer's host.
+ * The document is the issuer's own, rendered for the issuer's address.
  */
-export function authorizationMetadataMirror(services: Services, authz: AuthorizationServer): Router {
+export function authorizationMetadataMirror(authz: AuthorizationServer): Router {
   const router = Router();
   const callback = authz.provider.callback() as unknown as RequestHandler;
-  const issuer = new URL(authz.issuer);
-  const authPath = issuer.pathname.replace(/\/+$/, '');
+  const toIssuer = addressedToIssuer(authz.issuer);
+  const authPath = new URL(authz.issuer).pathname.replace(/\/+$/, '');
   const serve: RequestHandler = (req, res, next) => {
     req.url = OIDC_METADATA;
     req.originalUrl = `${authPath}${OIDC_METADATA}`;
-    req.headers.host = issuer.host;
-    if (services.config.trust_proxy !== false) req.headers['x-forwarded-host'] = issuer.host;
-    callback(req, res, next);
+    toIssuer(req, res, () => callback(req, res, next));
   };
   for (const name of [OAUTH_METADATA, OIDC_METADATA]) {
     router.get(name, serve);
     if (authPath) router.get(`${name}${authPath}`, serve);
   }
   return router;
-}
-
-/**
- * RFC 8252 section 7.3: a native client's loopback redirect may use any port. oidc-provider applies
- * that to clients registered as `native`; a client that registers only loopback redirect URIs and
- * names no application type (as MCP clients do) is registered as one.
- */
-function nativeWhenLoopback(body: unknown): void {
-  if (typeof body !== 'object' || body === null) return;
-  const metadata = body as Record<string, unknown>;
-  const uris = metadata.redirect_uris;
-  if (metadata.application_type !== undefined || !Array.isArray(uris) || uris.length === 0) return;
-  if (uris.every((u) => typeof u === 'string' && isLoopbackRedirect(u))) metadata.application_type = 'native';
 }

@@ -6,7 +6,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Kysely, PostgresAdapter, sql } from 'kysely';
-import { FileMigrationProvider, Migrator } from 'kysely/migration';
+import { FileMigrationProvider, type MigrationResultSet, Migrator } from 'kysely/migration';
 import { loadConfig, sqliteFile } from '../servers/config.ts';
 import { openDatabase } from './database.ts';
 
@@ -14,13 +14,35 @@ const migrationFolder = path.join(path.dirname(fileURLToPath(import.meta.url)), 
 
 // biome-ignore lint/suspicious/noExplicitAny: the migrator works on any schema
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+  return migrate(db, (migrator) => migrator.migrateToLatest());
+}
+
+/** Applies migrations up to and including `name` (tests of a migration's conversion of older rows). */
+// biome-ignore lint/suspicious/noExplicitAny: the migrator works on any schema
+export async function migrateUpTo(db: Kysely<any>, name: string): Promise<string[]> {
+  return migrate(db, (migrator) => migrator.migrateTo(name));
+}
+
+/** The names of every migration, in the order they apply. */
+export async function migrationNames(): Promise<string[]> {
+  return (await fs.readdir(migrationFolder))
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => f.slice(0, -3))
+    .sort();
+}
+
+async function migrate(
+  // biome-ignore lint/suspicious/noExplicitAny: the migrator works on any schema
+  db: Kysely<any>,
+  run: (migrator: Migrator) => Promise<MigrationResultSet>,
+): Promise<string[]> {
   const migrator = new Migrator({
     db,
     provider: new FileMigrationProvider({ fs, path, migrationFolder }),
     ...(await migrationTableSchema(db)),
   });
   for (let attempt = 1; ; attempt++) {
-    const { error, results } = await migrator.migrateToLatest();
+    const { error, results } = await run(migrator);
     if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
     if (attempt < 3 && isIntrospectionRace(error)) continue;
     throw error instanceof Error ? error : new Error(String(error));

@@ -392,8 +392,11 @@ export interface TrafficAgentSitesTable {
 /**
  * oidc-provider's stored models (Session, Interaction, AuthorizationCode, RefreshToken, Grant,
  * Client, ...), one row per (id, model). `payload` is the model as oidc-provider hands it over;
- * the other columns are the lookups it asks for. A row past `expires_at` is treated as absent and
- * removed by the sweep.
+ * the other columns are the lookups it asks for. Where the id is a bearer secret (refresh tokens,
+ * registration access tokens, codes, sessions...) `id` is its SHA-256 digest and the payload
+ * carries no copy of it (migration 2026-11-22T1200Z, `auth/adapter.ts`). A row past `expires_at`
+ * is treated as absent and removed by the sweep; a client expires a day after registering unless
+ * a person approves it.
  */
 export interface OauthRecordsTable {
   id: string;
@@ -402,6 +405,8 @@ export interface OauthRecordsTable {
   uid: string | null;
   user_code: string | null;
   account_id: string | null;
+  /** The client the row belongs to (a Client row: its own id); keeps a used client alive. */
+  client_id: string | null;
   payload: string;
   expires_at: string | null;
   consumed_at: string | null;

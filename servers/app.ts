@@ -81,7 +81,7 @@ export function createApp(services: Services, operations: readonly AnyOperation[
     [config.base_url, surfaceRouter('cs', operations, services)],
     [config.public_api_url, publicApi],
     [config.site_url, siteRouter(services)],
-    [config.site_url, authorizationMetadataMirror(services, services.authorization)],
+    [config.site_url, authorizationMetadataMirror(services.authorization)],
     [config.site_url, anonymousSiteRouter(services, services.authorization.keys.cookieKeys[0] as string)],
   ];
   mounts.sort((a, b) => new URL(b[0]).pathname.length - new URL(a[0]).pathname.length);

@@ -21,6 +21,7 @@ const absoluteUrl = z
   .transform((u) => u.replace(/\/+$/, ''));
 
 const positiveInt = z.number().int().positive();
+const RateLimit = z.strictObject({ points: positiveInt, duration_s: positiveInt });
 
 /**
  * Express `trust proxy` (proxy-addr): false, true, a hop count, or a comma list of addresses, CIDR
@@ -81,8 +82,15 @@ export const Config = z
       allowed_hosts: z.array(z.string().min(1)),
     }),
     http: z.strictObject({ body_limit_bytes: positiveInt }),
+    /** Points per client key and window (rate-limiter-flexible); README "Configuration" says what each counts. */
     rate_limits: z.strictObject({
-      unauthenticated_writes: z.strictObject({ points: positiveInt, duration_s: positiveInt }),
+      unauthenticated_writes: RateLimit,
+      /** `GET`/`POST {auth_url}/oauth/authorize` per address: each stores an interaction. */
+      authorization_requests: RateLimit,
+      /** Password sign-ins that failed, per account (the normalised email, known or not)... */
+      sign_in_failures_per_account: RateLimit,
+      /** ...and per client address, across emails. */
+      sign_in_failures_per_address: RateLimit,
     }),
     outbound: z.strictObject({
       /** Lets outbound fetches reach loopback and private networks. For tests and self-hosting only. */

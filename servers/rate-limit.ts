@@ -1,6 +1,6 @@
 /**
- * Per-client limits on unauthenticated writes (rate-limiter-flexible). Clients are keyed by an HMAC
- * of their address, so no raw address is stored. On PostgreSQL the counters live in the shared
+ * Per-client limits (rate-limiter-flexible). Keys (a client address, an email) are stored as an
+ * HMAC, so no raw address or email is kept. On PostgreSQL the counters live in the shared
  * database, so every process enforces one limit; on SQLite (one process) they live in memory.
  */
 import { createHmac } from 'node:crypto';
@@ -17,8 +17,23 @@ import { ServiceError } from './errors.ts';
 export type RateLimitKind = keyof Config['rate_limits'];
 
 export interface RateLimits {
-  consume(kind: RateLimitKind, clientAddress: string): Promise<void>;
+  /**
+   * Counts one request of `key` (a client address unless the kind says otherwise); throws
+   * `rate_limited` (429 with Retry-After) once the kind's points for the window are spent.
+   */
+  consume(kind: RateLimitKind, key: string): Promise<void>;
+  /** Gives back what one `consume` took (an attempt that turned out not to count). */
+  refund(kind: RateLimitKind, key: string): Promise<void>;
+  /** Forgets the key's count (a success ends a run of failures). */
+  reset(kind: RateLimitKind, key: string): Promise<void>;
 }
+
+/** What a refused caller reads, per kind. */
+const refusal: Partial<Record<RateLimitKind, string>> = {
+  sign_in_failures_per_account: 'Too many failed sign-ins for this account',
+  sign_in_failures_per_address: 'Too many failed sign-ins from this address',
+  authorization_requests: 'Too many authorization requests from this address',
+};
 
 export async function createRateLimits(
   config: Config,
@@ -46,22 +61,28 @@ export async function createRateLimits(
       limiters.set(kind, new RateLimiterMemory(options));
     }
   }
+  const keyOf = (key: string) => createHmac('sha256', secret).update(key).digest('base64url').slice(0, 22);
 
   return {
-    async consume(kind, clientAddress) {
+    async consume(kind, key) {
       const limiter = limiters.get(kind);
       if (!limiter) return;
-      const key = createHmac('sha256', secret).update(clientAddress).digest('base64url').slice(0, 22);
       try {
-        await limiter.consume(key);
+        await limiter.consume(keyOf(key));
       } catch (rejection) {
         if (!(rejection instanceof RateLimiterRes)) throw rejection;
         const seconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
         throw new ServiceError('rate_limited', {
-          detail: `Too many requests from this address; retry in ${seconds} s`,
+          detail: `${refusal[kind] ?? 'Too many requests from this address'}; retry in ${seconds} s`,
           headers: { 'Retry-After': String(seconds) },
         });
       }
+    },
+    async refund(kind, key) {
+      await limiters.get(kind)?.reward(keyOf(key), 1);
+    },
+    async reset(kind, key) {
+      await limiters.get(kind)?.delete(keyOf(key));
     },
   };
 }

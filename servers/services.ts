@@ -97,7 +97,8 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     timeoutMs: config.outbound.timeout_ms,
     userAgent: config.outbound.user_agent,
   });
-  const accounts = new AccountsService(db, now);
+  const rateLimits = await createRateLimits(config, database, await serviceSecret(db, secrets, 'rate_limit_key'));
+  const accounts = new AccountsService(db, rateLimits, now);
   const anonymous = new AnonymousSessions(db, config, now);
   const sites = new SitesService({ db, config, fetch: siteFetch, now });
   const traffic = new TrafficService({
@@ -121,11 +122,6 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     now,
   });
   const mailer: Transporter | null = config.smtp.url ? nodemailer.createTransport(config.smtp.url) : null;
-  const rateLimits = await createRateLimits(
-    config,
-    database,
-    await serviceSecret(db, secrets, 'rate_limit_key'),
-  );
   const deliveries = new DeliveryWorker({
     db,
     dialect: database.dialect,

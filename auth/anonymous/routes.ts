@@ -14,8 +14,9 @@ import { ServiceError, toServiceError } from '../../servers/errors.ts';
 import { Email, Password } from '../../servers/features/accounts/schemas.ts';
 import type { Services } from '../../servers/services.ts';
 import { AGENT_AUTH_PATH, agentAuthDescriptor, authSkill, SKILL_NAME } from '../descriptor.ts';
-import { csrfMatches, csrfToken, noStore, refusedNul } from '../form-security.ts';
+import { csrfMatches, csrfToken, noStore, refusedNul, sendLimitPage } from '../form-security.ts';
 import { messagePage } from '../interactions/pages.ts';
+import { METADATA_CACHE_CONTROL } from '../provider.ts';
 import { claimedPage, claimPage } from './pages.ts';
 import { type ClaimResult, digestOf } from './sessions.ts';
 
@@ -46,7 +47,10 @@ export function anonymousSiteRouter(services: Services, csrfKey: string): Router
   const skill = authSkill(config);
 
   router.get(AGENT_AUTH_PATH, (_req, res) => {
-    res.set('Access-Control-Allow-Origin', '*').type('application/json').send(descriptor);
+    res
+      .set({ 'Access-Control-Allow-Origin': '*', 'Cache-Control': METADATA_CACHE_CONTROL })
+      .type('application/json')
+      .send(descriptor);
   });
   router.get(`/${SKILL_NAME}`, (_req, res) => {
     res.set('Access-Control-Allow-Origin', '*').type('text/markdown; charset=utf-8').send(skill);
@@ -130,13 +134,8 @@ export function anonymousSiteRouter(services: Services, csrfKey: string): Router
       try {
         await services.rateLimits.consume('unauthenticated_writes', req.ip ?? 'unknown');
       } catch (err) {
-        const error = toServiceError(err);
-        noStore(res)
-          .status(error.status)
-          .set(error.headers)
-          .type('html')
-          .send(messagePage('Too many attempts', error.publicDetail));
-        return;
+        if (sendLimitPage(res, err)) return;
+        throw err;
       }
       const preview = await services.anonymous.preview(code);
       if (!preview) {
@@ -180,10 +179,17 @@ export function anonymousSiteRouter(services: Services, csrfKey: string): Router
             invalidClaim(res);
             return;
           }
+          if (sendLimitPage(res, err)) return;
           throw err;
         }
       } else {
-        account = email && password ? await services.accounts.verifyPassword(email, password) : null;
+        try {
+          account =
+            email && password ? await services.accounts.signIn(email, password, req.ip ?? 'unknown') : null;
+        } catch (err) {
+          if (sendLimitPage(res, err)) return;
+          throw err;
+        }
         if (!account) {
           retry(401, 'The email or password is not right.');
           return;

@@ -7,8 +7,9 @@
 import express, { type Request, type Response, Router } from 'express';
 import type Provider from 'oidc-provider';
 import type { InteractionResults } from 'oidc-provider';
+import type { AccountRow } from '../../db/schema.ts';
 import type { Services } from '../../servers/services.ts';
-import { csrfMatches, csrfToken, noStore, refusedNul } from '../form-security.ts';
+import { csrfMatches, csrfToken, noStore, refusedNul, sendLimitPage } from '../form-security.ts';
 import { scopeDescriptions } from '../scopes.ts';
 import { consentPage, loginPage, messagePage } from './pages.ts';
 
@@ -103,7 +104,13 @@ export function interactionRouter(services: Services, provider: Provider, csrfKe
       if (refusedNul(res, body)) return;
       const email = typeof body.email === 'string' ? body.email.trim() : '';
       const password = typeof body.password === 'string' ? body.password : '';
-      const account = email && password ? await services.accounts.verifyPassword(email, password) : null;
+      let account: AccountRow | null = null;
+      try {
+        if (email && password) account = await services.accounts.signIn(email, password, req.ip ?? 'unknown');
+      } catch (err) {
+        if (sendLimitPage(res, err)) return;
+        throw err;
+      }
       if (!account) {
         await render(req, res, { message: 'The email or password is not right.', email });
         return;

@@ -2,6 +2,8 @@
  * Drives the authorization server's sign-in and consent pages the way a browser would: follows
  * redirects by hand with a cookie jar and submits the forms it is shown.
  */
+import http from 'node:http';
+
 export class CookieJar {
   readonly #cookies = new Map<string, string>();
 
@@ -96,4 +98,111 @@ export async function authorizeInBrowser(
     url = action;
   }
   throw new Error('authorization did not finish');
+}
+
+/** Registers a public client for the code flow with one redirect URI; returns its client id. */
+export async function registerClient(
+  authUrl: string,
+  redirectUri: string,
+  name = 'Test client',
+): Promise<string> {
+  const res = await fetch(`${authUrl}/oauth/clients/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_name: name, redirect_uris: [redirectUri] }),
+  });
+  if (res.status !== 201) throw new Error(`registration: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { client_id: string }).client_id;
+}
+
+export interface SignInForm {
+  jar: CookieJar;
+  /** Where the form posts to. */
+  action: string;
+  csrf: string;
+  /** Posts the form with these credentials, as the browser that opened it. */
+  submit(credentials: OwnerCredentials, headers?: Record<string, string>): Promise<Response>;
+}
+
+/**
+ * Starts an authorization request (PKCE S256) for a registered client and opens the sign-in form
+ * it leads to. `headers` go with every request (e.g. X-Forwarded-For behind a trusted proxy).
+ */
+export async function openSignInForm(
+  authUrl: string,
+  clientId: string,
+  redirectUri: string,
+  headers: Record<string, string> = {},
+): Promise<SignInForm> {
+  const jar = new CookieJar();
+  const url = new URL(`${authUrl}/oauth/authorize`);
+  const challenge = Buffer.from(
+    await crypto.subtle.digest('SHA-256', new TextEncoder().encode('v'.repeat(43))),
+  ).toString('base64url');
+  url.search = new URLSearchParams({
+    client_id: clientId,
+    redirect_uri: redirectUri,
+    response_type: 'code',
+    scope: 'agent-service',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  }).toString();
+  const start = await jar.fetch(url.href, { headers });
+  if (start.status !== 303 && start.status !== 302)
+    throw new Error(`authorization request: ${start.status} ${await start.text()}`);
+  const formUrl = new URL(start.headers.get('location') as string, url).href;
+  const html = await (await jar.fetch(formUrl, { headers })).text();
+  const action = new URL(formAction(html) as string, formUrl).href;
+  const csrf = formField(html, 'csrf') as string;
+  return {
+    jar,
+    action,
+    csrf,
+    submit: (credentials, extra = {}) =>
+      jar.fetch(action, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers, ...extra },
+        body: new URLSearchParams({ csrf, ...credentials }),
+      }),
+  };
+}
+
+export interface RawResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+/** One HTTP request with exactly these headers, `Host` included (fetch always sends the URL's). */
+export function rawRequest(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<RawResponse> {
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: `${target.pathname}${target.search}`,
+        method: options.method ?? 'GET',
+        headers: options.headers ?? {},
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          body += chunk;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+/** The `name=value` pairs a response sets, as a Cookie header. */
+export function cookiesOf(headers: http.IncomingHttpHeaders): string {
+  return (headers['set-cookie'] ?? []).map((line) => line.split(';')[0]).join('; ');
 }

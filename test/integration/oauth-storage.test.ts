@@ -1,11 +1,13 @@
 /**
  * The authorization server's storage on both dialects: oidc-provider's adapter contract (expired
- * rows absent, consume, lookups by uid and user code, revocation by grant, the sweep) and signing
- * keys that persist and rotate without dropping the old key from the JWKS.
+ * rows absent, consume, lookups by uid and user code, revocation by grant, the sweep), secret ids
+ * kept only as digests, clients that expire unless used, and signing keys that persist and rotate
+ * without dropping the old key from the JWKS.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KyselyAdapter, sweepOauthRecords } from '../../auth/adapter.ts';
+import { digestOf, KyselyAdapter, sweepOauthRecords, UNUSED_CLIENT_TTL_S } from '../../auth/adapter.ts';
 import { loadAuthorizationKeys, RETIRED_KEY_PUBLISHED_MS, rotateSigningKey } from '../../auth/keys.ts';
+import { migrateToLatest, migrateUpTo, migrationNames } from '../../db/migrate.ts';
 import { SecretBox } from '../../servers/secrets.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
 
@@ -64,6 +66,133 @@ describe.each(dialects)('OAuth storage (%s)', (dialect) => {
     expect(await refresh.find('r2')).toBeDefined();
     await refresh.destroy('r2');
     expect(await refresh.find('r2')).toBeUndefined();
+  });
+
+  it('keeps a bearer secret id only as its digest, and finds, consumes and destroys it by its value', async () => {
+    const db = database.handle.db;
+    const refresh = new KyselyAdapter(db, 'RefreshToken', now);
+    const secret = 'refresh-token-value-that-a-database-reader-must-not-learn';
+    await refresh.upsert(secret, { jti: secret, grantId: 'g20', clientId: 'c20', kind: 'RefreshToken' }, 600);
+    const rows = await db
+      .selectFrom('oauth_records')
+      .selectAll()
+      .where('model', '=', 'RefreshToken')
+      .execute();
+    expect(JSON.stringify(rows)).not.toContain(secret);
+    expect(rows.map((r) => r.id)).toContain(digestOf(secret));
+    expect(await refresh.find(secret)).toMatchObject({ jti: secret, grantId: 'g20' });
+    expect(await refresh.find(digestOf(secret))).toBeUndefined();
+    await refresh.consume(secret);
+    expect((await refresh.find(secret))?.consumed).toBeTypeOf('number');
+    await refresh.destroy(secret);
+    expect(await refresh.find(secret)).toBeUndefined();
+
+    // An Interaction keeps its id (the sign-in page's path) but not the session cookie it copies.
+    const interactions = new KyselyAdapter(db, 'Interaction', now);
+    await interactions.upsert(
+      'interaction-1',
+      { jti: 'interaction-1', session: { accountId: 'a1', uid: 'su1', cookie: 'session-cookie-value' } },
+      600,
+    );
+    const stored = await db
+      .selectFrom('oauth_records')
+      .select('payload')
+      .where('model', '=', 'Interaction')
+      .executeTakeFirstOrThrow();
+    expect(stored.payload).not.toContain('session-cookie-value');
+    expect(await interactions.find('interaction-1')).toMatchObject({
+      session: { accountId: 'a1', uid: 'su1' },
+    });
+  });
+
+  it('lets a client nobody approved expire with its registration access token, and keeps a used one', async () => {
+    const db = database.handle.db;
+    const clients = new KyselyAdapter(db, 'Client', now);
+    const tokens = new KyselyAdapter(db, 'RegistrationAccessToken', now);
+    const grants = new KyselyAdapter(db, 'Grant', now);
+    for (const id of ['unused-client', 'used-client']) {
+      await clients.upsert(id, { client_id: id, redirect_uris: ['http://127.0.0.1/cb'] }, 0);
+      await tokens.upsert(
+        `rat-of-${id}`,
+        { jti: `rat-of-${id}`, clientId: id, kind: 'RegistrationAccessToken' },
+        0,
+      );
+    }
+    clock = new Date(clock.getTime() + 3_600_000);
+    await grants.upsert('grant-of-used-client', { clientId: 'used-client', accountId: 'a1' }, 30 * 86_400);
+    // Stored again (metadata updated), the unused client does not gain time.
+    await clients.upsert(
+      'unused-client',
+      { client_id: 'unused-client', redirect_uris: ['http://127.0.0.1/cb'] },
+      0,
+    );
+
+    clock = new Date(clock.getTime() + UNUSED_CLIENT_TTL_S * 1000);
+    expect(await clients.find('unused-client')).toBeUndefined();
+    expect(await tokens.find('rat-of-unused-client')).toBeUndefined();
+    expect(await clients.find('used-client')).toBeDefined();
+    expect(await tokens.find('rat-of-used-client')).toBeDefined();
+    await sweepOauthRecords(db, clock);
+    const left = await db
+      .selectFrom('oauth_records')
+      .select('client_id')
+      .where('model', 'in', ['Client', 'RegistrationAccessToken'])
+      .execute();
+    expect(left.map((r) => r.client_id)).toEqual(['used-client', 'used-client']);
+  });
+
+  it('converts the rows of the earlier version: secret ids to digests, clients to a lifetime', async () => {
+    const earlier = await createTestDatabase(dialect, { migrate: false });
+    try {
+      const db = earlier.handle.db;
+      const names = await migrationNames();
+      const conversion = names.indexOf('2026-11-22T1200Z_oauth_secrets_at_rest');
+      await migrateUpTo(db, names[conversion - 1] as string);
+      const future = new Date(Date.now() + 3_600_000).toISOString();
+      const row = (id: string, model: string, payload: object, expires_at: string | null) => ({
+        id,
+        model,
+        grant_id: null,
+        uid: null,
+        user_code: null,
+        account_id: null,
+        payload: JSON.stringify(payload),
+        expires_at,
+        consumed_at: null,
+      });
+      await db
+        .insertInto('oauth_records')
+        .values([
+          row('old-refresh-token', 'RefreshToken', { jti: 'old-refresh-token', clientId: 'c1' }, future),
+          row('old-rat', 'RegistrationAccessToken', { jti: 'old-rat', clientId: 'c1' }, null),
+          row('c1', 'Client', { client_id: 'c1' }, null),
+          row(
+            'i1',
+            'Interaction',
+            { jti: 'i1', session: { uid: 'u1', cookie: 'old-session-cookie' } },
+            future,
+          ),
+          row('expired-code', 'AuthorizationCode', { jti: 'expired-code' }, new Date(0).toISOString()),
+        ])
+        .execute();
+      await migrateToLatest(db);
+
+      const rows = await db.selectFrom('oauth_records').selectAll().execute();
+      const everything = JSON.stringify(rows);
+      for (const secret of ['old-refresh-token', 'old-rat', 'old-session-cookie', 'expired-code'])
+        expect(everything).not.toContain(secret);
+      expect(await new KyselyAdapter(db, 'RefreshToken').find('old-refresh-token')).toMatchObject({
+        jti: 'old-refresh-token',
+        clientId: 'c1',
+      });
+      expect(await new KyselyAdapter(db, 'RegistrationAccessToken').find('old-rat')).toBeDefined();
+      expect(await new KyselyAdapter(db, 'Interaction').find('i1')).toMatchObject({ session: { uid: 'u1' } });
+      const clientBound = rows.filter((r) => r.model === 'Client' || r.model === 'RegistrationAccessToken');
+      expect(clientBound.map((r) => r.client_id)).toEqual(['c1', 'c1']);
+      for (const r of clientBound) expect(Date.parse(r.expires_at as string)).toBeGreaterThan(Date.now());
+    } finally {
+      await earlier.drop();
+    }
   });
 
   it('converges on one signing key when several processes start together on an empty database', async () => {

@@ -28,6 +28,7 @@ describe.each(dialects)('OAuth authorization server and owner MCP (%s)', (dialec
   const owner: OwnerCredentials = { email: 'owner@example.com', password: 'correct horse battery staple' };
   let accountId: string;
   let serviceKey: string;
+  let registration: { accessToken: string; clientUri: string };
 
   beforeAll(async () => {
     service = await startTestService(dialect, { 'rate_limits.unauthenticated_writes.points': 1000 });
@@ -53,6 +54,10 @@ describe.each(dialects)('OAuth authorization server and owner MCP (%s)', (dialec
       ),
     );
     client = { client_id: registered.client_id, token_endpoint_auth_method: 'none' };
+    registration = {
+      accessToken: registered.registration_access_token as string,
+      clientUri: registered.registration_client_uri as string,
+    };
   });
   afterAll(async () => {
     await service?.close();
@@ -419,6 +424,52 @@ describe.each(dialects)('OAuth authorization server and owner MCP (%s)', (dialec
     expect(res.status).toBe(403);
     expect(res.headers.get('www-authenticate')).toMatch(/error="insufficient_scope"/);
     expect(res.headers.get('www-authenticate')).toMatch(/scope="agent-service"/);
+  });
+
+  it('keeps no refresh token, registration access token or session cookie a database reader could present', async () => {
+    const { tokens, jar } = await authorize();
+    const rotated = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token as string, {
+        additionalParameters: { resource },
+        ...insecure,
+      }),
+    );
+    const session = /(?:^|; )_session=([^;]+)/.exec(jar.header())?.[1];
+    const secrets = {
+      refresh: tokens.refresh_token,
+      rotated: rotated.refresh_token,
+      registration: registration.accessToken,
+      session,
+    };
+    for (const value of Object.values(secrets)) expect(value).toBeTypeOf('string');
+
+    const rows = await service.services.db.selectFrom('oauth_records').selectAll().execute();
+    expect(rows.map((r) => r.model)).toEqual(
+      expect.arrayContaining(['RefreshToken', 'RegistrationAccessToken', 'Session']),
+    );
+    const everything = JSON.stringify(rows);
+    for (const [name, value] of Object.entries(secrets)) expect(everything, name).not.toContain(value);
+
+    // Whoever holds them can still use them: the registration access token reads the client, the
+    // newest refresh token refreshes, the session still signs the browser in.
+    const read = await fetch(registration.clientUri, {
+      headers: { authorization: `Bearer ${registration.accessToken}` },
+    });
+    expect(read.status).toBe(200);
+    expect(((await read.json()) as { client_id: string }).client_id).toBe(client.client_id);
+    const again = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(as, client, oauth.None(), rotated.refresh_token as string, {
+        additionalParameters: { resource },
+        ...insecure,
+      }),
+    );
+    expect((await callTool(again.access_token)).res.status).toBe(200);
+    const signedIn = await authorize('agent-service', jar);
+    expect(signedIn.pages.some((p) => p.html?.includes('name="password"'))).toBe(false);
   });
 
   describe('refuses tokens that are not ours to accept', () => {

@@ -5,13 +5,42 @@
  */
 import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
+import pLimit from 'p-limit';
+import { ServiceError } from '../../errors.ts';
 
-const scryptAsync = promisify(scrypt) as (
+const scryptRaw = promisify(scrypt) as (
   password: string,
   salt: Buffer,
   keylen: number,
   options: { N: number; r: number; p: number; maxmem: number },
 ) => Promise<Buffer>;
+
+/**
+ * One scrypt at N=2^17 holds 128 MiB and one of libuv's four worker threads (shared with file, DNS
+ * and zlib work) for a few hundred milliseconds, and anyone can ask for one by signing in. So
+ * scrypt runs in two lanes of one computation each, shared by every caller in the process: one
+ * hashes new passwords (POST /account, an account made on the claim page), the other checks
+ * passwords (the OAuth sign-in, the claim page's sign-in). At most two run at once (256 MiB, two
+ * threads left to the rest of the service), and a burst of sign-in guesses waits in its own lane,
+ * never ahead of an account being created. A lane holds at most `SCRYPT_MAX_WAITING` callers;
+ * past that a caller is refused at once (503 with Retry-After), since queued longer it would only
+ * time out.
+ */
+export const SCRYPT_MAX_WAITING = 16;
+const lanes = { hash: pLimit(1), check: pLimit(1) };
+
+function scryptIn(lane: keyof typeof lanes, ...args: Parameters<typeof scryptRaw>): Promise<Buffer> {
+  const queue = lanes[lane];
+  if (queue.pendingCount >= SCRYPT_MAX_WAITING) {
+    return Promise.reject(
+      new ServiceError('service_unavailable', {
+        detail: `password ${lane} queue full`,
+        headers: { 'Retry-After': '2' },
+      }),
+    );
+  }
+  return queue(() => scryptRaw(...args));
+}
 
 /**
  * Every service key starts with this, so secret scanners (and people) can recognise a leaked one;
@@ -56,7 +85,7 @@ const maxmem = (ln: number, r: number) => 256 * 2 ** ln * r;
 
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
-  const hash = await scryptAsync(password.normalize('NFKC'), salt, KEY_LENGTH, {
+  const hash = await scryptIn('hash', password.normalize('NFKC'), salt, KEY_LENGTH, {
     N: 2 ** SCRYPT.ln,
     r: SCRYPT.r,
     p: SCRYPT.p,
@@ -71,7 +100,8 @@ export async function verifyPassword(password: string, stored: string): Promise<
   if (!match) return false;
   const [ln, r, p] = [Number(match[1]), Number(match[2]), Number(match[3])];
   const expected = Buffer.from(match[5] as string, 'base64url');
-  const actual = await scryptAsync(
+  const actual = await scryptIn(
+    'check',
     password.normalize('NFKC'),
     Buffer.from(match[4] as string, 'base64url'),
     expected.length,

@@ -9,6 +9,7 @@ import type { Kysely } from 'kysely';
 import { isUniqueViolation } from '../../../db/database.ts';
 import type { AccountRow, Database, ServiceKeyRow } from '../../../db/schema.ts';
 import { notFound, ServiceError } from '../../errors.ts';
+import type { RateLimits } from '../../rate-limit.ts';
 import {
   generateServiceKey,
   hashPassword,
@@ -48,10 +49,12 @@ interface CachedKey {
 export class AccountsService {
   readonly #db: Kysely<Database>;
   readonly #now: () => Date;
+  readonly #limits: RateLimits;
   readonly #keys = new Map<string, CachedKey>();
 
-  constructor(db: Kysely<Database>, now: () => Date = () => new Date()) {
+  constructor(db: Kysely<Database>, limits: RateLimits, now: () => Date = () => new Date()) {
     this.#db = db;
+    this.#limits = limits;
     this.#now = now;
   }
 
@@ -119,7 +122,44 @@ export class AccountsService {
     return entry.principal;
   }
 
-  /** The account for an email and password (the OAuth sign-in), or null. Same work either way. */
+  /**
+   * A person signing in with email and password (the OAuth sign-in form, the claim form): the
+   * account, or null for a wrong email or password; `rate_limited` (429) past the guessing limits
+   * (OWASP Authentication Cheat Sheet, "Protect against automated attacks"). Every attempt counts
+   * against the client address and the account before any hashing, so a refused guess costs no
+   * scrypt and concurrent guesses cannot all start before the first failure is counted; a success
+   * gives its attempt back to the address and ends the account's run of failures. The account key
+   * is the normalised email whether or not an account has it: an unknown email is counted,
+   * refused and hashed like a known one, so neither the answers nor their timing tell them apart.
+   */
+  async signIn(email: string, password: string, clientAddress: string): Promise<AccountRow | null> {
+    const normalised = email.trim().toLowerCase();
+    await this.#limits.consume('sign_in_failures_per_address', clientAddress);
+    await this.#limits.consume('sign_in_failures_per_account', normalised);
+    let account: AccountRow | null;
+    try {
+      account = await this.verifyPassword(normalised, password);
+    } catch (err) {
+      // Not checked (the hashing queue was full): the attempt does not count.
+      await Promise.all([
+        this.#limits.refund('sign_in_failures_per_address', clientAddress),
+        this.#limits.refund('sign_in_failures_per_account', normalised),
+      ]);
+      throw err;
+    }
+    if (account) {
+      await Promise.all([
+        this.#limits.refund('sign_in_failures_per_address', clientAddress),
+        this.#limits.reset('sign_in_failures_per_account', normalised),
+      ]);
+    }
+    return account;
+  }
+
+  /**
+   * The account for an email and password, or null; the same work for an unknown email. Without
+   * the guessing limits: people signing in go through `signIn`.
+   */
   async verifyPassword(email: string, password: string): Promise<AccountRow | null> {
     const account = await this.#db
       .selectFrom('accounts')
