@@ -97,7 +97,11 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     timeoutMs: config.outbound.timeout_ms,
     userAgent: config.outbound.user_agent,
   });
-  const rateLimits = await createRateLimits(config, database, await serviceSecret(db, secrets, 'rate_limit_key'));
+  const rateLimits = await createRateLimits(
+    config,
+    database,
+    await serviceSecret(db, secrets, 'rate_limit_key'),
+  );
   const accounts = new AccountsService(db, rateLimits, now);
   const anonymous = new AnonymousSessions(db, config, now);
   const sites = new SitesService({ db, config, fetch: siteFetch, now });
