@@ -13,9 +13,6 @@ import { resourceScopes, SERVICE_SCOPE } from './scopes.ts';
 
 const PRM = '/.well-known/oauth-protected-resource';
 
-export const ownerMcpInstructions =
-  'Your own data as a site owner, under the account that approved this client. get_owner_context tells which account and scopes this session has.';
-
 /** RFC 9728 section 2; `resource` is exactly the URL clients connect to (section 3.3). */
 export function protectedResourceMetadata(services: Services) {
   const authz = services.authorization;
@@ -48,12 +45,17 @@ export const servePrm =
   };
 
 /** Mounted at `{mcp_url}/auth`. */
-export function ownerMcpEndpoint(services: Services, operations: readonly AnyOperation[]) {
+/** The owner-scoped MCP server; `instructions` are what it says about itself in `initialize`. */
+export function ownerMcpEndpoint(
+  services: Services,
+  operations: readonly AnyOperation[],
+  instructions: string,
+) {
   const metadataUrl = protectedResourceMetadataUrls(services).resource;
   const endpoint = createMcpEndpoint(services, operations, {
     server: 'owner',
     allowedHosts: mcpAllowedHosts(services.config),
-    instructions: ownerMcpInstructions,
+    instructions,
     async authenticate(req, res) {
       const result = await services.bearer.verify(req.headers.authorization, req.query.access_token);
       if (result.ok) {

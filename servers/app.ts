@@ -19,6 +19,7 @@ import { methodNotAllowed, problemHandler, routeNotFound, surfaceRouter } from '
 import { mcpAllowedHosts, serviceVersion } from './config.ts';
 import { errorCodes, ServiceError } from './errors.ts';
 import { lookupCardCharge } from './features/charges/operations.ts';
+import { getOwnerContext } from './features/owner/whoami.ts';
 import { getReturnStatus, startReturnRequest } from './features/returns/operations.ts';
 import { getScanScore, getSignal, requestScan } from './features/scans/operations.ts';
 import { beaconFastPath, beaconRouter, type TrustProxy } from './features/traffic/beacon.ts';
@@ -50,6 +51,15 @@ export const publicMcpInstructions = (operations: readonly AnyOperation[]): stri
     ],
   );
 
+/** What the owner-scoped MCP server says about itself in `initialize`; its tool list comes from the registry. */
+export const ownerMcpInstructions = (operations: readonly AnyOperation[]): string =>
+  mcpInstructions(
+    operations,
+    'owner',
+    'Your own data as a site owner, under the account that approved this client; no tool takes an account.',
+    [`${getOwnerContext.toolName} tells which account, client and scopes this session has.`],
+  );
+
 export function createApp(services: Services, operations: readonly AnyOperation[] = registry): App {
   const { config } = services;
   const app = express();
@@ -65,7 +75,7 @@ export function createApp(services: Services, operations: readonly AnyOperation[
     instructions: publicMcpInstructions(operations),
   });
 
-  const ownerMcp = ownerMcpEndpoint(services, operations);
+  const ownerMcp = ownerMcpEndpoint(services, operations, ownerMcpInstructions(operations));
 
   // The beacon answers images, not JSON, so it is a route of its own in front of the operations.
   const publicApi = express.Router();

@@ -8,6 +8,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { jsonSchemaOf } from '../../servers/adapters/openapi.ts';
+import { ownerMcpInstructions } from '../../servers/app.ts';
 import type { Surface } from '../../servers/operation.ts';
 import { checkedOperations, operations } from '../../servers/registry.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
@@ -61,6 +62,12 @@ describe('registry parity', () => {
     for (const name of listed) expect(instructions, name).toContain(`${name} (`);
     const toolLike = [...named].filter((word) => operations.some((op) => op.toolName === word));
     expect(toolLike.filter((name) => !listed.includes(name))).toEqual([]);
+  });
+
+  it('names every owner tool in the owner server instructions', () => {
+    const text = ownerMcpInstructions(operations);
+    for (const op of operations.filter((o) => o.mcp?.includes('owner')))
+      expect(text).toContain(`${op.toolName} (`);
   });
 
   it('refuses at start an operation that is paid without a price, priced without being paid, or sold where no adapter charges', () => {
