@@ -21,6 +21,16 @@ export interface ServiceSecretsTable {
 }
 
 /**
+ * When each content of the paid catalog's snapshot became current (`adapters/catalog.ts`): its
+ * `updated`. `digest` is the SHA-256 (hex) of the snapshot without `updated`, canonical JSON
+ * (RFC 8785); `updated_at` moves only when a content that had been replaced becomes current again.
+ */
+export interface CatalogSnapshotsTable {
+  digest: string;
+  updated_at: string;
+}
+
+/**
  * How a brand receives return requests. A brand with a webhook gets signed POSTs (Standard Webhooks);
  * otherwise its email, or the support email from the brand registry, is used when SMTP is configured.
  */
@@ -455,6 +465,7 @@ export interface AnonymousSessionsTable {
 
 export interface Database {
   service_secrets: ServiceSecretsTable;
+  catalog_snapshots: CatalogSnapshotsTable;
   brand_channels: BrandChannelsTable;
   return_requests: ReturnRequestsTable;
   return_events: ReturnEventsTable;

@@ -93,6 +93,9 @@ export function createApp(services: Services, operations: readonly AnyOperation[
     [config.site_url, siteRouter(services)],
     [config.site_url, authorizationMetadataMirror(services.authorization)],
     [config.site_url, anonymousSiteRouter(services, services.authorization.keys.cookieKeys[0] as string)],
+    // After the site's own routes (same depth, kept in order): the paid SKUs at /api/public/x402/<sku>.
+    [config.site_url, surfaceRouter('site', operations, services)],
+    [config.functions_url, surfaceRouter('functions', operations, services)],
   ];
   mounts.sort((a, b) => new URL(b[0]).pathname.length - new URL(a[0]).pathname.length);
   const siteHost = new URL(config.site_url).host;
@@ -138,6 +141,8 @@ function siteRouter(services: Services): RequestHandler {
         customer_service_agent: config.base_url,
         customer_service_openapi: `${config.base_url}/openapi.json`,
         public_api: config.public_api_url,
+        catalog: `${config.public_api_url}/catalog`,
+        live_catalog: `${config.functions_url}/catalog`,
         health: `${config.public_api_url}/health`,
         mcp: config.mcp_url,
         mcp_owner: `${config.mcp_url}/auth`,

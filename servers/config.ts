@@ -12,9 +12,12 @@ import { SecretBox, SecretsKey } from './secrets.ts';
 
 export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-export const serviceVersion: string = (
-  JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string }
-).version;
+const packageJson = JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as {
+  name: string;
+  version: string;
+};
+export const serviceName: string = packageJson.name;
+export const serviceVersion: string = packageJson.version;
 
 const absoluteUrl = z
   .url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' })

@@ -1,7 +1,8 @@
 /**
  * One error type with a fixed set of stable codes (STYLE.md 6). REST renders it as
  * `application/problem+json` (RFC 9457), MCP as an `isError` tool result carrying the same code.
- * `expose` is false for 5xx: the client gets the code and a generic title, the log gets the cause.
+ * `expose` is false for 5xx (unless the code says its detail is written for the caller): the client
+ * gets the code and a generic title, the log gets the cause.
  */
 
 export const errorCodes = {
@@ -38,9 +39,12 @@ export const errorCodes = {
   rate_limited: { status: 429, title: 'Too many requests' },
   internal_error: { status: 500, title: 'Internal error' },
   service_unavailable: { status: 503, title: 'Service temporarily unavailable' },
-  /** The SKU cannot run on this deployment (not configured, not built yet): nothing is charged. */
-  sku_unavailable: { status: 503, title: 'This paid service is not available here' },
-} as const satisfies Record<string, { status: number; title: string }>;
+  /**
+   * The SKU cannot run on this deployment (not configured, not built yet): nothing is charged. Its
+   * detail is the reason, written for the caller (the live catalog publishes it too), so it is shown.
+   */
+  sku_unavailable: { status: 503, title: 'This paid service is not available here', expose: true },
+} as const satisfies Record<string, { status: number; title: string; expose?: boolean }>;
 
 export type ErrorCode = keyof typeof errorCodes;
 
@@ -67,13 +71,14 @@ export class ServiceError extends Error {
   readonly headers: Record<string, string>;
 
   constructor(code: ErrorCode, options: ServiceErrorOptions = {}) {
-    const { status, title } = errorCodes[code];
+    const known: { status: number; title: string; expose?: boolean } = errorCodes[code];
+    const { status, title } = known;
     super(options.detail ?? title, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ServiceError';
     this.code = code;
     this.status = status;
     this.title = title;
-    this.expose = status < 500;
+    this.expose = known.expose ?? status < 500;
     this.errors = options.errors;
     this.headers = options.headers ?? {};
   }

@@ -21,8 +21,12 @@ export const Access = z
   );
 export type Access = z.infer<typeof Access>;
 
-/** REST surfaces, each mounted at the path of its URL from the configuration. */
-export const Surface = z.enum(['cs', 'public_api', 'site']);
+/**
+ * REST surfaces, each mounted at the path of its URL from the configuration: `cs` at `base_url`,
+ * `public_api` at `public_api_url`, `site` at `site_url` and `functions` (the live catalog host,
+ * SPEC "The catalog is also served live at {functions_url}/catalog") at `functions_url`.
+ */
+export const Surface = z.enum(['cs', 'public_api', 'site', 'functions']);
 export type Surface = z.infer<typeof Surface>;
 
 /** The MCP servers an operation is exposed on. */
@@ -207,7 +211,7 @@ export async function invokeOperation<I extends z.ZodType, O extends z.ZodType>(
   if (op.rateLimit && !ctx.account) await ctx.services.rateLimits.consume(op.rateLimit, ctx.request.ip);
   if (op.sku) {
     // Input first: nobody is asked to pay for a request that cannot run (x402 core, issue 9).
-    const reason = op.sku.unavailable?.(ctx.services) ?? 'payments are not enabled on this deployment yet';
+    const reason = skuUnavailableReason(op, ctx.services) ?? PAYMENTS_NOT_ENABLED;
     throw new ServiceError('sku_unavailable', { detail: `${op.sku.id}: ${reason}` });
   }
   const result = await op.handler(ctx, input);
@@ -219,6 +223,19 @@ export async function invokeOperation<I extends z.ZodType, O extends z.ZodType>(
   }
   return checked.data;
 }
+
+/**
+ * Why the SKU an operation sells cannot run on this deployment, or null when it can (or the
+ * operation sells none). The one answer `invokeOperation` (503 `sku_unavailable`) and the live
+ * catalog (`available`, `unavailable_reason`) both give, so they cannot disagree.
+ */
+export function skuUnavailableReason(op: AnyOperation, services: Services): string | null {
+  if (!op.sku) return null;
+  return op.sku.unavailable?.(services) ?? PAYMENTS_NOT_ENABLED;
+}
+
+/** Until the payment core charges SKUs (issue 9), none can be sold. */
+const PAYMENTS_NOT_ENABLED = 'payments are not enabled on this deployment yet';
 
 export const SERVICE_KEY_HEADER = 'x-service-key';
 

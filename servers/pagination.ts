@@ -48,15 +48,25 @@ export function likePattern(text: string): string {
   return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
+/** A JSON number literal (RFC 8259 section 6): what a JSON body could hold in the same field. */
+const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
 /**
- * A number that may arrive as a query-string text (REST) or as a JSON number (MCP). Only a
- * non-blank numeric text is converted; anything else reaches the number schema and is refused there.
+ * A number that may arrive as a query-string text (REST) or as a JSON number (MCP, JSON bodies).
+ * Only text written as a JSON number is converted, so a query accepts exactly what a body would;
+ * anything else (blank, hex, `Infinity`, padded) reaches the number schema and is refused there.
+ * Defaults and `.optional()` go on the inner schema, so JSON Schema still shows them.
  */
-export function queryNumber<T extends z.ZodNumber>(schema: T) {
+export function queryNumber<T extends z.ZodType>(schema: T) {
   return z.preprocess(
-    (v) => (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v),
+    (v) => (typeof v === 'string' && JSON_NUMBER.test(v) && Number.isFinite(Number(v)) ? Number(v) : v),
     schema,
   );
+}
+
+/** A boolean that may arrive as the query-string text `true` or `false`, or as a JSON boolean. */
+export function queryBoolean<T extends z.ZodType>(schema: T) {
+  return z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), schema);
 }
 
 export const Limit = queryNumber(

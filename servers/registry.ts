@@ -2,8 +2,16 @@
  * Every operation of the service. Routes, MCP tools and OpenAPI documents are derived from this
  * list; a feature adds its operations here and no adapter changes.
  */
+import { catalogOperations } from './adapters/catalog.ts';
 import { serviceOperations } from './adapters/service-index.ts';
 import { accountOperations } from './features/accounts/operations.ts';
+import { boostOperations } from './features/catalog/boost/operations.ts';
+import { embodimentOperations } from './features/catalog/embodiment/operations.ts';
+import { entityOperations } from './features/catalog/entity/operations.ts';
+import { featuredBidOperations } from './features/catalog/featured-bid/operations.ts';
+import { peopleSearchOperations } from './features/catalog/people-search/operations.ts';
+import { soulWriteOperations } from './features/catalog/soul-write/operations.ts';
+import { spotlightOperations } from './features/catalog/spotlight/operations.ts';
 import { chargeOperations } from './features/charges/operations.ts';
 import { directoryOperations } from './features/directory/operations.ts';
 import { healthOperations } from './features/health/operations.ts';
@@ -29,6 +37,14 @@ export const operations: readonly AnyOperation[] = checkedOperations([
   ...trafficOperations,
   ...ownerOperations,
   ...ownerContextOperations,
+  ...catalogOperations,
+  ...featuredBidOperations,
+  ...spotlightOperations,
+  ...boostOperations,
+  ...peopleSearchOperations,
+  ...entityOperations,
+  ...soulWriteOperations,
+  ...embodimentOperations,
 ]);
 
 /**

@@ -321,7 +321,9 @@ export function createMcpEndpoint(
         return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
       } catch (err) {
         const error = toServiceError(err);
-        if (error.status >= 500) ctx.log.error({ err: error.cause ?? err, tool: op.toolName }, 'tool failed');
+        // A 5xx whose detail is written for the caller (sku_unavailable) is an answer, not a failure.
+        if (error.status >= 500 && !error.expose)
+          ctx.log.error({ err: error.cause ?? err, tool: op.toolName }, 'tool failed');
         const body = {
           code: error.code,
           message: error.publicDetail,

@@ -64,7 +64,16 @@ export const surfaceInfo: Record<Surface, { title: string; version: string; desc
   site: {
     title: 'Site',
     version: serviceVersion,
-    description: 'Discovery documents and the agent identity API.',
+    description:
+      'Discovery documents, the agent identity API and the paid SKUs of the catalog ' +
+      '(`/api/public/x402/<sku>`, paid in USDC on base with x402).',
+  },
+  functions: {
+    title: 'Live catalog',
+    version: serviceVersion,
+    description:
+      'The paid SKU catalog as this deployment serves it now: the snapshot of GET {public_api_url}/catalog ' +
+      'with the time of the request and, per SKU, whether it can be bought here.',
   },
 };
 
@@ -76,6 +85,8 @@ export function surfaceUrl(config: Config, surface: Surface): string {
       return config.public_api_url;
     case 'site':
       return config.site_url;
+    case 'functions':
+      return config.functions_url;
   }
 }
 

@@ -206,7 +206,9 @@ export function problemHandler(siteUrl: string) {
       fromBodyParser(err, req) ??
       (isUndecodablePath(err) ? malformedPath() : undefined) ??
       toServiceError(err);
-    if (error.status >= 500) req.log.error({ err: error.cause ?? err, code: error.code }, 'request failed');
+    // A 5xx whose detail is written for the caller (sku_unavailable) is an answer, not a failure.
+    if (error.status >= 500 && !error.expose)
+      req.log.error({ err: error.cause ?? err, code: error.code }, 'request failed');
     if (res.headersSent) {
       res.destroy();
       return;

@@ -3,8 +3,8 @@
  * lists are this projection (`npm run docs` writes them; a test fails when they drift).
  */
 import type { Config } from '../config.ts';
-import type { AnyOperation, McpServerName, Surface } from '../operation.ts';
-import { jsonSchemaOf } from './openapi.ts';
+import type { AnyOperation, McpServerName } from '../operation.ts';
+import { jsonSchemaOf, surfaceUrl } from './openapi.ts';
 
 /** `{charge, limit?}`: the tool's arguments, optional ones marked. */
 export function argumentsOf(op: AnyOperation): string {
@@ -17,12 +17,7 @@ export function argumentsOf(op: AnyOperation): string {
 /** The REST route of an operation as a path from the site root (`GET /cs/agent`), or a dash. */
 export function restRouteOf(op: AnyOperation, config: Config): string {
   if (!op.http) return '-';
-  const base: Record<Surface, string> = {
-    cs: config.base_url,
-    public_api: config.public_api_url,
-    site: config.site_url,
-  };
-  const prefix = new URL(base[op.http.surface]).pathname.replace(/\/+$/, '');
+  const prefix = new URL(surfaceUrl(config, op.http.surface)).pathname.replace(/\/+$/, '');
   return `${op.http.method} ${prefix}${op.http.path.replace(/:(\w+)/g, '{$1}')}`;
 }
 

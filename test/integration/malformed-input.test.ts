@@ -134,6 +134,25 @@ const validInputs = (): Record<string, Input> => ({
     limit: 5,
   },
   listMyScans: { domain: 'example.com', limit: 5 },
+  bidFeaturedSlot: {
+    domain: BRAND,
+    bid_usdc: 2.5,
+    days: 3,
+    url: `https://${BRAND}/spring`,
+    blurb: 'Spring sale.',
+  },
+  buySpotlight: {
+    domain: BRAND,
+    url: `https://${BRAND}/`,
+    blurb: 'Agent-ready shop.',
+    agent_handle: 'shop-agent',
+    business_name: 'Example Shop',
+  },
+  boostUrl: { domain: BRAND, url: `https://${BRAND}/launch`, amount_usdc: 5, note: 'Launch week.' },
+  researchPerson: { name: 'Jane Doe', context: 'Engineer at Example Corp', location: 'Berlin' },
+  auditEntity: { domain: BRAND, brand: 'Example Shop' },
+  writeSoulMemory: { agent_id: 'agent-7', content: 'Delivered the order on time.', layer: 'semantic' },
+  bookEmbodiment: { contact: 'ops@example.com', agent_handle: 'shop-agent', duration_days: 2 },
 });
 const validInput = (op: AnyOperation): Input => validInputs()[op.name] ?? {};
 
@@ -217,6 +236,7 @@ describe.each(dialects)('malformed input on every route (%s)', (dialect) => {
       cs: service.config.base_url,
       public_api: service.config.public_api_url,
       site: service.config.site_url,
+      functions: service.config.functions_url,
     })[op.http?.surface ?? 'site'];
   // Every request authenticates, so it gets past authentication to validation wherever a key counts.
   const authHeaders = (): Record<string, string> => ({ 'x-service-key': serviceKey });

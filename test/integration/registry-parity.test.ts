@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { jsonSchemaOf } from '../../servers/adapters/openapi.ts';
 import { ownerMcpInstructions } from '../../servers/app.ts';
-import type { Surface } from '../../servers/operation.ts';
+import { Surface } from '../../servers/operation.ts';
 import { checkedOperations, operations } from '../../servers/registry.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
@@ -27,6 +27,7 @@ describe('registry parity', () => {
       cs: service.config.base_url,
       public_api: service.config.public_api_url,
       site: service.config.site_url,
+      functions: service.config.functions_url,
     })[surface];
 
   beforeAll(async () => {
@@ -36,7 +37,7 @@ describe('registry parity', () => {
     tools = (await client.listTools()).tools as Json[];
     instructions = client.getInstructions() ?? '';
     await client.close();
-    for (const surface of ['cs', 'public_api'] as const) {
+    for (const surface of Surface.options) {
       const res = await fetch(`${surfaceUrl(surface)}/openapi.json`);
       expect(res.status).toBe(200);
       documents.set(surface, await res.json());
