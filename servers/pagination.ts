@@ -59,6 +59,16 @@ export function queryNumber<T extends z.ZodNumber>(schema: T) {
   );
 }
 
+/**
+ * A boolean that may arrive as query-string text (REST GET, the paid routes) or as JSON `true` /
+ * `false`. Only the texts `true` and `false` are converted: `z.coerce.boolean()` would read
+ * `"false"` as true. Anything else reaches the boolean schema and is refused there. A default goes
+ * on the inner schema (`queryBoolean(z.boolean().default(true))`), where the JSON Schema shows it.
+ */
+export function queryBoolean<T extends z.ZodType<boolean>>(schema: T) {
+  return z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), schema);
+}
+
 export const Limit = queryNumber(
   z.number().int('must be a whole number').min(1, 'must be at least 1').max(100, 'must be at most 100'),
 )

@@ -165,11 +165,9 @@ export function openApiDocument(
           : {}),
       };
     }
-    if (http.status)
-      responses['503'] = {
-        description: 'Degraded (same body as 200).',
-        content: (responses[success] as { content: unknown }).content,
-      };
+    for (const [status, description] of Object.entries(http.otherStatuses ?? {})) {
+      responses[status] = { description, content: (responses[success] as { content: unknown }).content };
+    }
 
     const path = openApiPath(http.path);
     paths[path] ??= {};
