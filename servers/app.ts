@@ -83,6 +83,8 @@ export function createApp(services: Services, operations: readonly AnyOperation[
     [config.site_url, siteRouter(services)],
     [config.site_url, authorizationMetadataMirror(services, services.authorization)],
     [config.site_url, anonymousSiteRouter(services, services.authorization.keys.cookieKeys[0] as string)],
+    // The site's operations (the paid SKUs at /api/public/x402/<sku>), after the site's own routes.
+    [config.site_url, surfaceRouter('site', operations, services)],
   ];
   mounts.sort((a, b) => new URL(b[0]).pathname.length - new URL(a[0]).pathname.length);
   const siteHost = new URL(config.site_url).host;

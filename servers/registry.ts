@@ -4,6 +4,9 @@
  */
 import { serviceOperations } from './adapters/service-index.ts';
 import { accountOperations } from './features/accounts/operations.ts';
+import { llmsTxtOperations } from './features/catalog/llms-txt/operations.ts';
+import { scanSkuOperations } from './features/catalog/scan/operations.ts';
+import { signalOperations } from './features/catalog/signal/operations.ts';
 import { chargeOperations } from './features/charges/operations.ts';
 import { directoryOperations } from './features/directory/operations.ts';
 import { healthOperations } from './features/health/operations.ts';
@@ -29,6 +32,9 @@ export const operations: readonly AnyOperation[] = checkedOperations([
   ...trafficOperations,
   ...ownerOperations,
   ...ownerContextOperations,
+  ...signalOperations,
+  ...scanSkuOperations,
+  ...llmsTxtOperations,
 ]);
 
 /**
