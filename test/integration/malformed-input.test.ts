@@ -134,6 +134,9 @@ const validInputs = (): Record<string, Input> => ({
     limit: 5,
   },
   listMyScans: { domain: 'example.com', limit: 5 },
+  signal: { domain: 'example.com' },
+  scan: { domain: 'example.com', public: false },
+  llmsTxt: { domain: 'example.com' },
 });
 const validInput = (op: AnyOperation): Input => validInputs()[op.name] ?? {};
 
