@@ -55,9 +55,12 @@ describe.each(dialects)('public MCP server (%s)', (dialect) => {
       'get_signal',
       'list_agents',
       'list_services',
+      'llms_txt',
       'lookup_card_charge',
       'request_scan',
+      'scan',
       'search_listings',
+      'signal',
       'start_return_request',
     ]);
     for (const tool of tools) {
@@ -360,7 +363,7 @@ describe.each(dialects)('public MCP server (%s)', (dialect) => {
       expect((await reply({ jsonrpc: '2.0', id: 4, method: 'ping' })).result).toEqual({});
       expect(
         (await reply({ jsonrpc: '2.0', id: 5, method: 'tools/list', params: {} })).result?.tools,
-      ).toHaveLength(15);
+      ).toHaveLength(18);
     });
 
     it('sends request_scan progress that increases with every notification', async () => {
