@@ -171,7 +171,8 @@ export interface SitesTable {
  * One scan of a domain, and the durable queue of scans: queued rows are claimed by a worker under a
  * lease (`FOR UPDATE SKIP LOCKED` on PostgreSQL), progress is written while it runs, and the result
  * (score, tier, components, the crawl's facts) is kept with it. `account_id` is the account that
- * asked (null for anonymous requests); private scans (`is_public` 0) are shown only to it.
+ * asked (null for anonymous requests); private scans (`is_public` 0) are shown only to it, to the
+ * anonymous session that asked, or to the holder of its read token.
  */
 export interface ScansTable {
   id: string;
@@ -210,6 +211,12 @@ export interface ScansTable {
    * kept after a claim moves the scan to an account (`account_id`).
    */
   anonymous_session_id: string | null;
+  /**
+   * SHA-256 hex digest of the read token of a private scan bought through the x402 `scan` SKU
+   * (migration 2026-11-23T1200Z_scan_read_tokens): whoever holds the token reads the scan, with or
+   * without an account. Null for every other scan.
+   */
+  read_token_hash: string | null;
 }
 
 /** The findings of a scan, in the order reported (critical first). */

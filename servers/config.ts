@@ -131,6 +131,13 @@ export const Config = z
       /** Attempts before a scan whose worker died is marked failed. */
       max_attempts: positiveInt,
     }),
+    payments: z.strictObject({
+      /**
+       * How long a paid operation that starts background work (the `scan` SKU) waits for it before
+       * answering 202 with a status URL instead of the result.
+       */
+      sync_wait_seconds: z.number().min(0).max(120),
+    }),
     sites: z.strictObject({
       /** DNS servers (`ip` or `ip:port`) for TXT verification; empty: the system resolver. */
       verification_dns_servers: z.array(z.string().min(1)),
@@ -229,6 +236,7 @@ export const envBindings: Record<string, EnvBinding> = {
   SCAN_DELAY_MS: { key: 'scanner.delay_ms', parse: numberOrRaw },
   SCAN_TIMEOUT_MS: { key: 'scanner.scan_timeout_ms', parse: numberOrRaw },
   SCAN_WORKERS: { key: 'scanner.workers', parse: numberOrRaw },
+  PAYMENTS_SYNC_WAIT_SECONDS: { key: 'payments.sync_wait_seconds', parse: numberOrRaw },
   SITES_DNS_SERVERS: { key: 'sites.verification_dns_servers', parse: list },
   SMTP_URL: { key: 'smtp.url' },
   TRAFFIC_QUEUE_MAX_EVENTS: { key: 'traffic.queue_max_events', parse: numberOrRaw },

@@ -34,6 +34,11 @@ export const errorCodes = {
   domain_not_verified: { status: 403, title: 'The domain is not verified for this account' },
   brand_agent_taken: { status: 409, title: 'Another account has registered the agent of this domain' },
   illegal_transition: { status: 409, title: 'That status change is not allowed from the current status' },
+  /**
+   * The site named in the input could not be crawled (unreachable, refused by the outbound policy,
+   * out of time): the request was understood and cannot be carried out for that site.
+   */
+  site_unreachable: { status: 422, title: 'The site could not be reached or read' },
   payload_too_large: { status: 413, title: 'The request body is too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported content type' },
   rate_limited: { status: 429, title: 'Too many requests' },

@@ -46,9 +46,14 @@ export interface HttpBinding {
   successStatus?: 200 | 201 | 202 | 204;
   /** Largest accepted JSON body when it is not `http.body_limit_bytes` (batch ingestion). */
   bodyLimitBytes?: number;
-  /** HTTP status of a successful result when it is not always 200 (health answers 503 when degraded). */
+  /**
+   * HTTP status of a successful result when it is not always the same (health answers 503 when
+   * degraded; the paid scan 202 while its scan still runs). List each other status in `otherStatuses`.
+   */
   // biome-ignore lint/suspicious/noExplicitAny: the output type is the operation's
   status?: (output: any) => number;
+  /** The statuses besides the success status that `status` may answer, with what each means (OpenAPI). */
+  otherStatuses?: Partial<Record<200 | 202 | 503, string>>;
 }
 
 /** MCP tool annotations (MCP 2025-11-25, server/tools#tool). */

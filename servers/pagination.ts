@@ -64,8 +64,13 @@ export function queryNumber<T extends z.ZodType>(schema: T) {
   );
 }
 
-/** A boolean that may arrive as the query-string text `true` or `false`, or as a JSON boolean. */
-export function queryBoolean<T extends z.ZodType>(schema: T) {
+/**
+ * A boolean that may arrive as query-string text (REST GET, the paid routes) or as JSON `true` /
+ * `false`. Only the texts `true` and `false` are converted: `z.coerce.boolean()` would read
+ * `"false"` as true. Anything else reaches the boolean schema and is refused there. A default goes
+ * on the inner schema (`queryBoolean(z.boolean().default(true))`), where the JSON Schema shows it.
+ */
+export function queryBoolean<T extends z.ZodType<boolean>>(schema: T) {
   return z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), schema);
 }
 

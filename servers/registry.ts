@@ -9,7 +9,10 @@ import { boostOperations } from './features/catalog/boost/operations.ts';
 import { embodimentOperations } from './features/catalog/embodiment/operations.ts';
 import { entityOperations } from './features/catalog/entity/operations.ts';
 import { featuredBidOperations } from './features/catalog/featured-bid/operations.ts';
+import { llmsTxtOperations } from './features/catalog/llms-txt/operations.ts';
 import { peopleSearchOperations } from './features/catalog/people-search/operations.ts';
+import { scanSkuOperations } from './features/catalog/scan/operations.ts';
+import { signalOperations } from './features/catalog/signal/operations.ts';
 import { soulWriteOperations } from './features/catalog/soul-write/operations.ts';
 import { spotlightOperations } from './features/catalog/spotlight/operations.ts';
 import { chargeOperations } from './features/charges/operations.ts';
@@ -41,8 +44,11 @@ export const operations: readonly AnyOperation[] = checkedOperations([
   ...featuredBidOperations,
   ...spotlightOperations,
   ...boostOperations,
+  ...signalOperations,
+  ...scanSkuOperations,
   ...peopleSearchOperations,
   ...entityOperations,
+  ...llmsTxtOperations,
   ...soulWriteOperations,
   ...embodimentOperations,
 ]);

@@ -151,6 +151,8 @@ export function openApiDocument(
         ? (['unauthorized'] as const)
         : []),
       ...(op.errors ?? []),
+      // Every SKU answers it when it cannot be sold here (invokeOperation, before any payment).
+      ...(op.sku && !op.errors?.includes('sku_unavailable') ? (['sku_unavailable'] as const) : []),
       ...(http.input === 'body'
         ? (['unsupported_media_type', 'payload_too_large', 'malformed_json', 'malformed_request'] as const)
         : pathParamsOf(http.path).length
@@ -176,11 +178,9 @@ export function openApiDocument(
           : {}),
       };
     }
-    if (http.status)
-      responses['503'] = {
-        description: 'Degraded (same body as 200).',
-        content: (responses[success] as { content: unknown }).content,
-      };
+    for (const [status, description] of Object.entries(http.otherStatuses ?? {})) {
+      responses[status] = { description, content: (responses[success] as { content: unknown }).content };
+    }
 
     const path = openApiPath(http.path);
     paths[path] ??= {};

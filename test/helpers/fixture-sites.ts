@@ -41,6 +41,11 @@ export interface FixtureSite {
   url: string;
   port: number;
   requests: FixtureRequest[];
+  /**
+   * Serves `body` at `path` from now on, in place of what the kind answers there: what a site
+   * owner does with generated files (the llms-txt SKU's llms.txt, llms-full.txt and ai.txt).
+   */
+  publish(path: string, contentType: string, body: string): void;
   close(): Promise<void>;
 }
 
@@ -390,11 +395,14 @@ const fallbacks: Partial<Record<FixtureKind, Route>> = {
 
 export async function startFixtureSite(kind: FixtureKind): Promise<FixtureSite> {
   const requests: FixtureRequest[] = [];
+  const published = new Map<string, { contentType: string; body: string }>();
   const sockets = new Set<import('node:net').Socket>();
   let origin = '';
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0] as string;
     requests.push({ path, accept: req.headers.accept, userAgent: req.headers['user-agent'] });
+    const document = published.get(path);
+    if (document) return res.writeHead(200, { 'content-type': document.contentType }).end(document.body);
     const route = routes[kind][path];
     if (route) return route(req, res, { origin });
     if (kind === 'wellPrepared' && wellPreparedPage(req, res, origin)) return;
@@ -415,6 +423,9 @@ export async function startFixtureSite(kind: FixtureKind): Promise<FixtureSite> 
     url: origin,
     port,
     requests,
+    publish(path, contentType, body) {
+      published.set(path, { contentType, body });
+    },
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -153,6 +153,9 @@ const validInputs = (): Record<string, Input> => ({
   auditEntity: { domain: BRAND, brand: 'Example Shop' },
   writeSoulMemory: { agent_id: 'agent-7', content: 'Delivered the order on time.', layer: 'semantic' },
   bookEmbodiment: { contact: 'ops@example.com', agent_handle: 'shop-agent', duration_days: 2 },
+  buySignalCheck: { domain: 'example.com' },
+  buyFullScan: { domain: 'example.com', public: false },
+  generateLlmsTxt: { domain: 'example.com' },
 });
 const validInput = (op: AnyOperation): Input => validInputs()[op.name] ?? {};
 

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { jsonSchemaOf } from '../../servers/adapters/openapi.ts';
 import { ownerMcpInstructions } from '../../servers/app.ts';
+import { nextTools } from '../../servers/features/scans/scoring.ts';
 import { Surface } from '../../servers/operation.ts';
 import { checkedOperations, operations } from '../../servers/registry.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
@@ -63,6 +64,11 @@ describe('registry parity', () => {
     for (const name of listed) expect(instructions, name).toContain(`${name} (`);
     const toolLike = [...named].filter((word) => operations.some((op) => op.toolName === word));
     expect(toolLike.filter((name) => !listed.includes(name))).toEqual([]);
+  });
+
+  it('recommends, in scan results, only operations the registry holds', () => {
+    const toolNames = new Set(operations.map((op) => op.toolName));
+    for (const name of Object.values(nextTools)) expect(toolNames.has(name), name).toBe(true);
   });
 
   it('names every owner tool in the owner server instructions', () => {

@@ -122,7 +122,7 @@ describe('Signal Strength scoring', () => {
       expect(f.fix.length).toBeGreaterThan(0);
     }
     expect(poor.recommended_next_tools).toEqual(
-      expect.arrayContaining(['llms_txt', 'install_pixel', 'request_scan']),
+      expect.arrayContaining(['generate_llms_txt', 'install_pixel', 'request_scan']),
     );
     // Critical findings first.
     const order = poor.findings.map((f) => f.severity);

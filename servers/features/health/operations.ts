@@ -28,6 +28,7 @@ export const getHealth = defineOperation({
     path: '/health',
     input: 'query',
     status: (report) => (report.status === 'ok' ? 200 : 503),
+    otherStatuses: { 503: 'Degraded (same body as 200).' },
   },
   tags: ['service'],
   handler: async (ctx) => {

@@ -121,6 +121,12 @@ export interface CrawlRequest {
   signal?: AbortSignal;
   /** Tried in order until one connects; default https then http. */
   schemes?: ('https' | 'http')[];
+  /**
+   * Called with every HTML page read (the home page included) while its body is at hand, for
+   * callers that need more of a page than its facts (the llms-txt SKU turns it into text). Bodies
+   * are not kept: a crawl holds at most `concurrency` of them at a time.
+   */
+  onPage?: (page: { url: string; html: string; facts: PageFacts }) => void;
 }
 
 export class CrawlError extends Error {
@@ -343,6 +349,7 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
     }
     crawl.pages_fetched++;
     const facts = parsePage(r.body, r.final_url);
+    request.onPage?.({ url: r.final_url, html: r.body, facts });
     const { links, ...summary } = facts;
     pages.push({ ...summary, status: r.status, bytes: r.bytes, truncated: r.truncated });
     for (const link of links) enqueue(link, new URL(r.final_url).origin);
@@ -417,7 +424,9 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
       const r = homeOutcome.result;
       if (r.status >= 200 && r.status < 300 && htmlTypes.test(r.content_type ?? '')) {
         crawl.pages_fetched++;
-        const { links, ...summary } = parsePage(r.body, r.final_url);
+        const facts = parsePage(r.body, r.final_url);
+        request.onPage?.({ url: r.final_url, html: r.body, facts });
+        const { links, ...summary } = facts;
         pages.push({ ...summary, status: r.status, bytes: r.bytes, truncated: r.truncated });
         for (const link of links) enqueue(link, crawlOrigin);
       } else {

@@ -69,7 +69,7 @@ export const getScan = defineOperation({
   description:
     'Read a scan started with request_scan: status (queued, running, done, failed), progress, and once done ' +
     'the full Signal Strength breakdown. Private scans are visible only with the x-service-key of the account ' +
-    'that requested them.',
+    'that requested them, or with the read_token the scan SKU returned for them (token).',
   input: GetScanInput,
   output: Scan,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
@@ -79,7 +79,7 @@ export const getScan = defineOperation({
   errors: ['validation_failed', 'not_found'],
   tags,
   handler: async (ctx, input) =>
-    ctx.services.scans.get(input.scan_id, ctx.account ?? null, ctx.anonymous ?? null),
+    ctx.services.scans.get(input.scan_id, ctx.account ?? null, ctx.anonymous ?? null, input.token ?? null),
 });
 
 export const getSignal = defineOperation({

@@ -12,7 +12,7 @@ type Db = Kysely<Database>;
 export async function insertScan(
   db: Db,
   row: Pick<ScansTable, 'id' | 'domain' | 'account_id' | 'is_public' | 'depth' | 'requested_at'> &
-    Partial<Pick<ScansTable, 'anonymous_session_id'>>,
+    Partial<Pick<ScansTable, 'anonymous_session_id' | 'read_token_hash'>>,
   /** Inserted already running under this lease (the caller runs it now), so no worker claims it. */
   running?: { owner: string; leaseUntil: string },
 ): Promise<void> {

@@ -149,7 +149,14 @@ export const RequestScanInput = z.strictObject({
 });
 export type RequestScanInput = z.infer<typeof RequestScanInput>;
 
-export const GetScanInput = z.strictObject({ scan_id: z.uuid().describe('Scan id from request_scan') });
+export const GetScanInput = z.strictObject({
+  scan_id: z.uuid().describe('Scan id from request_scan or the scan SKU'),
+  token: z
+    .string()
+    .max(200)
+    .optional()
+    .describe('read_token of a private scan bought through the scan SKU (agsvc_scan_...)'),
+});
 
 export const DomainQuery = z.strictObject({ domain: DomainInput });
 

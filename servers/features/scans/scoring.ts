@@ -121,14 +121,15 @@ export const components: readonly { id: ComponentId; name: string; weight: numbe
 ];
 
 /**
- * Operations of this service a finding points to (MCP tool names). `install_pixel` is
- * POST /pixel-install, `llms_txt` the llms-txt SKU (llms.txt + ai.txt generation), `entity` the
- * entity consistency audit SKU, `request_scan` a fresh scan after fixes.
+ * Operations of this service a finding points to (their tool names; a test pins each to an
+ * operation of the registry). `install_pixel` is POST /pixel-install, `generate_llms_txt` the
+ * llms-txt SKU (llms.txt, llms-full.txt and ai.txt), `audit_entity` the entity consistency audit
+ * SKU, `request_scan` a fresh scan after fixes.
  */
 export const nextTools = {
   installPixel: 'install_pixel',
-  llmsTxt: 'llms_txt',
-  entity: 'entity',
+  llmsTxt: 'generate_llms_txt',
+  entity: 'audit_entity',
   requestScan: 'request_scan',
 } as const;
 

@@ -7,10 +7,11 @@
  * process can report it. A process that dies mid-scan leaves the lease to expire and another
  * process runs the scan again (up to `scanner.max_attempts`).
  *
- * `request()` is the one entry point for starting a scan, whoever pays: the free REST/MCP routes
- * today, the x402 `scan` SKU later (it passes `account` null or the payer's account).
+ * `request()` starts a scan for the free REST/MCP routes and public scans of the x402 `scan` SKU;
+ * `requestWithReadToken()` starts the SKU's private scans, read back with a token; `freshQuickCheck()`
+ * is the x402 `signal` SKU's quick check, run in the request.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { AnonymousPrincipal, AnonymousSessions } from '../../../auth/anonymous/sessions.ts';
@@ -22,7 +23,7 @@ import type { SafeFetch } from '../../outbound/safe-fetch.ts';
 import { PollingWorker } from '../../polling-worker.ts';
 import type { AccountPrincipal } from '../accounts/service.ts';
 import { isLocalDomain, normalizeDomain } from '../sites/domain.ts';
-import { CrawlError, type CrawlLimits, crawlSite, type SiteFacts } from './crawler.ts';
+import { CrawlError, type CrawlLimits, type CrawlRequest, crawlSite, type SiteFacts } from './crawler.ts';
 import {
   aggregateScores,
   claimScans,
@@ -75,6 +76,17 @@ const WAIT_POLL_MS = 200;
 
 /** The period snapshots are taken for: the UTC day. */
 export const periodOf = (date: Date): string => date.toISOString().slice(0, 10);
+
+/** Recognisable by secret scanners and people, like the service's other secrets. */
+const READ_TOKEN_PREFIX = 'agsvc_scan_';
+const READ_TOKEN_PATTERN = /^agsvc_scan_[A-Za-z0-9_-]{43}$/;
+const digestOf = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+
+/** Whether `token` is the read token whose digest the scan row keeps (constant time over the digests). */
+function holdsReadToken(row: ScanRow, token: string | null): boolean {
+  if (token === null || row.read_token_hash === null || !READ_TOKEN_PATTERN.test(token)) return false;
+  return timingSafeEqual(Buffer.from(digestOf(token)), Buffer.from(row.read_token_hash));
+}
 
 export function tierById(id: string): Tier {
   return tiers.find((t) => t.id === id) ?? tierOf(0);
@@ -145,6 +157,31 @@ export class ScansService {
     return this.get(id, account);
   }
 
+  /**
+   * Queues a private full scan read back with a token instead of (or beside) an account: what the
+   * x402 `scan` SKU sells to a payer who may have no account. The token is returned once and only
+   * its digest stored; the scan is never joined with another, so the token reads this scan alone.
+   */
+  async requestWithReadToken(
+    rawDomain: string,
+    account: AccountPrincipal | null,
+  ): Promise<{ scan: Scan; readToken: string }> {
+    const domain = this.normalize(rawDomain);
+    const readToken = READ_TOKEN_PREFIX + randomBytes(32).toString('base64url');
+    const id = randomUUID();
+    await insertScan(this.deps.db, {
+      id,
+      domain,
+      account_id: account?.id ?? null,
+      is_public: 0,
+      depth: 'full',
+      requested_at: this.deps.now().toISOString(),
+      read_token_hash: digestOf(readToken),
+    });
+    this.worker.nudge();
+    return { scan: await this.get(id, account, null, readToken), readToken };
+  }
+
   private async requestAnonymous(
     domain: string,
     isPublic: number,
@@ -171,14 +208,16 @@ export class ScansService {
     return this.get(id, null, anonymous);
   }
 
+  /** A scan as `account`, `anonymous` or the holder of `readToken` may see it; 404 when none may. */
   async get(
     scanId: string,
     account: AccountPrincipal | null,
     anonymous: AnonymousPrincipal | null = null,
+    readToken: string | null = null,
   ): Promise<Scan> {
     const row = await findScan(this.deps.db, scanId);
     if (!row) throw notFound(`No scan ${scanId}`);
-    return this.view(row, account, anonymous);
+    return this.view(row, account, anonymous, readToken);
   }
 
   /**
@@ -192,9 +231,27 @@ export class ScansService {
     signal: AbortSignal,
     anonymous: AnonymousPrincipal | null = null,
   ): Promise<Scan> {
+    return this.waitUntil(scanId, { account, anonymous }, Number.POSITIVE_INFINITY, onProgress, signal);
+  }
+
+  /**
+   * Like `wait`, but gives up at `deadline` (epoch ms) and returns the scan as it stands then
+   * (queued or running): callers that promise an answer within a time answer 202 with it.
+   */
+  async waitUntil(
+    scanId: string,
+    viewer: {
+      account: AccountPrincipal | null;
+      anonymous?: AnonymousPrincipal | null;
+      readToken?: string | null;
+    },
+    deadline: number,
+    onProgress: (scan: Scan) => Promise<void> | void,
+    signal: AbortSignal,
+  ): Promise<Scan> {
     let last = '';
     for (;;) {
-      const scan = await this.get(scanId, account, anonymous);
+      const scan = await this.get(scanId, viewer.account, viewer.anonymous ?? null, viewer.readToken ?? null);
       const mark = `${scan.status}:${scan.progress.done}:${scan.progress.total}`;
       if (mark !== last) {
         last = mark;
@@ -202,7 +259,9 @@ export class ScansService {
       }
       if (scan.status === 'done' || scan.status === 'failed') return scan;
       if (signal.aborted) throw new ServiceError('service_unavailable', { detail: 'request cancelled' });
-      await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
+      const left = deadline - Date.now();
+      if (left <= 0) return scan;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(WAIT_POLL_MS, left)));
     }
   }
 
@@ -241,6 +300,20 @@ export class ScansService {
   }
 
   private async quickCheck(domain: string, id: string, signal: AbortSignal): Promise<Signal> {
+    const { db } = this.deps;
+    await this.runQuickScan(domain, id, signal);
+    const scored = await findDomainScore(db, domain);
+    if (scored) return this.signalOf(domain, scored);
+    const failed = await findScan(db, id);
+    return {
+      ...this.emptySignal(domain, 'unreachable'),
+      scan_id: id,
+      detail: failed?.error ?? 'The site could not be scanned',
+    };
+  }
+
+  /** Crawls and scores a public quick scan inline, in this request; returns the stored row. */
+  private async runQuickScan(domain: string, id: string, signal: AbortSignal): Promise<ScanRow> {
     const { db, now, config } = this.deps;
     const at = now();
     // Inserted running, under a lease of this request: a queued row would also be claimed by a
@@ -254,14 +327,21 @@ export class ScansService {
       },
     );
     await this.execute((await findScan(db, id)) as ScanRow, null, signal);
-    const scored = await findDomainScore(db, domain);
-    if (scored) return this.signalOf(domain, scored);
-    const failed = await findScan(db, id);
-    return {
-      ...this.emptySignal(domain, 'unreachable'),
-      scan_id: id,
-      detail: failed?.error ?? 'The site could not be scanned',
-    };
+    return (await findScan(db, id)) as ScanRow;
+  }
+
+  /**
+   * A fresh quick check of the domain now, whatever score is stored (the x402 `signal` SKU): run in
+   * this request, stored as a public scan of depth `quick` (which never replaces a full scan's score).
+   * A site that cannot be crawled is a `site_unreachable` error, so nothing is sold for it.
+   */
+  async freshQuickCheck(rawDomain: string, signal: AbortSignal): Promise<Scan> {
+    const domain = this.normalize(rawDomain);
+    const row = await this.runQuickScan(domain, randomUUID(), signal);
+    if (row.status !== 'done') {
+      throw new ServiceError('site_unreachable', { detail: row.error ?? `${domain} could not be scanned` });
+    }
+    return this.view(row, null);
   }
 
   async scanScore(rawDomain: string): Promise<ScanScore> {
@@ -354,20 +434,53 @@ export class ScansService {
     return takeSnapshots(this.deps.db, periodOf(at), at.toISOString());
   }
 
+  /** The crawl limits of a scan of this depth (`scanner.*`; a quick check reads less). */
+  private limitsFor(depth: 'full' | 'quick'): CrawlLimits {
+    const s = this.deps.config.scanner;
+    return {
+      max_pages: depth === 'quick' ? s.quick_max_pages : s.max_pages,
+      max_bytes: s.max_bytes,
+      request_timeout_ms: s.request_timeout_ms,
+      scan_timeout_ms: depth === 'quick' ? Math.min(s.scan_timeout_ms, 20_000) : s.scan_timeout_ms,
+      concurrency: s.concurrency,
+      delay_ms: s.delay_ms,
+      max_redirects: s.max_redirects,
+      max_sitemaps: depth === 'quick' ? 1 : s.max_sitemaps,
+    };
+  }
+
+  /**
+   * Crawls a domain as a full scan would (same limits, same SSRF-safe fetch, same robots.txt
+   * obedience) and stores nothing: for SKUs that build something from the pages (llms-txt).
+   * A site that cannot be crawled is a `site_unreachable` error.
+   */
+  async crawl(
+    rawDomain: string,
+    observe: Pick<CrawlRequest, 'onPage' | 'onProgress'>,
+    signal: AbortSignal,
+  ): Promise<SiteFacts> {
+    const domain = this.normalize(rawDomain);
+    try {
+      return await crawlSite({
+        domain,
+        fetch: this.deps.fetch,
+        userAgent: this.deps.config.scanner.user_agent,
+        limits: this.limitsFor('full'),
+        signal,
+        schemes: isLocalDomain(domain) ? ['http'] : ['https', 'http'],
+        ...observe,
+      });
+    } catch (err) {
+      if (err instanceof CrawlError) throw new ServiceError('site_unreachable', { detail: err.message });
+      throw err;
+    }
+  }
+
   /** Crawls and scores a claimed scan, storing the outcome. `owner` null: run inline, no lease. */
   async execute(scan: ScanRow, owner: string | null, signal?: AbortSignal): Promise<void> {
     const { db, config, log, now, fetch } = this.deps;
     const s = config.scanner;
-    const limits: CrawlLimits = {
-      max_pages: scan.depth === 'quick' ? s.quick_max_pages : s.max_pages,
-      max_bytes: s.max_bytes,
-      request_timeout_ms: s.request_timeout_ms,
-      scan_timeout_ms: scan.depth === 'quick' ? Math.min(s.scan_timeout_ms, 20_000) : s.scan_timeout_ms,
-      concurrency: s.concurrency,
-      delay_ms: s.delay_ms,
-      max_redirects: s.max_redirects,
-      max_sitemaps: scan.depth === 'quick' ? 1 : s.max_sitemaps,
-    };
+    const limits = this.limitsFor(scan.depth);
     let lastWrite = 0;
     let writing: Promise<void> = Promise.resolve();
     const leaseUntil = () => new Date(now().getTime() + s.lease_ms).toISOString();
@@ -483,11 +596,13 @@ export class ScansService {
     row: ScanRow,
     account: AccountPrincipal | null,
     anonymous: AnonymousPrincipal | null = null,
+    readToken: string | null = null,
   ): Promise<Scan> {
     const ownedByAccount = account !== null && account.id === row.account_id;
     const ownedBySession =
       anonymous !== null && row.account_id === null && row.anonymous_session_id === anonymous.sessionId;
-    if (row.is_public === 0 && !ownedByAccount && !ownedBySession) {
+    const tokenHolder = row.is_public === 0 && holdsReadToken(row, readToken);
+    if (row.is_public === 0 && !ownedByAccount && !ownedBySession && !tokenHolder) {
       throw notFound(`No scan ${row.id}`);
     }
     return {
@@ -506,7 +621,10 @@ export class ScansService {
       started_at: row.started_at,
       finished_at: row.finished_at,
       error: row.error,
-      status_url: this.statusUrl(row.id),
+      // A token holder's link keeps the token, so following it reads the scan again.
+      status_url: tokenHolder
+        ? `${this.statusUrl(row.id)}?token=${encodeURIComponent(readToken as string)}`
+        : this.statusUrl(row.id),
       result: row.status === 'done' ? await this.breakdown(row) : null,
     };
   }
