@@ -50,13 +50,15 @@ async function migrate(
 }
 
 /**
- * kysely checks for its tables by introspecting every schema of the database; a schema or table
- * dropped by someone else during that query (another deployment's cleanup, a parallel test run)
- * fails it with "schema/relation does not exist". Nothing was migrated then, so it is retried.
+ * kysely checks for its tables by introspecting every schema of the database; a schema, table or
+ * column dropped by someone else during that query (another deployment's cleanup, a parallel test
+ * run) fails it with "schema/relation/column does not exist" (seen: `column "created_at" of
+ * relation "listings" does not exist`, another suite's schema going away). Nothing was migrated
+ * then, so it is retried.
  */
 function isIntrospectionRace(error: unknown): boolean {
   const code = (error as { code?: string } | undefined)?.code;
-  return code === '3F000' || code === '42P01';
+  return code === '3F000' || code === '42P01' || code === '42703';
 }
 
 /**
