@@ -16,6 +16,7 @@ import { authorizationMetadataMirror, authorizationRouter } from '../auth/router
 import { mcpInstructions } from './adapters/instructions.ts';
 import { createMcpEndpoint } from './adapters/mcp.ts';
 import { methodNotAllowed, problemHandler, routeNotFound, surfaceRouter } from './adapters/rest.ts';
+import { x402Document } from './adapters/x402-document.ts';
 import { mcpAllowedHosts, serviceVersion } from './config.ts';
 import { errorCodes, ServiceError } from './errors.ts';
 import { lookupCardCharge } from './features/charges/operations.ts';
@@ -80,7 +81,10 @@ export function createApp(services: Services, operations: readonly AnyOperation[
     [config.auth_url, authorizationRouter(services, services.authorization)],
     [config.base_url, surfaceRouter('cs', operations, services)],
     [config.public_api_url, publicApi],
-    [config.site_url, siteRouter(services)],
+    // The paid SKUs live under the site ({site_url}/api/public/x402/<sku>): requests the public
+    // API router (mounted deeper, at {public_api_url}) has no route for fall through to here.
+    [config.site_url, surfaceRouter('site', operations, services)],
+    [config.site_url, siteRouter(services, operations)],
     [config.site_url, authorizationMetadataMirror(services, services.authorization)],
     [config.site_url, anonymousSiteRouter(services, services.authorization.keys.cookieKeys[0] as string)],
   ];
@@ -116,9 +120,14 @@ function mount(app: Express, url: string, siteHost: string, handler: RequestHand
 }
 
 /** The site root: where everything is, and the documentation of each problem `type`. */
-function siteRouter(services: Services): RequestHandler {
+function siteRouter(services: Services, operations: readonly AnyOperation[]): RequestHandler {
   const { config } = services;
   const router = express.Router();
+  const x402 = JSON.stringify(x402Document(operations, config), null, 2);
+  router.get('/.well-known/x402.json', (_req, res) => {
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.type('application/json').send(x402);
+  });
   router.get('/', (_req, res) => {
     res.json({
       service: 'agent-service',

@@ -134,6 +134,9 @@ const validInputs = (): Record<string, Input> => ({
     limit: 5,
   },
   listMyScans: { domain: 'example.com', limit: 5 },
+  getPayment: { payment_id: SOME_ID },
+  registerReferralHandle: { handle: 'nul-attacker' },
+  getReferralBalance: { handle: 'nul-attacker' },
 });
 const validInput = (op: AnyOperation): Input => validInputs()[op.name] ?? {};
 
