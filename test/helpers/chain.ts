@@ -123,7 +123,9 @@ export async function startLocalChain(options: LocalChainOptions = {}): Promise<
     {
       allowBlocksWithSameTimestamp: false,
       allowUnlimitedContractSize: false,
-      bailOnCallFailure: false,
+      // As a node does: a reverting eth_call/eth_estimateGas is a JSON-RPC error (the facilitator's
+      // simulation relies on it), a reverting transaction is mined with a failed receipt.
+      bailOnCallFailure: true,
       bailOnTransactionFailure: false,
       chainId: BigInt(BASE_CHAIN_ID),
       coinbase: new Uint8Array(20),
