@@ -85,15 +85,24 @@ export function chainOf(network: PaymentNetwork, rpcUrl: string): Chain {
   });
 }
 
+/**
+ * How often viem polls for a receipt (its default is 4 s): Base makes a block every 2 s, and a
+ * settlement is answered when its receipt is read.
+ */
+export const RECEIPT_POLL_MS = 500;
+
 /** A signer on `payments.rpc_url`: reads always, writes with the settler key only. */
 function chainSigner(config: Config, network: PaymentNetwork, rpcUrl: string): FacilitatorEvmSigner {
   const chain = chainOf(network, rpcUrl);
   const confirmationTimeoutMs = config.payments.sync_wait_seconds * 1000;
   const key = config.payments.settler_private_key;
   if (key) {
-    const client = createWalletClient({ account: key.account, chain, transport: http(rpcUrl) }).extend(
-      publicActions,
-    );
+    const client = createWalletClient({
+      account: key.account,
+      chain,
+      transport: http(rpcUrl),
+      pollingInterval: RECEIPT_POLL_MS,
+    }).extend(publicActions);
     return toFacilitatorEvmSigner(
       {
         address: key.address,
@@ -113,7 +122,7 @@ function chainSigner(config: Config, network: PaymentNetwork, rpcUrl: string): F
       { confirmationTimeoutMs },
     );
   }
-  const client = createPublicClient({ chain, transport: http(rpcUrl) });
+  const client = createPublicClient({ chain, transport: http(rpcUrl), pollingInterval: RECEIPT_POLL_MS });
   return {
     getAddresses: () => [],
     readContract: (args) => client.readContract(args as Parameters<typeof client.readContract>[0]),
