@@ -4,6 +4,7 @@
  * overlap concurrent requests) and can fail (to check that a failed request is not charged).
  * Served by passing `[...operations, ...testPaidOperations()]` to startTestService.
  */
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { ServiceError } from '../../servers/errors.ts';
 import { type AnyOperation, defineOperation } from '../../servers/operation.ts';
@@ -30,7 +31,13 @@ export function testPaidOperations(counter: EchoCounter = { runs: new Map() }): 
       delay_ms: z.number().int().min(0).max(5000).default(0),
       fail: z.boolean().default(false),
     }),
-    output: z.object({ echo: z.string(), run: z.number().int(), payment_id: z.string().nullable() }),
+    output: z.object({
+      echo: z.string(),
+      run: z.number().int(),
+      /** Unique per execution: two responses with one execution id come from one run. */
+      execution: z.uuid(),
+      payment_id: z.string().nullable(),
+    }),
     annotations: { readOnlyHint: true, openWorldHint: false },
     access: 'paid',
     http: { surface: 'site', method: 'POST', path: `/api/public/x402/${TEST_SKU}`, input: 'body' },
@@ -42,7 +49,12 @@ export function testPaidOperations(counter: EchoCounter = { runs: new Map() }): 
       if (input.delay_ms) await new Promise((resolve) => setTimeout(resolve, input.delay_ms));
       if (input.fail) throw new ServiceError('internal_error', { cause: new Error('test handler failed') });
       const text = Array.from({ length: input.times }, () => input.text).join(' ');
-      return { echo: input.loud ? text.toUpperCase() : text, run, payment_id: ctx.payment?.id ?? null };
+      return {
+        echo: input.loud ? text.toUpperCase() : text,
+        run,
+        execution: randomUUID(),
+        payment_id: ctx.payment?.id ?? null,
+      };
     },
   });
   return [echo];
