@@ -484,6 +484,53 @@ describe.each(dialects)('x402 payments (%s)', (dialect) => {
     expect((await post({ text: 'fine' }, { 'PAYMENT-SIGNATURE': paymentHeader(payload) })).status).toBe(200);
   });
 
+  it('settler: an authorization that expires unsettled fails (nothing collected); a stopped request is recovered', async () => {
+    const required = await terms({ text: 'short-lived' });
+    const shortLived = newAccount();
+    const payload = await signPayment(
+      shortLived,
+      required.accepts[0] as PaymentRequirements,
+      required.resource,
+      { validBefore: BigInt(Math.floor(Date.now() / 1000) + 8) },
+    );
+    const res = await post({ text: 'short-lived' }, { 'PAYMENT-SIGNATURE': paymentHeader(payload) });
+    expect(res.status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    await service.services.settler.tick();
+    const [expired] = await paymentsOf(shortLived.address);
+    expect(expired).toMatchObject({
+      status: 'failed',
+      error: 'authorization expired before it could be settled',
+    });
+
+    // Two requests whose process stopped mid-way (their rows left reserved, long ago): the one that
+    // had stored its result (settlement may have been submitted) is reconciled, the other released.
+    const db = service.db.handle.db;
+    const [died, diedSettling] = [newAccount(), newAccount()];
+    for (const [account, text] of [
+      [died, 'died'],
+      [diedSettling, 'died-settling'],
+    ] as const) {
+      const p = await stockClient(account).createPaymentPayload(await terms({ text }));
+      expect((await post({ text }, { 'PAYMENT-SIGNATURE': paymentHeader(p) })).status).toBe(200);
+    }
+    const longAgo = new Date(Date.now() - 3_600_000).toISOString();
+    await db
+      .updateTable('payments')
+      .set({ status: 'reserved', result: null, updated_at: longAgo })
+      .where('payer', '=', died.address.toLowerCase())
+      .execute();
+    await db
+      .updateTable('payments')
+      .set({ status: 'reserved', updated_at: longAgo })
+      .where('payer', '=', diedSettling.address.toLowerCase())
+      .execute();
+    await service.services.settler.tick();
+    expect((await paymentsOf(died.address)).map((r) => r.status)).toEqual(['released']);
+    // Without a chain to read, the reconciling payment waits for one.
+    expect((await paymentsOf(diedSettling.address)).map((r) => r.status)).toEqual(['reconciling']);
+  });
+
   it('credits referral handles: registration, ref on a paid call, balance; unknown 404, malformed 400', async () => {
     const api = service.config.public_api_url;
     const account = async (email: string) => {

@@ -1,8 +1,10 @@
 import { type Hex, hashMessage, hexToBytes, toHex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
+import type { AnyOperation } from '../../servers/operation.ts';
 import { recoverSigner } from '../../servers/payments/facilitator.ts';
 import { atomicUsdc } from '../../servers/payments/networks.ts';
+import { amountOf } from '../../servers/payments/requirements.ts';
 
 const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 
@@ -15,6 +17,21 @@ describe('payment amounts', () => {
     expect(atomicUsdc(0.000001)).toBe(1n);
     expect(() => atomicUsdc(0.0000001)).toThrow(/more than 6 decimals/);
     expect(() => atomicUsdc(-1)).toThrow();
+  });
+
+  it('charges the catalog price, or the amount the caller set with the catalog price as its floor', () => {
+    const fixed = { name: 'fixed', sku: { id: 'scan', usdc: 0.1 } } as unknown as AnyOperation;
+    expect(amountOf(fixed, {})).toBe(100_000n);
+    const bid = {
+      name: 'bid',
+      sku: {
+        id: 'featured-bid',
+        usdc: 1,
+        amount: (input: { bid_usdc: number; days: number }) => input.bid_usdc * input.days,
+      },
+    } as unknown as AnyOperation;
+    expect(amountOf(bid, { bid_usdc: 2.5, days: 3 })).toBe(7_500_000n);
+    expect(amountOf(bid, { bid_usdc: 0.2, days: 1 })).toBe(1_000_000n);
   });
 });
 
