@@ -117,7 +117,7 @@ function newChainAccount(): ChainAccount {
 
 export async function startLocalChain(options: LocalChainOptions = {}): Promise<LocalChain> {
   const accounts = { payer: newChainAccount(), payTo: newChainAccount(), settler: newChainAccount() };
-  const hardfork = edr.l1HardforkFromString('prague');
+  const hardfork = edr.SpecId.Prague; // Base's Isthmus upgrade brought Prague's EVM changes
   const provider = await (await context()).createProvider(
     edr.L1_CHAIN_TYPE,
     {

@@ -10,5 +10,5 @@ describe('test chain contracts', () => {
     expect(generated.testUsdcRuntimeCode).toBe(contracts.TestUsdc.runtimeCode);
     expect(generated.multicall3SubsetAbi).toEqual(contracts.Multicall3Subset.abi);
     expect(generated.multicall3SubsetRuntimeCode).toBe(contracts.Multicall3Subset.runtimeCode);
-  });
+  }, 120_000); // solc-js compiles in a few seconds, several times that on a loaded machine
 });
