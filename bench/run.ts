@@ -6,7 +6,8 @@
  *
  * Environment: BENCH_DURATION (seconds per run, default 5), BENCH_ROUNDS (default 3),
  * BENCH_CONNECTIONS (default 32); traffic: BENCH_TRAFFIC_EVENTS (default 10,000,000 stored events for
- * GET /site-stats), BENCH_DATABASE_URL (measure site stats on PostgreSQL too).
+ * GET /site-stats), BENCH_DATABASE_URL (measure site stats and the payment path on PostgreSQL too);
+ * BENCH_ONLY=payments runs the payment benchmarks alone.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,6 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { measureMatching } from './matching.ts';
+import { BENCH_PAY_TO, measurePaidRest, measurePaymentPath } from './payments.ts';
 import { measureFixtureScan, measureLeaderboard } from './scans.ts';
 import { BATCH_SIZE, countStoredEvents, measureSiteStats, trafficScenarios } from './traffic.ts';
 
@@ -281,6 +283,8 @@ async function main(): Promise<void> {
       `${format(board.requests)} sequential requests, first and deep pages: p50 ${format(board.p50Ms, 2)} ms, ` +
       `p99 ${format(board.p99Ms, 2)} ms, max ${format(board.maxMs, 1)} ms  (target p99 < 50 ms: ${board.p99Ms < 50 ? 'met' : 'MISSED'})\n`,
   );
+  await payments();
+
   const events = Number(process.env.BENCH_TRAFFIC_EVENTS ?? 10_000_000);
   const targets = [undefined, process.env.BENCH_DATABASE_URL].filter((u, i) => i === 0 || u);
   for (const url of targets) {
@@ -293,4 +297,39 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+/** Issue 9 section 5: the x402 payment path in process, and a paid REST call against the same call unpaid. */
+async function payments(): Promise<void> {
+  process.stdout.write('\nx402 payments (embedded facilitator, no chain):\n');
+  const payDir = mkdtempSync(path.join(tmpdir(), 'agent-service-bench-paid-'));
+  const paidService = await spawnServer('bench/servers/paid.ts', '/api/public/health', {
+    DATA_DIR: payDir,
+    PAY_TO: BENCH_PAY_TO,
+    LOG_LEVEL: 'warn',
+  });
+  try {
+    const rest = await measurePaidRest(paidService.url);
+    process.stdout.write(
+      `  REST, paid vs the same operation unpaid, ${format(rest.requests)} sequential pairs: p50 ${format(rest.paidP50Ms, 2)} ms vs ` +
+        `${format(rest.freeP50Ms, 2)} ms (${format(rest.paidP50Ms / rest.freeP50Ms, 2)}x), p99 ${format(rest.paidP99Ms, 2)} vs ` +
+        `${format(rest.freeP99Ms, 2)} ms; p50 overhead ${format(rest.overheadP50Ms, 2)} ms  ` +
+        `(target <= 5 ms: ${rest.overheadP50Ms <= 5 ? 'met' : 'MISSED'})\n`,
+    );
+  } finally {
+    paidService.child.kill('SIGTERM');
+    rmSync(payDir, { recursive: true, force: true });
+  }
+  const payTargets: [string | undefined, number][] = [[undefined, 1]];
+  if (process.env.BENCH_DATABASE_URL)
+    payTargets.push([process.env.BENCH_DATABASE_URL, 1], [process.env.BENCH_DATABASE_URL, 16]);
+  for (const [url, concurrency] of payTargets) {
+    const p = await measurePaymentPath(3000, url, concurrency);
+    process.stdout.write(
+      `  payment path in process on ${p.dialect} (decode, verify the signature, reserve the nonce, record, receipt), ` +
+        `${format(p.payments)} payments, ${concurrency} at a time: ${format(p.perSecond)}/s, p50 ${format(p.p50Ms, 2)} ms, ` +
+        `p99 ${format(p.p99Ms, 2)} ms  (target >= 500/s: ${p.perSecond >= 500 ? 'met' : 'MISSED'})\n`,
+    );
+  }
+}
+
+if (process.env.BENCH_ONLY === 'payments') await payments();
+else await main();

@@ -470,6 +470,73 @@ export interface AnonymousSessionsTable {
   claimed_by: string | null;
 }
 
+// --- Payments (migration 2026-11-23T1000Z_payments) --------------------------------------------
+
+/**
+ * One x402 payment authorization (EIP-3009 `TransferWithAuthorization`) and what it paid for. The
+ * unique constraint on (network, asset, payer, nonce) is the durable reservation: the row is
+ * inserted before the handler runs, so one authorization runs at most one execution, across
+ * processes. Statuses (`servers/payments/ledger.ts`):
+ * - `reserved`: verified, the handler is running (or settlement is in flight);
+ * - `authorized`: verified and the result delivered, not yet on chain (no chain configured): the
+ *   settler submits it once it can, before `valid_before`;
+ * - `settled`: on chain (`transaction_hash`);
+ * - `failed`: settlement refused or the authorization expired unsettled; nothing was delivered
+ *   (or, for an expired authorized payment, nothing was collected);
+ * - `released`: the handler failed; nothing moved and the authorization may be used again;
+ * - `reconciling`: the settlement outcome is unknown (timeout); the settler reads the chain.
+ * Amounts are USDC atomic units (6 decimals), exact integers.
+ */
+export interface PaymentsTable {
+  id: string;
+  /** The catalog SKU paid for (`llms-txt`). */
+  sku: string;
+  /** CAIP-2 network (`eip155:8453`), whichever x402 version the payer spoke. */
+  network: string;
+  /** Token contract, lower-case. */
+  asset: string;
+  /** `authorization.from`, lower-case. */
+  payer: string;
+  /** `authorization.nonce` (32 bytes hex), lower-case. */
+  nonce: string;
+  amount: number;
+  pay_to: string;
+  x402_version: number;
+  /** `embedded` or the remote facilitator's URL. */
+  facilitator: string;
+  status: 'reserved' | 'authorized' | 'settled' | 'failed' | 'released' | 'reconciling';
+  transaction_hash: string | null;
+  /** Why settlement failed, or what reconciliation found (x402 error reason). */
+  error: string | null;
+  referral_handle: string | null;
+  /** The referral handle's share of `amount` (config `payments.referral_share` at payment time). */
+  referral_credit: number;
+  /** SHA-256 of the SKU and its validated input: a replay gets the stored result only for the same request. */
+  request_hash: string;
+  /** The x402 PaymentPayload as received (JSON): what the settler submits later. */
+  payload: string;
+  /** The payment requirements it was verified against (JSON). */
+  requirements: string;
+  /** `authorization.validBefore` (unix seconds): settle before this or never. */
+  valid_before: number;
+  /** The operation's output (JSON), stored with the outcome so a replay gets the same response. */
+  result: string | null;
+  /** Settlement attempts by the settler. */
+  attempts: Generated<number>;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+  settled_at: string | null;
+}
+
+/** The referral handle of an account (one each): settled payments naming it (`ref`) credit it. */
+export interface ReferralHandlesTable {
+  handle: string;
+  account_id: string;
+  created_at: string;
+}
+
 export interface Database {
   service_secrets: ServiceSecretsTable;
   catalog_snapshots: CatalogSnapshotsTable;
@@ -499,6 +566,8 @@ export interface Database {
   oauth_signing_keys: OauthSigningKeysTable;
   oauth_account_revocations: OauthAccountRevocationsTable;
   anonymous_sessions: AnonymousSessionsTable;
+  payments: PaymentsTable;
+  referral_handles: ReferralHandlesTable;
 }
 
 export type ReturnRequestRow = Selectable<ReturnRequestsTable>;
@@ -511,6 +580,7 @@ export type ServiceKeyRow = Selectable<ServiceKeysTable>;
 export type SiteRow = Selectable<SitesTable>;
 export type ScanRow = Selectable<ScansTable>;
 export type AnonymousSessionRow = Selectable<AnonymousSessionsTable>;
+export type PaymentRow = Selectable<PaymentsTable>;
 export type DomainScoreRow = Selectable<DomainScoresTable>;
 export type ListingRow = Selectable<ListingsTable>;
 export type BrandAgentRow = Selectable<BrandAgentsTable>;

@@ -16,6 +16,7 @@ import { authorizationMetadataMirror, authorizationRouter } from '../auth/router
 import { mcpInstructions } from './adapters/instructions.ts';
 import { createMcpEndpoint } from './adapters/mcp.ts';
 import { methodNotAllowed, problemHandler, routeNotFound, surfaceRouter } from './adapters/rest.ts';
+import { x402Document } from './adapters/x402-document.ts';
 import { mcpAllowedHosts, serviceVersion } from './config.ts';
 import { errorCodes, ServiceError } from './errors.ts';
 import { lookupCardCharge } from './features/charges/operations.ts';
@@ -23,7 +24,7 @@ import { getOwnerContext } from './features/owner/whoami.ts';
 import { getReturnStatus, startReturnRequest } from './features/returns/operations.ts';
 import { getScanScore, getSignal, requestScan } from './features/scans/operations.ts';
 import { beaconFastPath, beaconRouter, type TrustProxy } from './features/traffic/beacon.ts';
-import type { AnyOperation } from './operation.ts';
+import { type AnyOperation, skuUnavailableReason } from './operation.ts';
 import { operations as registry } from './registry.ts';
 import { requestLog } from './request-log.ts';
 import type { Services } from './services.ts';
@@ -90,10 +91,12 @@ export function createApp(services: Services, operations: readonly AnyOperation[
     [config.auth_url, authorizationRouter(services, services.authorization)],
     [config.base_url, surfaceRouter('cs', operations, services)],
     [config.public_api_url, publicApi],
-    [config.site_url, siteRouter(services)],
+    [config.site_url, siteRouter(services, operations)],
     [config.site_url, authorizationMetadataMirror(services.authorization)],
     [config.site_url, anonymousSiteRouter(services, services.authorization.keys.cookieKeys[0] as string)],
-    // After the site's own routes (same depth, kept in order): the paid SKUs at /api/public/x402/<sku>.
+    // After the site's own routes (same depth, kept in order): the paid SKUs at
+    // {site_url}/api/public/x402/<sku>; requests the public API router (mounted deeper, at
+    // {public_api_url}) has no route for fall through to here.
     [config.site_url, surfaceRouter('site', operations, services)],
     [config.functions_url, surfaceRouter('functions', operations, services)],
   ];
@@ -129,9 +132,18 @@ function mount(app: Express, url: string, siteHost: string, handler: RequestHand
 }
 
 /** The site root: where everything is, and the documentation of each problem `type`. */
-function siteRouter(services: Services): RequestHandler {
+function siteRouter(services: Services, operations: readonly AnyOperation[]): RequestHandler {
   const { config } = services;
   const router = express.Router();
+  const x402 = JSON.stringify(
+    x402Document(operations, config, (op) => skuUnavailableReason(op, services)),
+    null,
+    2,
+  );
+  router.get('/.well-known/x402.json', (_req, res) => {
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.type('application/json').send(x402);
+  });
   router.get('/', (_req, res) => {
     res.json({
       service: 'agent-service',

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
+import { SettlerKey } from './payments/settler-key.ts';
 import { SecretBox, SecretsKey } from './secrets.ts';
 
 export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -52,6 +53,21 @@ const SecretsKeyText = z.string().transform((text, ctx) => {
       code: 'custom',
       message: 'must be 32 random bytes as base64 or hex (openssl rand -base64 32)',
     });
+    return z.NEVER;
+  }
+  return key;
+});
+
+/** An EVM address (20 bytes, 0x-prefixed hex), e.g. the `payTo` that receives USDC. */
+const EvmAddress = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, 'must be an EVM address (0x followed by 40 hex digits)');
+
+/** The private key that submits settlements on chain (`PAYMENTS_SETTLER_PRIVATE_KEY`). */
+const SettlerKeyText = z.string().transform((text, ctx) => {
+  const key = SettlerKey.parse(text);
+  if (!key) {
+    ctx.addIssue({ code: 'custom', message: 'must be a 32-byte private key as 0x-prefixed hex' });
     return z.NEVER;
   }
   return key;
@@ -131,13 +147,6 @@ export const Config = z
       /** Attempts before a scan whose worker died is marked failed. */
       max_attempts: positiveInt,
     }),
-    payments: z.strictObject({
-      /**
-       * How long a paid operation that starts background work (the `scan` SKU) waits for it before
-       * answering 202 with a status URL instead of the result.
-       */
-      sync_wait_seconds: z.number().min(0).max(120),
-    }),
     sites: z.strictObject({
       /** DNS servers (`ip` or `ip:port`) for TXT verification; empty: the system resolver. */
       verification_dns_servers: z.array(z.string().min(1)),
@@ -188,6 +197,33 @@ export const Config = z
         previous_keys: z.array(SecretsKeyText).default([]),
       })
       .default({ key: null, previous_keys: [] }),
+    /** The paid catalog over x402 (`servers/payments/`, README "Paid catalog (x402)"). */
+    payments: z.strictObject({
+      /** Receives every payment. Missing: paid SKUs answer 503 sku_unavailable (and a warning names it). */
+      pay_to: EvmAddress.nullable(),
+      /** `base` (eip155:8453) or `base-sepolia` (eip155:84532), each with its USDC. */
+      network: z.enum(['base', 'base-sepolia']),
+      /** A remote x402 facilitator (`/verify`, `/settle`, `/supported`); null: the embedded one. */
+      facilitator_url: absoluteUrl.nullable(),
+      /** JSON-RPC of the chain: the embedded facilitator settles through it and reconciliation reads it. */
+      rpc_url: absoluteUrl.nullable(),
+      /**
+       * Submits `transferWithAuthorization` for the embedded facilitator. Environment only
+       * (`PAYMENTS_SETTLER_PRIVATE_KEY`): a key in a file would sit next to the code.
+       */
+      settler_private_key: SettlerKeyText.nullable().default(null),
+      /** How long a payment authorization is valid after the 402 (x402 `maxTimeoutSeconds`). */
+      max_timeout_seconds: z.number().int().min(30).max(86_400),
+      /**
+       * How long a paid request waits for its work (the `scan` SKU's scan) or its settlement before
+       * answering with what is known (202 with a status URL for a scan).
+       */
+      sync_wait_seconds: z.number().int().min(0).max(120),
+      /** Share of each settled payment credited to the referral handle the call named (`ref`). */
+      referral_share: z.number().min(0).max(1),
+      /** How often the settler looks for authorized payments to settle and unknown outcomes to reconcile. */
+      settler_poll_interval_ms: positiveInt,
+    }),
     /** Settings that production mode refuses unless overridden here, deliberately. */
     unsafe: z.strictObject({
       /** Lets `*.allow_private_networks` stay on in production (a private deployment that scans its own network). */
@@ -222,6 +258,14 @@ export const envBindings: Record<string, EnvBinding> = {
   NODE_ENV: { key: 'mode', parse: (raw) => (raw === 'production' ? 'production' : 'development') },
   SECRETS_KEY: { key: 'secrets.key', parse: (raw) => (raw.trim() === '' ? null : raw) },
   SECRETS_KEY_PREVIOUS: { key: 'secrets.previous_keys', parse: list },
+  PAY_TO: { key: 'payments.pay_to', parse: nullIfEmpty },
+  PAYMENTS_NETWORK: { key: 'payments.network' },
+  X402_FACILITATOR_URL: { key: 'payments.facilitator_url', parse: nullIfEmpty },
+  PAYMENTS_RPC_URL: { key: 'payments.rpc_url', parse: nullIfEmpty },
+  PAYMENTS_SETTLER_PRIVATE_KEY: { key: 'payments.settler_private_key', parse: nullIfEmpty },
+  PAYMENTS_MAX_TIMEOUT_SECONDS: { key: 'payments.max_timeout_seconds', parse: numberOrRaw },
+  PAYMENTS_SYNC_WAIT_SECONDS: { key: 'payments.sync_wait_seconds', parse: numberOrRaw },
+  PAYMENTS_REFERRAL_SHARE: { key: 'payments.referral_share', parse: numberOrRaw },
   ALLOW_PRIVATE_NETWORKS_IN_PRODUCTION: { key: 'unsafe.allow_private_networks_in_production', parse: flag },
   TRUST_PROXY: {
     key: 'trust_proxy',
@@ -236,7 +280,6 @@ export const envBindings: Record<string, EnvBinding> = {
   SCAN_DELAY_MS: { key: 'scanner.delay_ms', parse: numberOrRaw },
   SCAN_TIMEOUT_MS: { key: 'scanner.scan_timeout_ms', parse: numberOrRaw },
   SCAN_WORKERS: { key: 'scanner.workers', parse: numberOrRaw },
-  PAYMENTS_SYNC_WAIT_SECONDS: { key: 'payments.sync_wait_seconds', parse: numberOrRaw },
   SITES_DNS_SERVERS: { key: 'sites.verification_dns_servers', parse: list },
   SMTP_URL: { key: 'smtp.url' },
   TRAFFIC_QUEUE_MAX_EVENTS: { key: 'traffic.queue_max_events', parse: numberOrRaw },
@@ -256,6 +299,9 @@ export const envBindings: Record<string, EnvBinding> = {
 
 function numberOrRaw(raw: string): unknown {
   return raw.trim() !== '' && Number.isFinite(Number(raw)) ? Number(raw) : raw;
+}
+function nullIfEmpty(raw: string): string | null {
+  return raw.trim() === '' ? null : raw.trim();
 }
 function list(raw: string): string[] {
   return raw
@@ -304,6 +350,13 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
       `secrets: keys are read from the environment only (SECRETS_KEY, SECRETS_KEY_PREVIOUS) [from ${path.basename(file)}]`,
     );
     delete raw.secrets;
+  }
+  const filePayments = raw.payments as Record<string, unknown> | undefined;
+  if (filePayments && typeof filePayments === 'object' && 'settler_private_key' in filePayments) {
+    problems.push(
+      `payments.settler_private_key: read from the environment only (PAYMENTS_SETTLER_PRIVATE_KEY) [from ${path.basename(file)}]`,
+    );
+    delete filePayments.settler_private_key;
   }
 
   for (const [name, binding] of Object.entries(envBindings)) {
@@ -362,6 +415,7 @@ export function productionChecks(config: Config): { problems: string[]; warnings
       );
     }
   }
+  if (!config.payments.pay_to) warnings.push(payToMissing);
   if (!config.secrets.key) {
     warnings.push(
       'SECRETS_KEY is not set: signing keys, cookie keys and brand webhook secrets are stored in clear in the database',
@@ -388,6 +442,10 @@ export function productionChecks(config: Config): { problems: string[]; warnings
   }
   return { problems, warnings };
 }
+
+/** Logged at start in every mode when no `payTo` is configured (STYLE.md 8: name what to change). */
+export const payToMissing =
+  'payments.pay_to (PAY_TO) is not set: every paid SKU answers 503 sku_unavailable until an EVM address receives the payments';
 
 const isLocalHost = (hostname: string): boolean =>
   hostname === 'localhost' || hostname.endsWith('.localhost') || /^127\.|^\[?::1\]?$/.test(hostname);

@@ -21,6 +21,15 @@ export const errorCodes = {
   anonymous_scan_limit_reached: { status: 403, title: 'This anonymous session has used all its scans' },
   /** x402: the operation is paid; the answer carries the payment requirements. */
   payment_required: { status: 402, title: 'Payment required' },
+  /**
+   * x402: the payment sent cannot pay for this request (undecodable, another amount, payee, asset or
+   * network, outside its validity window, a signature that does not recover the payer); nothing ran.
+   */
+  payment_invalid: { status: 402, title: 'The payment was refused' },
+  /** x402: the authorization already paid for another request, or its request is still running. */
+  payment_already_used: { status: 402, title: 'This payment authorization was already used' },
+  /** x402: the work was done but settlement was refused; the result is not delivered. */
+  payment_settlement_failed: { status: 402, title: 'The payment could not be settled' },
   not_found: { status: 404, title: 'No such resource' },
   route_not_found: { status: 404, title: 'No such endpoint' },
   method_not_allowed: { status: 405, title: 'Method not allowed on this endpoint' },
@@ -32,6 +41,7 @@ export const errorCodes = {
   },
   account_exists: { status: 409, title: 'An account cannot be created with this email' },
   domain_not_verified: { status: 403, title: 'The domain is not verified for this account' },
+  referral_handle_taken: { status: 409, title: 'The referral handle is taken' },
   brand_agent_taken: { status: 409, title: 'Another account has registered the agent of this domain' },
   illegal_transition: { status: 409, title: 'That status change is not allowed from the current status' },
   /**
@@ -59,10 +69,22 @@ export interface FieldError {
   message: string;
 }
 
+/**
+ * What an x402 refusal (402) carries for the adapters to render: the v2 `PaymentRequired` (REST
+ * `PAYMENT-REQUIRED` header, MCP tool result), the v1 form for a v1 payer (REST body), and the
+ * settlement response of a failed settlement (`PAYMENT-RESPONSE`).
+ */
+export interface PaymentChallenge {
+  required: Record<string, unknown>;
+  v1?: Record<string, unknown>;
+  settlement?: Record<string, unknown>;
+}
+
 export interface ServiceErrorOptions {
   detail?: string;
   errors?: FieldError[];
   headers?: Record<string, string>;
+  payment?: PaymentChallenge;
   cause?: unknown;
 }
 
@@ -74,6 +96,7 @@ export class ServiceError extends Error {
   readonly expose: boolean;
   readonly errors: FieldError[] | undefined;
   readonly headers: Record<string, string>;
+  readonly payment: PaymentChallenge | undefined;
 
   constructor(code: ErrorCode, options: ServiceErrorOptions = {}) {
     const known: { status: number; title: string; expose?: boolean } = errorCodes[code];
@@ -86,6 +109,7 @@ export class ServiceError extends Error {
     this.expose = known.expose ?? status < 500;
     this.errors = options.errors;
     this.headers = options.headers ?? {};
+    this.payment = options.payment;
   }
 
   /** What the caller may see. */

@@ -10,6 +10,7 @@ import type { OwnerGrant } from '../auth/bearer.ts';
 import { type ErrorCode, type FieldError, invalid, ServiceError } from './errors.ts';
 import type { AccountPrincipal } from './features/accounts/service.ts';
 import { nulFields } from './input.ts';
+import type { PaymentContext } from './payments/service.ts';
 import type { Services } from './services.ts';
 
 /** Who may call an operation; the adapters enforce it before the handler runs. */
@@ -98,6 +99,12 @@ export interface OperationContext {
    * resolved for every operation except owner ones, which only an OAuth grant may call.
    */
   anonymous?: AnonymousPrincipal;
+  /**
+   * x402 for paid operations: the adapter puts the payment it received here (`credential`), the
+   * payment core the payment the handler runs charged to (`id`, `payer`) and, once paid, the
+   * receipt the adapter sends back (`servers/payments/service.ts`).
+   */
+  payment?: PaymentContext;
   /**
    * Present when the caller asked for progress (MCP `progressToken`). Report what is observed; the
    * MCP adapter makes the values it sends strictly increasing, as MCP requires.
@@ -203,8 +210,16 @@ export function parseInput<I extends z.ZodType>(op: Operation<I>, raw: unknown):
 }
 
 /**
+ * The field every paid call may carry besides its SKU's input: the referral handle the payment
+ * credits (README "Referrals"). It is taken out before the SKU's own input is validated.
+ */
+export const REFERRAL_FIELD = 'ref';
+
+/**
  * Runs an operation for any adapter: input validation, per-address rate limit, the handler, and
- * the output contract (the output schema strips anything it does not declare).
+ * the output contract (the output schema strips anything it does not declare). A paid operation
+ * runs through the payment core once its input is valid: nobody is asked to pay for a request
+ * that cannot run (`servers/payments/service.ts`).
  */
 export async function invokeOperation<I extends z.ZodType, O extends z.ZodType>(
   op: Operation<I, O>,
@@ -212,13 +227,26 @@ export async function invokeOperation<I extends z.ZodType, O extends z.ZodType>(
   rawInput: unknown,
 ): Promise<z.output<O>> {
   await authenticate(op, ctx);
+  if (op.sku && isRecord(rawInput) && Object.hasOwn(rawInput, REFERRAL_FIELD)) {
+    const { [REFERRAL_FIELD]: ref, ...rest } = rawInput;
+    ctx.payment = { credential: undefined, ...ctx.payment, ref };
+    rawInput = rest;
+  }
   const input = parseInput(op, rawInput);
   if (op.rateLimit && !ctx.account) await ctx.services.rateLimits.consume(op.rateLimit, ctx.request.ip);
-  if (op.sku) {
-    // Input first: nobody is asked to pay for a request that cannot run (x402 core, issue 9).
-    const reason = skuUnavailableReason(op, ctx.services) ?? PAYMENTS_NOT_ENABLED;
-    throw new ServiceError('sku_unavailable', { detail: `${op.sku.id}: ${reason}` });
-  }
+  if (op.sku) return ctx.services.payments.charge(op, ctx, input, () => runHandler(op, ctx, input));
+  return runHandler(op, ctx, input);
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The handler and the output contract. */
+async function runHandler<I extends z.ZodType, O extends z.ZodType>(
+  op: Operation<I, O>,
+  ctx: OperationContext,
+  input: z.output<I>,
+): Promise<z.output<O>> {
   const result = await op.handler(ctx, input);
   const checked = op.output.safeParse(result);
   if (!checked.success) {
@@ -236,11 +264,8 @@ export async function invokeOperation<I extends z.ZodType, O extends z.ZodType>(
  */
 export function skuUnavailableReason(op: AnyOperation, services: Services): string | null {
   if (!op.sku) return null;
-  return op.sku.unavailable?.(services) ?? PAYMENTS_NOT_ENABLED;
+  return op.sku.unavailable?.(services) ?? services.payments.unavailable();
 }
-
-/** Until the payment core charges SKUs (issue 9), none can be sold. */
-const PAYMENTS_NOT_ENABLED = 'payments are not enabled on this deployment yet';
 
 export const SERVICE_KEY_HEADER = 'x-service-key';
 

@@ -26,6 +26,7 @@ import { scanOperations } from './features/scans/operations.ts';
 import { siteOperations } from './features/sites/operations.ts';
 import { trafficOperations } from './features/traffic/operations.ts';
 import type { AnyOperation } from './operation.ts';
+import { paymentOperations } from './payments/operations.ts';
 
 export const operations: readonly AnyOperation[] = checkedOperations([
   ...chargeOperations,
@@ -51,6 +52,7 @@ export const operations: readonly AnyOperation[] = checkedOperations([
   ...llmsTxtOperations,
   ...soulWriteOperations,
   ...embodimentOperations,
+  ...paymentOperations,
 ]);
 
 /**

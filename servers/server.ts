@@ -8,10 +8,19 @@ import type { Logger } from 'pino';
 import { type DatabaseHandle, openDatabase } from '../db/database.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { createApp } from './app.ts';
-import { type Config, type LoadConfigOptions, loadConfig, productionChecks, sqliteFile } from './config.ts';
+import {
+  type Config,
+  type LoadConfigOptions,
+  loadConfig,
+  payToMissing,
+  productionChecks,
+  sqliteFile,
+} from './config.ts';
 import type { BrandMatcher } from './features/charges/matcher.ts';
 import type { LiveTrafficProvider } from './features/scans/scoring.ts';
 import { createLogger } from './logger.ts';
+import type { AnyOperation } from './operation.ts';
+import type { PaymentFacilitator } from './payments/facilitator.ts';
 import { createServices, type Services } from './services.ts';
 
 export interface StartOptions extends LoadConfigOptions {
@@ -23,6 +32,10 @@ export interface StartOptions extends LoadConfigOptions {
   traffic?: LiveTrafficProvider;
   /** Start the delivery worker and housekeeping (default true). */
   background?: boolean;
+  /** The operations to serve instead of the registry (tests and benchmarks add paid ones). */
+  operations?: readonly AnyOperation[];
+  /** Another x402 facilitator than the configured one. */
+  facilitator?: PaymentFacilitator;
 }
 
 export interface RunningService {
@@ -48,7 +61,9 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   if (config.port === 0) config = loadConfig({ ...options, overrides: { ...options.overrides, port } });
 
   const log = options.log ?? createLogger(config);
-  for (const warning of productionChecks(config).warnings) log.warn({ mode: config.mode }, warning);
+  const { warnings } = productionChecks(config);
+  if (config.mode !== 'production' && !config.payments.pay_to) warnings.push(payToMissing);
+  for (const warning of warnings) log.warn({ mode: config.mode }, warning);
   const ownsDatabase = !options.database;
   const database =
     options.database ?? openDatabase({ url: config.database_url, sqliteFile: sqliteFile(config) });
@@ -60,8 +75,9 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       log,
       ...(options.brands ? { brands: options.brands } : {}),
       ...(options.traffic ? { traffic: options.traffic } : {}),
+      ...(options.facilitator ? { facilitator: options.facilitator } : {}),
     });
-    const { handler, close } = createApp(services);
+    const { handler, close } = createApp(services, options.operations);
     server.removeAllListeners('request');
     server.on('request', handler);
     if (options.background !== false) services.startBackground();

@@ -27,6 +27,9 @@ import type { LiveTraffic as SiteTrafficSummary } from './features/traffic/schem
 import { TrafficService } from './features/traffic/service.ts';
 import { sweepIdempotencyKeys } from './idempotency.ts';
 import { createSafeFetch, type SafeFetch } from './outbound/safe-fetch.ts';
+import type { PaymentFacilitator } from './payments/facilitator.ts';
+import { PaymentsService } from './payments/service.ts';
+import { Settler } from './payments/settler.ts';
 import { createRateLimits, type RateLimits } from './rate-limit.ts';
 import { resealStoredSecrets, type SecretBox, serviceSecret } from './secrets.ts';
 
@@ -46,6 +49,10 @@ export interface Services {
   scans: ScansService;
   directory: DirectoryService;
   traffic: TrafficService;
+  /** x402: charges paid operations (`servers/payments/`). */
+  payments: PaymentsService;
+  /** Settles authorized payments and reconciles unknown outcomes in the background. */
+  settler: Settler;
   /** The embedded OAuth authorization server (`auth/provider.ts`). */
   authorization: AuthorizationServer;
   /** Verifies access tokens for the owner-scoped MCP server (`auth/bearer.ts`). */
@@ -75,6 +82,8 @@ export interface CreateServicesOptions {
   now?: () => Date;
   /** Live traffic of a domain for Signal Strength; without it every site scores "no data" there. */
   traffic?: LiveTrafficProvider;
+  /** Another x402 facilitator than the configured one (benchmarks). */
+  facilitator?: PaymentFacilitator;
 }
 
 const HOUR_MS = 3_600_000;
@@ -148,6 +157,22 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     now,
   });
   const directory = new DirectoryService({ db, config, brands, returns, now });
+  const payments = new PaymentsService({
+    db,
+    dialect: database.dialect,
+    config,
+    log: log.child({ component: 'payments' }),
+    now,
+    ...(options.facilitator ? { facilitator: options.facilitator } : {}),
+  });
+  const settler = new Settler({
+    db,
+    dialect: database.dialect,
+    config,
+    log: log.child({ component: 'settler' }),
+    now,
+    facilitator: payments.facilitator,
+  });
   const authorization = await createAuthorizationServer({ config, db, accounts, log, secrets });
   const bearer = new BearerVerifier({
     db,
@@ -182,6 +207,8 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     scans,
     directory,
     traffic,
+    payments,
+    settler,
     authorization,
     bearer,
     publicApiBearer,
@@ -192,6 +219,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     startBackground() {
       deliveries.start();
       scans.worker.start();
+      settler.start();
       const sweep = () => {
         sweepIdempotencyKeys(db, new Date(now().getTime() - 24 * HOUR_MS)).catch((err) =>
           log.warn({ err }, 'idempotency sweep failed'),
@@ -206,7 +234,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     async stop() {
       clearInterval(housekeeping);
       // Queued traffic events are written before the caller closes the database.
-      await Promise.all([traffic.drain(), deliveries.stop(), scans.worker.stop()]);
+      await Promise.all([traffic.drain(), deliveries.stop(), scans.worker.stop(), settler.stop()]);
       mailer?.close();
       await fetch.close();
       await siteFetch.close();

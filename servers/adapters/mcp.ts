@@ -41,9 +41,12 @@ import {
   type McpServerName,
   type OperationContext,
 } from '../operation.ts';
+import type { PaymentCredential } from '../payments/credential.ts';
+import { PaymentRequiredDoc } from '../payments/schemas.ts';
 import type { Services } from '../services.ts';
 import { jsonSchemaOf } from './openapi.ts';
 import { requestInfo } from './rest.ts';
+import { X402_MCP_TRANSPORT } from './x402-document.ts';
 
 /**
  * `tools/call` as the Protocol sees it: only the method, so that malformed params reach the handler
@@ -81,9 +84,34 @@ export function toolsOf(operations: readonly AnyOperation[], server: McpServerNa
       title: op.title,
       description: op.description,
       inputSchema: jsonSchemaOf(op.input, 'input') as Tool['inputSchema'],
-      outputSchema: jsonSchemaOf(op.output, 'output') as Tool['outputSchema'],
+      outputSchema: toolOutputSchema(op) as Tool['outputSchema'],
       annotations: { title: op.title, ...op.annotations },
+      ...(op.sku
+        ? {
+            _meta: {
+              'x402/price': { amount_usdc: op.sku.usdc, asset: 'USDC', transport: X402_MCP_TRANSPORT },
+            },
+          }
+        : {}),
     }));
+}
+
+/**
+ * A paid tool's structured results are its output or, in an isError result, the x402
+ * PaymentRequired the x402 MCP transport requires in structuredContent; MCP clients validate
+ * structuredContent against the output schema (the TypeScript SDK does so for error results too),
+ * so the schema says both.
+ */
+export function toolOutputSchema(op: AnyOperation): Record<string, unknown> {
+  const output = jsonSchemaOf(op.output, 'output');
+  if (!op.sku) return output;
+  return { type: 'object', anyOf: [output, jsonSchemaOf(PaymentRequiredDoc, 'output')] };
+}
+
+/** The x402 payment of a tools/call (`params._meta["x402/payment"]`), as the core decodes it. */
+function mcpCredential(meta: Record<string, unknown> | undefined): PaymentCredential | undefined {
+  const value = meta?.['x402/payment'];
+  return value === undefined ? undefined : { transport: 'mcp', value };
 }
 
 /** One HTTP POST: the JSON-RPC requests it carried and the replies still owed. */
@@ -298,6 +326,8 @@ export function createMcpEndpoint(
         log: req?.log ?? services.log,
         signal: extra.signal,
         ...(req ? principals.get(req) : undefined),
+        // x402 MCP transport: the PaymentPayload rides in params._meta["x402/payment"].
+        ...(op.sku ? { payment: { credential: mcpCredential(extra._meta) } } : {}),
         ...(progressToken !== undefined
           ? {
               reportProgress: (reported: number, total?: number, message?: string) => {
@@ -318,7 +348,12 @@ export function createMcpEndpoint(
       };
       try {
         const output = await invokeOperation(op, ctx, params.arguments ?? {});
-        return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
+        const receipt = ctx.payment?.receipt;
+        return {
+          content: [{ type: 'text', text: JSON.stringify(output) }],
+          structuredContent: output,
+          ...(receipt ? { _meta: { 'x402/payment-response': receipt } } : {}),
+        };
       } catch (err) {
         const error = toServiceError(err);
         // A 5xx whose detail is written for the caller (sku_unavailable) is an answer, not a failure.
@@ -329,6 +364,19 @@ export function createMcpEndpoint(
           message: error.publicDetail,
           ...(error.errors ? { errors: error.errors } : {}),
         };
+        if (error.payment) {
+          // x402 MCP transport, "Payment Required Signaling": the PaymentRequired in structuredContent
+          // and, identical, as JSON in content[0].text; our code and message ride along.
+          const required = { ...error.payment.required, ...body };
+          return {
+            isError: true,
+            structuredContent: required,
+            content: [{ type: 'text', text: JSON.stringify(required) }],
+            ...(error.payment.settlement
+              ? { _meta: { 'x402/payment-response': error.payment.settlement } }
+              : {}),
+          };
+        }
         return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] };
       }
     },

@@ -7,8 +7,16 @@ import { stringify } from 'yaml';
 import { z } from 'zod';
 import { type Config, serviceVersion } from '../config.ts';
 import { errorCodes } from '../errors.ts';
-import { type AnyOperation, pathParamsOf, SERVICE_KEY_HEADER, type Surface } from '../operation.ts';
-import { PROBLEM_CONTENT_TYPE, Problem } from './problem.ts';
+import {
+  type AnyOperation,
+  type HttpBinding,
+  pathParamsOf,
+  REFERRAL_FIELD,
+  SERVICE_KEY_HEADER,
+  type Surface,
+} from '../operation.ts';
+import { networkOf } from '../payments/networks.ts';
+import { PaymentProblem, PROBLEM_CONTENT_TYPE, Problem } from './problem.ts';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -103,99 +111,24 @@ export function openApiDocument(
   const usedCodes = new Set<string>(['internal_error']);
 
   for (const op of operations) {
-    const http = op.http;
-    if (!http || http.surface !== surface) continue;
-    const input = jsonSchemaOf(op.input, 'input');
-    const parameters: unknown[] = [];
-    let requestBody: unknown;
-    const inPath = new Set(pathParamsOf(http.path));
-    const properties = (input.properties ?? {}) as Record<string, JsonSchema>;
-    const required = new Set((input.required ?? []) as string[]);
-    for (const [name, schema] of Object.entries(properties)) {
-      if (!inPath.has(name) && http.input !== 'query') continue;
-      const { description, ...rest } = schema;
-      const where = inPath.has(name) ? 'path' : 'query';
-      parameters.push({
-        name,
-        in: where,
-        required: where === 'path' || required.has(name),
-        description,
-        schema: rest,
-      });
+    const declared = op.http;
+    if (!declared || declared.surface !== surface) continue;
+    // A SKU is sold over POST with a JSON body and over GET with query parameters (issue 9).
+    const bindings: [HttpBinding, string][] = [[declared, op.name]];
+    if (op.sku && declared.method !== 'GET') {
+      bindings.push([{ ...declared, method: 'GET', input: 'query' }, `${op.name}${PAID_GET_SUFFIX}`]);
     }
-    if (http.input === 'body') {
-      const bodyProperties = Object.fromEntries(
-        Object.entries(properties).filter(([name]) => !inPath.has(name)),
+    for (const [http, operationId] of bindings) {
+      const path = openApiPath(http.path);
+      paths[path] ??= {};
+      (paths[path] as Record<string, unknown>)[http.method.toLowerCase()] = operationEntry(
+        op,
+        http,
+        operationId,
+        config,
+        usedCodes,
       );
-      const bodyRequired = [...required].filter((name) => !inPath.has(name));
-      const schema = {
-        ...input,
-        properties: bodyProperties,
-        ...(bodyRequired.length ? { required: bodyRequired } : {}),
-      };
-      if (!bodyRequired.length) delete schema.required;
-      requestBody = { required: true, content: { 'application/json': { schema } } };
     }
-    for (const header of http.headers ?? []) {
-      parameters.push({
-        name: header.name,
-        in: 'header',
-        required: header.required ?? false,
-        description: header.description,
-        schema: { type: 'string', maxLength: 255 },
-      });
-    }
-
-    const codes = [
-      ...(op.access === 'service_key' || op.access === 'bearer' || op.access === 'owner'
-        ? (['unauthorized'] as const)
-        : []),
-      ...(op.errors ?? []),
-      // Every SKU answers it when it cannot be sold here (invokeOperation, before any payment).
-      ...(op.sku && !op.errors?.includes('sku_unavailable') ? (['sku_unavailable'] as const) : []),
-      ...(http.input === 'body'
-        ? (['unsupported_media_type', 'payload_too_large', 'malformed_json', 'malformed_request'] as const)
-        : pathParamsOf(http.path).length
-          ? (['malformed_request'] as const)
-          : []),
-    ];
-    const success = String(http.successStatus ?? 200);
-    const responses: Record<string, unknown> = {
-      [success]: {
-        description: op.title,
-        content: { 'application/json': { schema: jsonSchemaOf(op.output, 'output') } },
-      },
-    };
-    for (const code of [...codes, 'internal_error' as const]) {
-      usedCodes.add(code);
-      const status = String(errorCodes[code].status);
-      const existing = responses[status] as { description: string } | undefined;
-      responses[status] = {
-        description: existing ? `${existing.description}; ${code}` : code,
-        content: { [PROBLEM_CONTENT_TYPE]: { schema: { $ref: '#/components/schemas/Problem' } } },
-        ...(code === 'rate_limited'
-          ? { headers: { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } } } }
-          : {}),
-      };
-    }
-    for (const [status, description] of Object.entries(http.otherStatuses ?? {})) {
-      responses[status] = { description, content: (responses[success] as { content: unknown }).content };
-    }
-
-    const path = openApiPath(http.path);
-    paths[path] ??= {};
-    (paths[path] as Record<string, unknown>)[http.method.toLowerCase()] = {
-      operationId: op.name,
-      summary: op.title,
-      description: op.description,
-      tags: op.tags ?? [],
-      ...(parameters.length ? { parameters } : {}),
-      ...(requestBody ? { requestBody } : {}),
-      ...(op.access === 'service_key' ? { security: [{ serviceKey: [] }] } : {}),
-      ...(op.access === 'bearer' ? { security: [{ bearerToken: [] }, { serviceKey: [] }] } : {}),
-      responses,
-      ...(op.mcp?.length ? { 'x-mcp-tool': op.toolName } : {}),
-    };
   }
 
   return {
@@ -205,7 +138,12 @@ export function openApiDocument(
     servers: [{ url: surfaceUrl(config, surface) }],
     paths,
     components: {
-      schemas: { Problem: jsonSchemaOf(Problem, 'output') },
+      schemas: {
+        Problem: jsonSchemaOf(Problem, 'output'),
+        ...(usedCodes.has('payment_required')
+          ? { PaymentProblem: jsonSchemaOf(PaymentProblem, 'output') }
+          : {}),
+      },
       ...(operations.some(
         (op) => op.http?.surface === surface && (op.access === 'service_key' || op.access === 'bearer'),
       )
@@ -230,6 +168,190 @@ export function openApiDocument(
           }
         : {}),
     },
+  };
+}
+
+/** The OpenAPI operation of one HTTP binding of `op`; a paid one documents the x402 exchange too. */
+function operationEntry(
+  op: AnyOperation,
+  http: HttpBinding,
+  operationId: string,
+  config: Config,
+  usedCodes: Set<string>,
+): JsonSchema {
+  const input = jsonSchemaOf(op.input, 'input');
+  const parameters: unknown[] = [];
+  let requestBody: unknown;
+  const inPath = new Set(pathParamsOf(http.path));
+  const properties = (input.properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set((input.required ?? []) as string[]);
+  for (const [name, schema] of Object.entries(properties)) {
+    if (!inPath.has(name) && http.input !== 'query') continue;
+    const { description, ...rest } = schema;
+    const where = inPath.has(name) ? 'path' : 'query';
+    parameters.push({
+      name,
+      in: where,
+      required: where === 'path' || required.has(name),
+      description,
+      schema: rest,
+    });
+  }
+  if (http.input === 'body') {
+    const bodyProperties = Object.fromEntries(
+      Object.entries(properties).filter(([name]) => !inPath.has(name)),
+    );
+    const bodyRequired = [...required].filter((name) => !inPath.has(name));
+    const schema = {
+      ...input,
+      properties: bodyProperties,
+      ...(bodyRequired.length ? { required: bodyRequired } : {}),
+    };
+    if (!bodyRequired.length) delete schema.required;
+    requestBody = { required: true, content: { 'application/json': { schema } } };
+  }
+  for (const header of http.headers ?? []) {
+    parameters.push({
+      name: header.name,
+      in: 'header',
+      required: header.required ?? false,
+      description: header.description,
+      schema: { type: 'string', maxLength: 255 },
+    });
+  }
+  if (op.sku) parameters.push(...paidParameters);
+
+  const codes = [
+    ...(op.access === 'service_key' || op.access === 'bearer' || op.access === 'owner'
+      ? (['unauthorized'] as const)
+      : []),
+    ...(op.errors ?? []),
+    ...(http.input === 'body'
+      ? (['unsupported_media_type', 'payload_too_large', 'malformed_json', 'malformed_request'] as const)
+      : pathParamsOf(http.path).length
+        ? (['malformed_request'] as const)
+        : []),
+    ...(op.sku ? paidCodes : []),
+  ];
+  const success = String(http.successStatus ?? 200);
+  const responses: Record<string, unknown> = {
+    [success]: {
+      description: op.title,
+      content: { 'application/json': { schema: jsonSchemaOf(op.output, 'output') } },
+      ...(op.sku ? { headers: receiptHeaders } : {}),
+    },
+  };
+  for (const code of [...new Set([...codes, 'internal_error' as const])]) {
+    usedCodes.add(code);
+    const status = String(errorCodes[code].status);
+    const existing = responses[status] as { description: string } | undefined;
+    const paid = status === '402';
+    responses[status] = {
+      description: existing ? `${existing.description}; ${code}` : code,
+      content: {
+        [PROBLEM_CONTENT_TYPE]: {
+          schema: { $ref: `#/components/schemas/${paid ? 'PaymentProblem' : 'Problem'}` },
+        },
+      },
+      ...(code === 'rate_limited'
+        ? { headers: { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } } } }
+        : {}),
+      ...(paid ? { headers: paymentRequiredHeaders } : {}),
+    };
+  }
+  for (const [status, description] of Object.entries(http.otherStatuses ?? {})) {
+    responses[status] = { description, content: (responses[success] as { content: unknown }).content };
+  }
+
+  return {
+    operationId,
+    summary: op.title,
+    description: op.description,
+    tags: op.tags ?? [],
+    ...(parameters.length ? { parameters } : {}),
+    ...(requestBody ? { requestBody } : {}),
+    ...(op.access === 'service_key' ? { security: [{ serviceKey: [] }] } : {}),
+    ...(op.access === 'bearer' ? { security: [{ bearerToken: [] }, { serviceKey: [] }] } : {}),
+    responses,
+    ...(op.mcp?.length ? { 'x-mcp-tool': op.toolName } : {}),
+    ...(op.sku ? { 'x-x402': paymentTerms(op, config) } : {}),
+  };
+}
+
+/** Suffix of the operationId of a SKU's GET route (its POST route has the operation's own name). */
+export const PAID_GET_SUFFIX = 'ByQuery';
+
+const paidCodes = [
+  'payment_required',
+  'payment_invalid',
+  'payment_already_used',
+  'payment_settlement_failed',
+  'sku_unavailable',
+  'service_unavailable',
+] as const;
+
+/** x402 transport HTTP (specs/transports-v2/http.md), as request headers of a paid route. */
+const paidParameters = [
+  {
+    name: 'PAYMENT-SIGNATURE',
+    in: 'header',
+    required: false,
+    description:
+      'x402 v2 payment: base64 of the PaymentPayload (scheme exact, an EIP-3009 authorization signed for ' +
+      'the terms of the 402). Without it the answer is 402 with the terms in PAYMENT-REQUIRED.',
+    schema: { type: 'string' },
+  },
+  {
+    name: 'X-PAYMENT',
+    in: 'header',
+    required: false,
+    description: 'x402 v1 payment (base64 PaymentPayload, network by name), for v1 clients.',
+    schema: { type: 'string' },
+  },
+  {
+    name: REFERRAL_FIELD,
+    in: 'query',
+    required: false,
+    description:
+      'Referral handle credited with payments.referral_share of this payment once settled (also accepted ' +
+      'as a body field).',
+    schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{2,31}$' },
+  },
+];
+
+const receiptHeaders = {
+  'PAYMENT-RESPONSE': {
+    description:
+      'x402 v2 receipt: base64 JSON {success, id, status, network, transaction, payer}; the id reads back ' +
+      'at GET {public_api_url}/payments/{id}. X-PAYMENT-RESPONSE instead for a v1 payer.',
+    schema: { type: 'string' },
+  },
+};
+
+const paymentRequiredHeaders = {
+  'PAYMENT-REQUIRED': {
+    description:
+      'x402 v2 PaymentRequired, base64 JSON: {x402Version: 2, error, resource, accepts: [{scheme: "exact", ' +
+      'network, amount, asset, payTo, maxTimeoutSeconds, extra}]}. v1 clients read the body.',
+    schema: { type: 'string' },
+  },
+  'PAYMENT-RESPONSE': {
+    description: 'Present when settlement was refused (payment_settlement_failed): the settlement response.',
+    schema: { type: 'string' },
+  },
+};
+
+/** The price of a SKU as OpenAPI readers see it (`x-x402`). */
+function paymentTerms(op: AnyOperation, config: Config): JsonSchema {
+  const sku = op.sku as NonNullable<AnyOperation['sku']>;
+  const network = networkOf(config);
+  return {
+    price_usdc: sku.usdc,
+    pricing: sku.amount ? 'caller_set' : 'fixed',
+    scheme: 'exact',
+    network: network.caip2,
+    asset: network.usdc,
+    x402Version: 2,
   };
 }
 

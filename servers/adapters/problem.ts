@@ -2,6 +2,8 @@
  * RFC 9457 problem details for every REST error. `type` is a URL under the site that documents the
  * code; `code` is the stable machine-readable name; `errors` lists failing fields for validation.
  */
+import { encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/core/http';
+import type { PaymentRequired, SettleResponse } from '@x402/core/types';
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { errorCodes, type ServiceError } from '../errors.ts';
@@ -25,6 +27,20 @@ export const Problem = z
   .describe('RFC 9457 problem details.');
 export type Problem = z.infer<typeof Problem>;
 
+/**
+ * A 402 of a paid endpoint: the problem, plus - for x402 v1 clients, which read the terms from the
+ * body - the v1 PaymentRequired members (RFC 9457 section 3.2 extension members). v2 clients read
+ * the base64 `PAYMENT-REQUIRED` header.
+ */
+export const PaymentProblem = Problem.extend({
+  x402Version: z.literal(1).optional().describe('x402 v1: the terms below are for v1 clients.'),
+  error: z.string().optional().describe('x402 error reason.'),
+  accepts: z
+    .array(z.record(z.string(), z.unknown()))
+    .optional()
+    .describe('x402 v1 PaymentRequirements (network by name, maxAmountRequired).'),
+}).describe('RFC 9457 problem details of a 402, with the x402 v1 PaymentRequired members.');
+
 export function problemTypeUrl(siteUrl: string, code: string): string {
   return `${siteUrl}/problems/${code}`;
 }
@@ -41,5 +57,22 @@ export function sendProblem(req: Request, res: Response, err: ServiceError, site
     ...(err.errors ? { errors: err.errors } : {}),
   };
   for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
+  const payment = err.payment;
+  if (payment) {
+    // x402 transport HTTP (specs/transports-v2/http.md): the terms in PAYMENT-REQUIRED, a refused
+    // settlement in PAYMENT-RESPONSE (X-PAYMENT-RESPONSE for a v1 payer), v1 terms in the body.
+    res.setHeader(
+      'PAYMENT-REQUIRED',
+      encodePaymentRequiredHeader(payment.required as unknown as PaymentRequired),
+    );
+    if (payment.settlement) {
+      res.setHeader(
+        payment.v1 ? 'X-PAYMENT-RESPONSE' : 'PAYMENT-RESPONSE',
+        encodePaymentResponseHeader(payment.settlement as unknown as SettleResponse),
+      );
+    }
+    res.setHeader('Cache-Control', 'no-store');
+    Object.assign(body, payment.v1 ?? {});
+  }
   res.status(err.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
 }

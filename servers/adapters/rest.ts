@@ -3,6 +3,8 @@
  * The adapter only translates (query or JSON body in, JSON or problem+json out); behaviour lives in
  * `invokeOperation` and the handlers.
  */
+import { encodePaymentResponseHeader } from '@x402/core/http';
+import type { SettleResponse } from '@x402/core/types';
 import cors from 'cors';
 import express, {
   type ErrorRequestHandler,
@@ -21,8 +23,9 @@ import {
   type RequestInfo,
   type Surface,
 } from '../operation.ts';
+import type { PaymentCredential } from '../payments/credential.ts';
 import type { Services } from '../services.ts';
-import { asYaml, openApiDocument } from './openapi.ts';
+import { asYaml, jsonSchemaOf, openApiDocument } from './openapi.ts';
 import { sendProblem } from './problem.ts';
 
 /** What an operation may know of the HTTP request it runs for, whichever adapter received it. */
@@ -46,6 +49,62 @@ function restContext(
     if (!res.writableFinished) controller.abort();
   });
   return { services, operations, request: requestInfo(req, 'rest'), log: req.log, signal: controller.signal };
+}
+
+/**
+ * The x402 payment of a request (specs/transports-v2/http.md): `PAYMENT-SIGNATURE` (v2), or
+ * `X-PAYMENT` (v1 clients). Both at once is ambiguous; the core is handed the v2 one and refuses
+ * what does not fit.
+ */
+function paymentCredential(req: Request): PaymentCredential | undefined {
+  const v2 = req.headers['payment-signature'];
+  if (typeof v2 === 'string') return { transport: 'http', header: 'PAYMENT-SIGNATURE', value: v2 };
+  const v1 = req.headers['x-payment'];
+  if (typeof v1 === 'string') return { transport: 'http', header: 'X-PAYMENT', value: v1 };
+  return undefined;
+}
+
+/** The receipt of a paid response, as x402 clients read it (`PAYMENT-RESPONSE`, v1 `X-PAYMENT-RESPONSE`). */
+function sendReceipt(res: Response, ctx: OperationContext): void {
+  const receipt = ctx.payment?.receipt;
+  if (!receipt) return;
+  const header = ctx.payment?.version === 1 ? 'X-PAYMENT-RESPONSE' : 'PAYMENT-RESPONSE';
+  res.setHeader(header, encodePaymentResponseHeader(receipt as unknown as SettleResponse));
+  res.setHeader('Cache-Control', 'private, no-store');
+}
+
+/**
+ * Query values of a paid GET as the input schema types them: every SKU input is a scalar, and a
+ * query string carries text only (`?public=false&max_pages=20`).
+ */
+function queryCoercer(op: AnyOperation): (query: Record<string, unknown>) => Record<string, unknown> {
+  const properties = (jsonSchemaOf(op.input, 'input').properties ?? {}) as Record<
+    string,
+    Record<string, unknown>
+  >;
+  const types = new Map<string, Set<string>>();
+  for (const [name, schema] of Object.entries(properties)) {
+    const variants = (schema.anyOf as Record<string, unknown>[] | undefined) ?? [schema];
+    types.set(name, new Set(variants.map((v) => String(v.type))));
+  }
+  return (query) => {
+    const out: Record<string, unknown> = { ...query };
+    for (const [name, value] of Object.entries(query)) {
+      const expected = types.get(name);
+      if (!expected || typeof value !== 'string' || expected.has('string')) continue;
+      if (
+        (expected.has('number') || expected.has('integer')) &&
+        /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(value)
+      ) {
+        out[name] = Number(value);
+      } else if (expected.has('boolean') && (value === 'true' || value === 'false')) {
+        out[name] = value === 'true';
+      } else if (expected.has('null') && value === 'null') {
+        out[name] = null;
+      }
+    }
+    return out;
+  };
 }
 
 /** JSON bodies only; anything else is 415 before the body is read. */
@@ -75,16 +134,20 @@ export function surfaceRouter(
 ): Router {
   const router = Router({ strict: false });
   const preflight = cors({ origin: '*', exposedHeaders, maxAge: 600 });
-  router.use((req, res, next) => {
+  const crossOrigin: RequestHandler = (req, res, next) => {
     if (req.method === 'OPTIONS') return preflight(req, res, next);
     res.setHeader('Access-Control-Allow-Origin', '*');
     res.setHeader('Access-Control-Expose-Headers', exposedHeaders);
     next();
-  });
+  };
+  // The site root is shared with pages, the authorization server and cookies: there only the
+  // surface's own routes are opened to other origins.
+  if (surface !== 'site') router.use(crossOrigin);
 
   const document = openApiDocument(surface, operations, services.config);
   const documentJson = JSON.stringify(document, null, 2);
   const documentYaml = asYaml(document);
+  if (surface === 'site') router.all(['/openapi.json', '/openapi.yaml'], crossOrigin);
   router.get('/openapi.json', (_req, res) => {
     res.type('application/json').send(documentJson);
   });
@@ -98,24 +161,37 @@ export function surfaceRouter(
     const http = op.http;
     if (!http || http.surface !== surface) continue;
     const pathParams = pathParamsOf(http.path);
-    const handle: RequestHandler = async (req, res) => {
-      const ctx = restContext(req, res, services, operations);
-      const source = http.input === 'query' ? req.query : req.body;
-      // Path parameters win over same-named fields in the query or body.
-      const input =
-        pathParams.length && source && typeof source === 'object' && !Array.isArray(source)
-          ? { ...source, ...req.params }
-          : source;
-      const output = await invokeOperation(op, ctx, input);
-      sendJson(res, http.status?.(output) ?? http.successStatus ?? 200, output);
-    };
+    const handler =
+      (input: 'query' | 'body', coerce?: ReturnType<typeof queryCoercer>): RequestHandler =>
+      async (req, res) => {
+        const ctx = restContext(req, res, services, operations);
+        let source = input === 'query' ? req.query : req.body;
+        if (op.sku) {
+          ctx.payment = { credential: paymentCredential(req) };
+          if (coerce) source = coerce(source);
+          // A paid POST may name its referral handle in the query as well (`?ref=`).
+          else if (typeof req.query.ref === 'string' && isObject(source) && !('ref' in source))
+            source = { ...source, ref: req.query.ref };
+        }
+        // Path parameters win over same-named fields in the query or body.
+        const merged = pathParams.length && isObject(source) ? { ...source, ...req.params } : source;
+        const output = await invokeOperation(op, ctx, merged);
+        sendReceipt(res, ctx);
+        sendJson(res, http.status?.(output) ?? http.successStatus ?? 200, output);
+      };
     const method = http.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
     const body = http.bodyLimitBytes ? express.json({ limit: http.bodyLimitBytes, strict: true }) : jsonBody;
-    if (http.input === 'body') router[method](http.path, requireJson(), body, handle);
-    else router[method](http.path, handle);
+    if (surface === 'site') router.all(http.path, crossOrigin);
+    if (http.input === 'body') router[method](http.path, requireJson(), body, handler('body'));
+    else router[method](http.path, handler('query'));
     const methods = methodsByPath.get(http.path) ?? new Set<string>();
     methods.add(http.method);
-    if (http.method === 'GET') methods.add('HEAD');
+    // A SKU is sold over GET with query parameters too: every SKU input is a scalar (issue 9).
+    if (op.sku && http.method !== 'GET') {
+      router.get(http.path, handler('query', queryCoercer(op)));
+      methods.add('GET');
+    }
+    if (methods.has('GET')) methods.add('HEAD');
     methodsByPath.set(http.path, methods);
   }
 
@@ -169,7 +245,10 @@ function malformedPath(param?: string): ServiceError {
   });
 }
 
-const exposedHeaders = 'X-Request-Id, Retry-After';
+const exposedHeaders = 'X-Request-Id, Retry-After, PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE';
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** JSON without Express's res.json machinery (ETag, freshness): the hot path's last step. */
 function sendJson(res: Response, status: number, body: unknown): void {

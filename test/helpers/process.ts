@@ -13,14 +13,14 @@ export interface ServiceProcess {
   stop(): Promise<number | null>;
 }
 
-export async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
+export async function spawnService(
+  env: Record<string, string>,
+  /** Another entry point than `servers/main.ts`, relative to the project root. */
+  script = 'servers/main.ts',
+): Promise<ServiceProcess> {
   const child = spawn(
     process.execPath,
-    [
-      '--experimental-strip-types',
-      '--disable-warning=ExperimentalWarning',
-      path.join(projectRoot, 'servers/main.ts'),
-    ],
+    ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', path.join(projectRoot, script)],
     {
       cwd: projectRoot,
       env: {

@@ -3,6 +3,7 @@ import { pino } from 'pino';
 import type { Dialect } from '../../db/database.ts';
 import { loadBrands } from '../../servers/features/charges/brand-registry.ts';
 import { BrandMatcher } from '../../servers/features/charges/matcher.ts';
+import type { AnyOperation } from '../../servers/operation.ts';
 import { type RunningService, startService } from '../../servers/server.ts';
 import { createTestDatabase, type TestDatabase } from './databases.ts';
 
@@ -21,7 +22,7 @@ export interface TestService extends RunningService {
 export async function startTestService(
   dialect: Dialect,
   overrides: Record<string, unknown> = {},
-  options: { background?: boolean; database?: TestDatabase } = {},
+  options: { background?: boolean; database?: TestDatabase; operations?: readonly AnyOperation[] } = {},
 ): Promise<TestService> {
   const db = options.database ?? (await createTestDatabase(dialect));
   const service = await startService({
@@ -39,6 +40,7 @@ export async function startTestService(
     brands: shippedBrands(),
     log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     background: options.background ?? true,
+    ...(options.operations ? { operations: options.operations } : {}),
   });
   return {
     ...service,

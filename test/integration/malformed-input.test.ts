@@ -156,6 +156,9 @@ const validInputs = (): Record<string, Input> => ({
   buySignalCheck: { domain: 'example.com' },
   buyFullScan: { domain: 'example.com', public: false },
   generateLlmsTxt: { domain: 'example.com' },
+  getPayment: { payment_id: SOME_ID },
+  registerReferralHandle: { handle: 'nul-attacker' },
+  getReferralBalance: { handle: 'nul-attacker' },
 });
 const validInput = (op: AnyOperation): Input => validInputs()[op.name] ?? {};
 

@@ -7,12 +7,28 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { jsonSchemaOf } from '../../servers/adapters/openapi.ts';
+import { jsonSchemaOf, PAID_GET_SUFFIX } from '../../servers/adapters/openapi.ts';
 import { ownerMcpInstructions } from '../../servers/app.ts';
 import { nextTools } from '../../servers/features/scans/scoring.ts';
-import { Surface } from '../../servers/operation.ts';
-import { checkedOperations, operations } from '../../servers/registry.ts';
+import { type HttpBinding, Surface } from '../../servers/operation.ts';
+import { PaymentRequiredDoc } from '../../servers/payments/schemas.ts';
+import { checkedOperations, operations as registry } from '../../servers/registry.ts';
+import { withTestSku } from '../helpers/paid-operations.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
+
+/** The registry and a paid operation (the test SKU), so that paid routes and tools are checked too. */
+const operations = withTestSku();
+
+/** The HTTP bindings of an operation: a SKU is sold over GET with query parameters too. */
+const bindingsOf = (op: (typeof operations)[number]): [HttpBinding, string][] => {
+  const http = op.http as HttpBinding;
+  return op.sku && http.method !== 'GET'
+    ? [
+        [http, op.name],
+        [{ ...http, method: 'GET', input: 'query' }, `${op.name}${PAID_GET_SUFFIX}`],
+      ]
+    : [[http, op.name]];
+};
 
 // biome-ignore lint/suspicious/noExplicitAny: documents are walked structurally; assertions check the shapes
 type Json = Record<string, any>;
@@ -32,7 +48,11 @@ describe('registry parity', () => {
     })[surface];
 
   beforeAll(async () => {
-    service = await startTestService('sqlite');
+    service = await startTestService(
+      'sqlite',
+      { 'payments.pay_to': '0x209693Bc6afc0C5328bA36FaF03C514EF312287C' },
+      { operations },
+    );
     const client = new Client({ name: 'parity', version: '1' });
     await client.connect(new StreamableHTTPClientTransport(new URL(service.config.mcp_url)));
     tools = (await client.listTools()).tools as Json[];
@@ -52,7 +72,12 @@ describe('registry parity', () => {
     for (const op of declared) {
       const tool = tools.find((t) => t.name === op.toolName) as Json;
       expect(tool.inputSchema, op.name).toEqual(jsonSchemaOf(op.input, 'input'));
-      expect(tool.outputSchema, op.name).toEqual(jsonSchemaOf(op.output, 'output'));
+      // A paid tool's isError result carries the x402 PaymentRequired in structuredContent.
+      const output = jsonSchemaOf(op.output, 'output');
+      expect(tool.outputSchema, op.name).toEqual(
+        op.sku ? { type: 'object', anyOf: [output, jsonSchemaOf(PaymentRequiredDoc, 'output')] } : output,
+      );
+      expect(tool._meta?.['x402/price']?.amount_usdc, op.name).toBe(op.sku?.usdc);
       expect(tool.description).toBe(op.description);
       expect(tool.annotations).toMatchObject(op.annotations);
     }
@@ -78,7 +103,7 @@ describe('registry parity', () => {
   });
 
   it('refuses at start an operation that is paid without a price, priced without being paid, or sold where no adapter charges', () => {
-    const free = operations.find((op) => op.access === 'public') as (typeof operations)[number];
+    const free = registry.find((op) => op.access === 'public') as (typeof operations)[number];
     const sku = { id: 'signal', usdc: 0.1 };
     expect(() => checkedOperations([{ ...free, sku }])).toThrow(/priced SKU exactly when/);
     expect(() => checkedOperations([{ ...free, access: 'paid' }])).toThrow(/priced SKU exactly when/);
@@ -120,10 +145,13 @@ describe('registry parity', () => {
         ),
       );
       const declared = operations.filter((op) => op.http?.surface === surface);
-      expect(entries.map(([, , e]) => e.operationId).sort()).toEqual(declared.map((op) => op.name).sort());
-      for (const op of declared) {
-        const http = op.http as NonNullable<typeof op.http>;
-        const [, method, entry] = entries.find(([, , e]) => e.operationId === op.name) as [
+      expect(entries.map(([, , e]) => e.operationId).sort()).toEqual(
+        declared.flatMap((op) => bindingsOf(op).map(([, id]) => id)).sort(),
+      );
+      for (const [op, http, operationId] of declared.flatMap((o) =>
+        bindingsOf(o).map(([binding, id]) => [o, binding, id] as const),
+      )) {
+        const [, method, entry] = entries.find(([, , e]) => e.operationId === operationId) as [
           string,
           string,
           Json,
@@ -136,7 +164,10 @@ describe('registry parity', () => {
         const rebuilt: Json = body
           ? { ...body, properties: { ...body.properties }, required: [...(body.required ?? [])] }
           : { type: 'object', properties: {}, additionalProperties: false, required: [] };
-        for (const p of (entry.parameters ?? []).filter((x: Json) => x.in === 'query' || x.in === 'path')) {
+        const inputParameters = (entry.parameters ?? []).filter(
+          (x: Json) => (x.in === 'query' || x.in === 'path') && !(op.sku && x.name === 'ref'),
+        );
+        for (const p of inputParameters) {
           rebuilt.properties[p.name] = {
             ...p.schema,
             ...(p.description ? { description: p.description } : {}),
@@ -161,15 +192,17 @@ describe('registry parity', () => {
   it('routes every HTTP operation at its declared method and path, and no other method', async () => {
     for (const op of operations) {
       if (!op.http) continue;
-      const url = `${surfaceUrl(op.http.surface)}${op.http.path}`;
-      const res = await fetch(url, {
-        method: op.http.method,
-        ...(op.http.input === 'body' ? { headers: { 'content-type': 'application/json' }, body: '{}' } : {}),
-      });
-      const body = await res.json();
-      expect(body.code, `${op.http.method} ${url}`).not.toBe('route_not_found');
-      expect(res.status, `${op.http.method} ${url}`).not.toBe(405);
-      const wrong = await fetch(url, { method: 'PATCH' });
+      for (const [http] of bindingsOf(op)) {
+        const url = `${surfaceUrl(http.surface)}${http.path}`;
+        const res = await fetch(url, {
+          method: http.method,
+          ...(http.input === 'body' ? { headers: { 'content-type': 'application/json' }, body: '{}' } : {}),
+        });
+        const body = await res.json();
+        expect(body.code, `${http.method} ${url}`).not.toBe('route_not_found');
+        expect(res.status, `${http.method} ${url}`).not.toBe(405);
+      }
+      const wrong = await fetch(`${surfaceUrl(op.http.surface)}${op.http.path}`, { method: 'PATCH' });
       expect(wrong.status).toBe(405);
     }
   });

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import {
   ConfigError,
@@ -124,7 +125,7 @@ describe('production mode (NODE_ENV=production)', () => {
       loadConfig({ env: { NODE_ENV: 'production', SITE_URL: 'https://localhost' } }),
     );
     expect(defaults.problems).toEqual([]);
-    for (const setting of ['SECRETS_KEY', 'TRUST_PROXY', 'SITE_URL', 'DATABASE_URL']) {
+    for (const setting of ['SECRETS_KEY', 'TRUST_PROXY', 'SITE_URL', 'DATABASE_URL', 'PAY_TO']) {
       expect(
         defaults.warnings.some((w) => w.includes(setting)),
         setting,
@@ -132,7 +133,12 @@ describe('production mode (NODE_ENV=production)', () => {
     }
     const configured = productionChecks(
       loadConfig({
-        env: { ...https, TRUST_PROXY: 'loopback', SECRETS_KEY: randomBytes(32).toString('base64') },
+        env: {
+          ...https,
+          TRUST_PROXY: 'loopback',
+          SECRETS_KEY: randomBytes(32).toString('base64'),
+          PAY_TO: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C',
+        },
       }),
     );
     expect(configured).toEqual({ problems: [], warnings: [] });
@@ -189,6 +195,82 @@ describe('secrets keys', () => {
     writeFileSync(file, JSON.stringify({ ...defaults, secrets: { key } }));
     try {
       expect(() => loadConfig({ file, env: {} })).toThrow(/secrets: keys are read from the environment only/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('payments', () => {
+  const settlerKey = `0x${'11'.repeat(32)}`;
+
+  it('reads payTo, network, facilitator and chain from the environment, with documented defaults', () => {
+    const defaults = loadConfig({ env: {} }).payments;
+    expect(defaults).toMatchObject({
+      pay_to: null,
+      network: 'base',
+      facilitator_url: null,
+      rpc_url: null,
+      settler_private_key: null,
+      max_timeout_seconds: 300,
+      sync_wait_seconds: 25,
+      referral_share: 0.1,
+    });
+    const config = loadConfig({
+      env: {
+        PAY_TO: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C',
+        PAYMENTS_NETWORK: 'base-sepolia',
+        X402_FACILITATOR_URL: 'https://facilitator.example/',
+        PAYMENTS_RPC_URL: 'http://127.0.0.1:8545',
+      },
+    }).payments;
+    expect(config).toMatchObject({
+      pay_to: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C',
+      network: 'base-sepolia',
+      facilitator_url: 'https://facilitator.example',
+      rpc_url: 'http://127.0.0.1:8545',
+    });
+  });
+
+  it('refuses to start with a payTo that is no EVM address, or an unknown network, naming each', () => {
+    let error: unknown;
+    try {
+      loadConfig({ env: { PAY_TO: 'my-wallet', PAYMENTS_NETWORK: 'solana' } });
+    } catch (err) {
+      error = err;
+    }
+    const problems = (error as ConfigError).problems.join('\n');
+    expect(problems).toContain('payments.pay_to: must be an EVM address');
+    expect(problems).toContain('[from environment PAY_TO]');
+    expect(problems).toContain('payments.network:');
+  });
+
+  it('reads the settler key from PAYMENTS_SETTLER_PRIVATE_KEY only, and never prints it', () => {
+    const config = loadConfig({ env: { PAYMENTS_SETTLER_PRIVATE_KEY: settlerKey } });
+    const key = config.payments.settler_private_key;
+    expect(key?.address).toMatch(/^0x[0-9a-fA-F]{40}$/);
+    expect(JSON.stringify(config)).not.toContain(settlerKey.slice(2));
+    expect(inspect(config, { depth: 10 })).not.toContain(settlerKey.slice(2));
+    let error: unknown;
+    try {
+      loadConfig({ env: { PAYMENTS_SETTLER_PRIVATE_KEY: `${settlerKey}ff` } });
+    } catch (err) {
+      error = err;
+    }
+    expect((error as ConfigError).problems.join('\n')).toContain('payments.settler_private_key: must be');
+    expect((error as ConfigError).message).not.toContain(settlerKey.slice(2));
+
+    const dir = mkdtempSync(path.join(tmpdir(), 'config-'));
+    const file = path.join(dir, 'config.json');
+    const defaults = JSON.parse(readFileSync(path.join(projectRoot, 'mcp.config.json'), 'utf8'));
+    writeFileSync(
+      file,
+      JSON.stringify({ ...defaults, payments: { ...defaults.payments, settler_private_key: settlerKey } }),
+    );
+    try {
+      expect(() => loadConfig({ file, env: {} })).toThrow(
+        /payments\.settler_private_key: read from the environment only/,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

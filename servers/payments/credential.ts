@@ -1,0 +1,205 @@
+/**
+ * The payment a request carries, decoded and checked against the requirements it must meet - pure
+ * functions that return a value: the payment, or why it cannot pay (STYLE.md 7).
+ *
+ * Transports (x402 specs/transports-v2): HTTP v2 sends a base64 PaymentPayload in
+ * `PAYMENT-SIGNATURE`, HTTP v1 in `X-PAYMENT`; MCP sends the PaymentPayload object in
+ * `params._meta["x402/payment"]`. The payload of scheme `exact` on EVM is an EIP-3009
+ * `TransferWithAuthorization` and its signature (specs/schemes/exact/scheme_exact_evm.md).
+ */
+import { decodePaymentSignatureHeader } from '@x402/core/http';
+import { parsePaymentPayload } from '@x402/core/schemas';
+import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import type { PaymentPayloadV1 } from '@x402/core/types/v1';
+import { z } from 'zod';
+import type { FieldError } from '../errors.ts';
+import { paymentNetworks } from './networks.ts';
+
+/** What an adapter received, untouched: the core decodes it. */
+export type PaymentCredential =
+  | { transport: 'http'; header: 'PAYMENT-SIGNATURE' | 'X-PAYMENT'; value: string }
+  | { transport: 'mcp'; value: unknown };
+
+/** How the credential is named in errors: the header, or the MCP `_meta` key. */
+export const credentialName = (credential: PaymentCredential): string =>
+  credential.transport === 'http' ? credential.header : '_meta.x402/payment';
+
+const hex = (bytes: number) => new RegExp(`^0x[0-9a-fA-F]{${bytes * 2}}$`);
+const uintText = z.string().regex(/^\d{1,78}$/, 'must be an unsigned integer as decimal text');
+
+/** EIP-3009 authorization and signature: the `payload` of scheme exact on EVM. */
+export const ExactEvmPayload = z.object({
+  signature: z.string().regex(/^0x(?:[0-9a-fA-F]{2})+$/, 'must be a hex signature'),
+  authorization: z.object({
+    from: z.string().regex(hex(20), 'must be an address'),
+    to: z.string().regex(hex(20), 'must be an address'),
+    value: uintText,
+    validAfter: uintText,
+    validBefore: uintText,
+    nonce: z.string().regex(hex(32), 'must be 32 bytes of hex'),
+  }),
+});
+export type ExactEvmPayload = z.infer<typeof ExactEvmPayload>;
+
+export interface DecodedPayment {
+  version: 1 | 2;
+  /** The PaymentPayload as received (what the facilitator verifies and settles). */
+  payload: PaymentPayload | PaymentPayloadV1;
+  exact: ExactEvmPayload;
+  /** The payer's lower-case address and nonce: the reservation key with network and asset. */
+  payer: string;
+  nonce: string;
+}
+
+/** Why a payment cannot pay: the x402 error reason, our detail, the failing fields. */
+export interface Refusal {
+  reason: string;
+  detail: string;
+  errors: FieldError[];
+}
+
+export type Decoded = { ok: true; payment: DecodedPayment } | { ok: false; refusal: Refusal };
+
+const refuse = (reason: string, field: string, message: string): { ok: false; refusal: Refusal } => ({
+  ok: false,
+  refusal: { reason, detail: `${field}: ${message}`, errors: [{ field, message }] },
+});
+
+/**
+ * Decodes a credential. A header that is not base64 JSON, a payload that is not an x402
+ * PaymentPayload, an x402 version the transport does not carry (a v2 payload in `X-PAYMENT`, a v1
+ * payload in `PAYMENT-SIGNATURE`) or a payload that is not an EIP-3009 authorization is refused
+ * naming the field.
+ */
+export function decodeCredential(credential: PaymentCredential): Decoded {
+  const name = credentialName(credential);
+  let raw: unknown;
+  if (credential.transport === 'http') {
+    try {
+      raw = decodePaymentSignatureHeader(credential.value.trim());
+    } catch {
+      return refuse('invalid_payload', name, 'is not base64-encoded JSON (an x402 PaymentPayload)');
+    }
+  } else {
+    raw = credential.value;
+  }
+  const envelope = parsePaymentPayload(raw);
+  if (!envelope.success) {
+    const issue = envelope.error.issues[0];
+    const field = [name, ...(issue?.path ?? []).map(String)].join('.');
+    const version = (raw as { x402Version?: unknown } | null)?.x402Version;
+    if (version !== 1 && version !== 2) {
+      return refuse('invalid_x402_version', `${name}.x402Version`, 'must be 1 or 2');
+    }
+    return refuse('invalid_payload', field, issue?.message ?? 'is not an x402 PaymentPayload');
+  }
+  const payload = envelope.data as PaymentPayload | PaymentPayloadV1;
+  const version = payload.x402Version as 1 | 2;
+  if (credential.transport === 'http') {
+    const expected = credential.header === 'PAYMENT-SIGNATURE' ? 2 : 1;
+    if (version !== expected) {
+      const other = version === 2 ? 'PAYMENT-SIGNATURE' : 'X-PAYMENT';
+      return refuse(
+        'invalid_x402_version',
+        `${name}.x402Version`,
+        `${name} carries x402 v${expected} payloads; send this v${version} payload in ${other}`,
+      );
+    }
+  }
+  const exact = ExactEvmPayload.safeParse(payload.payload);
+  if (!exact.success) {
+    const issue = exact.error.issues[0];
+    const field = [name, 'payload', ...(issue?.path ?? []).map(String)].join('.');
+    return refuse('invalid_payload', field, issue?.message ?? 'is not an EIP-3009 authorization');
+  }
+  return {
+    ok: true,
+    payment: {
+      version,
+      payload,
+      exact: exact.data,
+      payer: exact.data.authorization.from.toLowerCase(),
+      nonce: exact.data.authorization.nonce.toLowerCase(),
+    },
+  };
+}
+
+/** The facilitator's rule: an authorization must stay valid at least this long to be settled. */
+export const MIN_VALIDITY_SECONDS = 6;
+
+const sameAddress = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+/**
+ * Checks that the payment offers exactly these terms, before any signature is verified: the
+ * accepted requirements (v2) or scheme and network (v1), then the authorization's payee, value and
+ * validity window. Each mismatch names its field and uses the x402 error reason
+ * (x402-specification-v2.md section 9).
+ */
+export function matchRequirements(
+  payment: DecodedPayment,
+  requirements: PaymentRequirements,
+  name: string,
+  nowSeconds: number,
+): Refusal | null {
+  const fail = (reason: string, field: string, message: string) => refuse(reason, field, message).refusal;
+  if (payment.payload.x402Version === 2) {
+    const accepted = (payment.payload as PaymentPayload).accepted;
+    const at = `${name}.accepted`;
+    if (accepted.scheme !== requirements.scheme)
+      return fail('invalid_scheme', `${at}.scheme`, `must be ${requirements.scheme}`);
+    if (accepted.network !== requirements.network)
+      return fail('invalid_network', `${at}.network`, `must be ${requirements.network}`);
+    if (!sameAddress(accepted.asset, requirements.asset))
+      return fail('invalid_payment_requirements', `${at}.asset`, `must be ${requirements.asset} (USDC)`);
+    if (!sameAddress(accepted.payTo, requirements.payTo))
+      return fail(
+        'invalid_exact_evm_payload_recipient_mismatch',
+        `${at}.payTo`,
+        `must be ${requirements.payTo}`,
+      );
+    if (accepted.amount !== requirements.amount)
+      return fail(
+        'invalid_exact_evm_payload_authorization_value_mismatch',
+        `${at}.amount`,
+        `must be ${requirements.amount} (the price in atomic units)`,
+      );
+    for (const key of ['name', 'version'] as const) {
+      if (accepted.extra?.[key] !== requirements.extra[key])
+        return fail(
+          'invalid_payment_requirements',
+          `${at}.extra.${key}`,
+          `must be ${requirements.extra[key]}`,
+        );
+    }
+  } else {
+    const v1 = payment.payload as PaymentPayloadV1;
+    const network = Object.values(paymentNetworks).find((n) => n.caip2 === requirements.network);
+    if (v1.scheme !== requirements.scheme)
+      return fail('invalid_scheme', `${name}.scheme`, `must be ${requirements.scheme}`);
+    if ((v1.network as string) !== network?.name)
+      return fail('invalid_network', `${name}.network`, `must be ${network?.name ?? requirements.network}`);
+  }
+  const auth = payment.exact.authorization;
+  const at = `${name}.payload.authorization`;
+  if (!sameAddress(auth.to, requirements.payTo))
+    return fail('invalid_exact_evm_payload_recipient_mismatch', `${at}.to`, `must be ${requirements.payTo}`);
+  if (auth.value !== requirements.amount)
+    return fail(
+      'invalid_exact_evm_payload_authorization_value_mismatch',
+      `${at}.value`,
+      `must be exactly ${requirements.amount} (the price in atomic units)`,
+    );
+  if (BigInt(auth.validAfter) > BigInt(nowSeconds))
+    return fail(
+      'invalid_exact_evm_payload_authorization_valid_after',
+      `${at}.validAfter`,
+      `is in the future (${auth.validAfter} > ${nowSeconds}): the authorization is not valid yet`,
+    );
+  if (BigInt(auth.validBefore) < BigInt(nowSeconds + MIN_VALIDITY_SECONDS))
+    return fail(
+      'invalid_exact_evm_payload_authorization_valid_before',
+      `${at}.validBefore`,
+      `has passed or leaves less than ${MIN_VALIDITY_SECONDS} s (${auth.validBefore}): the authorization has expired`,
+    );
+  return null;
+}

@@ -1,0 +1,111 @@
+/**
+ * x402 payment requirements, derived from the operation's SKU and the configuration - pure
+ * functions, so that the 402, `/.well-known/x402.json` and the catalog can never disagree.
+ *
+ * v2 (x402-specification-v2.md section 5): scheme `exact`, CAIP-2 network, `amount` in atomic units
+ * (exactly the price), asset USDC with its EIP-712 domain in `extra`. v1 clients get the same terms
+ * in v1 form (`maxAmountRequired`, network by name, resource fields inline).
+ */
+import type { PaymentRequired, PaymentRequirements, ResourceInfo } from '@x402/core/types';
+import type { PaymentRequiredV1, PaymentRequirementsV1 } from '@x402/core/types/v1';
+import { jsonSchemaOf } from '../adapters/openapi.ts';
+import type { Config } from '../config.ts';
+import type { AnyOperation } from '../operation.ts';
+import { atomicUsdc, networkOf, paymentNetworks } from './networks.ts';
+
+/** The paid REST resource of a SKU: `{site_url}/api/public/x402/<sku>`. */
+export const skuUrl = (config: Config, op: AnyOperation): string =>
+  `${config.site_url}${op.http?.path ?? ''}`;
+
+/**
+ * What is paid for. Over MCP the resource is the tool, named as the x402 MCP transport's examples
+ * name it (`mcp://tool/<name>`, specs/transports-v2/mcp.md).
+ */
+export function resourceOf(config: Config, op: AnyOperation, via: 'rest' | 'mcp'): ResourceInfo {
+  return {
+    url: via === 'mcp' ? `mcp://tool/${op.toolName}` : skuUrl(config, op),
+    description: op.title,
+    mimeType: 'application/json',
+  };
+}
+
+/**
+ * The atomic amount of one call with this validated input: the catalog price, or the amount the
+ * caller set for SKUs that let them (never below the catalog price, which is their floor).
+ */
+export function amountOf(op: AnyOperation, input: unknown): bigint {
+  const sku = op.sku;
+  if (!sku) throw new Error(`${op.name} is not a paid operation`);
+  const floor = atomicUsdc(sku.usdc);
+  if (!sku.amount) return floor;
+  const asked = atomicUsdc(sku.amount(input));
+  return asked > floor ? asked : floor;
+}
+
+/** The v2 requirements for `amount` atomic USDC; null when no `payTo` is configured. */
+export function requirementsFor(config: Config, amount: bigint): PaymentRequirements | null {
+  const payTo = config.payments.pay_to;
+  if (!payTo) return null;
+  const network = networkOf(config);
+  return {
+    scheme: 'exact',
+    network: network.caip2,
+    amount: amount.toString(),
+    asset: network.usdc,
+    payTo,
+    maxTimeoutSeconds: config.payments.max_timeout_seconds,
+    extra: { ...network.domain },
+  };
+}
+
+export function paymentRequired(
+  requirements: PaymentRequirements,
+  resource: ResourceInfo,
+  error: string,
+): PaymentRequired {
+  return { x402Version: 2, error, resource, accepts: [requirements] };
+}
+
+/**
+ * The same terms for an x402 v1 client (specs/x402-specification-v1.md): network by name,
+ * `maxAmountRequired`, the resource inline, and `outputSchema` describing the call.
+ */
+export function v1Requirements(
+  requirements: PaymentRequirements,
+  resource: ResourceInfo,
+  op: AnyOperation,
+): PaymentRequirementsV1 {
+  const network = Object.values(paymentNetworks).find((n) => n.caip2 === requirements.network);
+  return {
+    scheme: requirements.scheme,
+    network: (network?.name ?? requirements.network) as PaymentRequirementsV1['network'],
+    maxAmountRequired: requirements.amount,
+    resource: resource.url,
+    description: resource.description ?? '',
+    mimeType: resource.mimeType ?? 'application/json',
+    outputSchema: callSchemaOf(op),
+    payTo: requirements.payTo,
+    maxTimeoutSeconds: requirements.maxTimeoutSeconds,
+    asset: requirements.asset,
+    extra: requirements.extra,
+  };
+}
+
+const callSchemas = new WeakMap<AnyOperation, Record<string, unknown>>();
+
+/** v1 `outputSchema`: the request body and the response of the call, as JSON Schemas (computed once). */
+function callSchemaOf(op: AnyOperation): Record<string, unknown> {
+  let schema = callSchemas.get(op);
+  if (!schema) {
+    schema = {
+      input: { type: 'http', method: 'POST', bodyType: 'json', bodyFields: jsonSchemaOf(op.input, 'input') },
+      output: jsonSchemaOf(op.output, 'output'),
+    };
+    callSchemas.set(op, schema);
+  }
+  return schema;
+}
+
+export function paymentRequiredV1(accepts: PaymentRequirementsV1, error: string): PaymentRequiredV1 {
+  return { x402Version: 1, error, accepts: [accepts] };
+}

@@ -1,0 +1,465 @@
+/**
+ * The paid call, in the x402 reference order (verify, run, settle, respond), called once from
+ * `invokeOperation` for every adapter:
+ *
+ *   input (validated by the caller) -> availability (503 sku_unavailable) -> price -> no payment:
+ *   402 | decode, match the terms, verify -> reserve (payer, nonce) durably -> run the handler ->
+ *   settle (or record `authorized`) -> respond with the result and its receipt.
+ *
+ * One authorization pays for one execution: the ledger row is the reservation (ledger.ts). A
+ * replay of a finished payment gets the stored result and receipt; a replay while it runs, or of an
+ * authorization that paid for another request, is refused 402 payment_already_used. A handler
+ * failure releases the authorization (nothing is settled). A refused settlement answers 402 and the
+ * result is not delivered; an unknown outcome (timeout) is delivered as `reconciling` and the
+ * settler reads the chain - never settled twice, never silently re-run.
+ */
+import { randomUUID } from 'node:crypto';
+import type { PaymentPayload, PaymentRequirements, ResourceInfo, SettleResponse } from '@x402/core/types';
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Dialect } from '../../db/database.ts';
+import type { Database, PaymentRow } from '../../db/schema.ts';
+import type { Config } from '../config.ts';
+import { type ErrorCode, invalid, ServiceError } from '../errors.ts';
+import { fingerprint } from '../idempotency.ts';
+import type { AnyOperation, OperationContext } from '../operation.ts';
+import {
+  credentialName,
+  type DecodedPayment,
+  decodeCredential,
+  matchRequirements,
+  type PaymentCredential,
+  type Refusal,
+} from './credential.ts';
+import { type AnyRequirements, facilitatorFor, type PaymentFacilitator } from './facilitator.ts';
+import {
+  findByAuthorization,
+  findHandle,
+  findPayment,
+  type NewPayment,
+  type Outcome,
+  recordOutcome,
+  releasePayment,
+  reservePayment,
+  reuseReleased,
+  storeResult,
+} from './ledger.ts';
+import { paymentNetworks } from './networks.ts';
+import {
+  amountOf,
+  paymentRequired,
+  paymentRequiredV1,
+  requirementsFor,
+  resourceOf,
+  v1Requirements,
+} from './requirements.ts';
+import { type PaymentReceipt, ReferralHandle } from './schemas.ts';
+
+export interface PaymentsDeps {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  config: Config;
+  log: Logger;
+  now: () => Date;
+  /** Another facilitator than the configured one (tests, benchmarks). */
+  facilitator?: PaymentFacilitator;
+}
+
+/** What the adapters hand over and read back for one paid call (`ctx.payment`). */
+export interface PaymentContext {
+  /** The payment as received: `PAYMENT-SIGNATURE` / `X-PAYMENT` header, or MCP `_meta["x402/payment"]`. */
+  credential: PaymentCredential | undefined;
+  /** The referral handle the call named (`ref`), taken out of the input before validation. */
+  ref?: unknown;
+  /** The payment the handler runs charged to (set before it runs). */
+  id?: string;
+  payer?: string;
+  /** Set once the call is paid: the adapters send it (`PAYMENT-RESPONSE`, `_meta["x402/payment-response"]`). */
+  receipt?: PaymentReceipt;
+  /** x402 version the payer spoke: the receipt header is `PAYMENT-RESPONSE` (2) or `X-PAYMENT-RESPONSE` (1). */
+  version?: 1 | 2;
+}
+
+/** Share of a payment as parts per million, so that credits are exact integers of atomic USDC. */
+const PPM = 1_000_000n;
+
+export class PaymentsService {
+  readonly facilitator: PaymentFacilitator;
+  private readonly deps: PaymentsDeps;
+
+  constructor(deps: PaymentsDeps) {
+    this.deps = deps;
+    this.facilitator = deps.facilitator ?? facilitatorFor(deps.config);
+  }
+
+  /** Why no paid SKU can run on this deployment, or null. */
+  unavailable(): string | null {
+    return this.deps.config.payments.pay_to ? null : 'payments.pay_to (PAY_TO) is not configured';
+  }
+
+  /**
+   * Charges one call of `op` with this validated input: returns the handler's output (`run`) once
+   * paid, or throws the refusal. `ctx.payment` carries the credential in and the receipt out.
+   */
+  async charge<T>(
+    op: AnyOperation,
+    ctx: OperationContext,
+    input: unknown,
+    run: () => Promise<T>,
+  ): Promise<T> {
+    const sku = op.sku;
+    if (!sku) throw new Error(`${op.name} is not a paid operation`);
+    const { config } = this.deps;
+    const payment = ctx.payment ?? { credential: undefined };
+    ctx.payment = payment;
+    const handle = await this.referralHandleOf(payment.ref);
+
+    const reason = sku.unavailable?.(ctx.services) ?? this.unavailable();
+    if (reason) throw new ServiceError('sku_unavailable', { detail: `${sku.id}: ${reason}` });
+
+    const requirements = requirementsFor(config, amountOf(op, input)) as PaymentRequirements;
+    const resource = resourceOf(config, op, ctx.request.via);
+    const terms: Terms = { op, requirements, resource };
+    const credential = payment.credential;
+    if (!credential) {
+      const missing =
+        ctx.request.via === 'mcp'
+          ? '_meta["x402/payment"] is required'
+          : 'PAYMENT-SIGNATURE header is required';
+      throw this.refuse(terms, 'payment_required', {
+        reason: missing,
+        detail: `${sku.id} costs ${sku.usdc} USDC: pay with x402 (${missing})`,
+        errors: [],
+      });
+    }
+
+    const decoded = decodeCredential(credential);
+    if (!decoded.ok) throw this.refuse(terms, 'payment_invalid', decoded.refusal);
+    const paid = decoded.payment;
+    payment.version = paid.version;
+    const name = credentialName(credential);
+    const mismatch = matchRequirements(
+      paid,
+      requirements,
+      name,
+      Math.floor(this.deps.now().getTime() / 1000),
+    );
+    if (mismatch) throw this.refuse(terms, 'payment_invalid', mismatch, paid.version);
+
+    const key = {
+      network: requirements.network,
+      asset: requirements.asset.toLowerCase(),
+      payer: paid.payer,
+      nonce: paid.nonce,
+    };
+    const requestHash = fingerprint({ sku: sku.id, input });
+    const earlier = await findByAuthorization(this.deps.db, key);
+    if (earlier && earlier.status !== 'released')
+      return this.replay<T>(earlier, requestHash, terms, paid, payment);
+
+    const facilitatorRequirements = this.facilitatorRequirements(paid, terms);
+    let verdict: Awaited<ReturnType<PaymentFacilitator['verify']>>;
+    try {
+      verdict = await this.facilitator.verify(paid.payload, facilitatorRequirements);
+    } catch (err) {
+      throw new ServiceError('service_unavailable', {
+        detail: 'The payment facilitator did not answer; nothing was charged, retry the same payment',
+        cause: err,
+      });
+    }
+    if (!verdict.isValid)
+      throw this.refuse(terms, ...this.verifyRefusal(verdict.invalidReason, name), paid.version);
+
+    const row: NewPayment = {
+      id: randomUUID(),
+      sku: sku.id,
+      ...key,
+      amount: Number(requirements.amount),
+      pay_to: requirements.payTo.toLowerCase(),
+      x402_version: paid.version,
+      facilitator: this.facilitator.name,
+      referral_handle: handle,
+      referral_credit: handle ? this.referralCredit(BigInt(requirements.amount)) : 0,
+      request_hash: requestHash,
+      payload: JSON.stringify(paid.payload),
+      requirements: JSON.stringify(facilitatorRequirements),
+      valid_before: Number(paid.exact.authorization.validBefore),
+    };
+    const now = () => this.deps.now().toISOString();
+    let reserved = earlier
+      ? await reuseReleased(this.deps.db, earlier.id, { ...row, id: earlier.id }, now())
+      : await reservePayment(this.deps.db, row, now());
+    if (earlier && reserved) row.id = earlier.id;
+    if (!reserved) {
+      // Another request with this authorization reserved it first (in any process).
+      const winner = await findByAuthorization(this.deps.db, key);
+      if (winner && winner.status !== 'released')
+        return this.replay<T>(winner, requestHash, terms, paid, payment);
+      reserved = winner
+        ? await reuseReleased(this.deps.db, winner.id, { ...row, id: winner.id }, now())
+        : false;
+      if (!reserved || !winner)
+        throw this.alreadyUsed(terms, paid.version, 'is being used by another request');
+      row.id = winner.id;
+    }
+
+    payment.id = row.id;
+    payment.payer = paid.exact.authorization.from;
+    let output: T;
+    try {
+      output = await run();
+    } catch (err) {
+      await releasePayment(this.deps.db, row.id, now()).catch((releaseErr: unknown) =>
+        this.deps.log.error({ err: releaseErr, payment_id: row.id }, 'could not release a payment'),
+      );
+      throw err;
+    }
+
+    const result = JSON.stringify(output);
+    const outcome = await this.settle(row.id, paid, facilitatorRequirements, result, now);
+    if (!(await recordOutcome(this.deps.db, row.id, outcome, now()))) {
+      this.deps.log.error(
+        { payment_id: row.id, status: outcome.status },
+        'payment left its reservation meanwhile',
+      );
+    }
+    if (outcome.status === 'failed') {
+      throw this.refuse(
+        terms,
+        'payment_settlement_failed',
+        {
+          reason: outcome.error,
+          detail: `Settlement was refused (${outcome.error}); the result is not delivered and nothing was charged`,
+          errors: [],
+        },
+        paid.version,
+        this.settlementResponse(paid, outcome.transaction, outcome.error),
+      );
+    }
+    payment.receipt = receiptOf(
+      {
+        id: row.id,
+        status: outcome.status,
+        payer: paid.payer,
+        transaction_hash: 'transaction' in outcome ? outcome.transaction : null,
+      },
+      requirements.network,
+      paid.version,
+    );
+    return output;
+  }
+
+  /**
+   * Settles a payment whose result is ready. Without a facilitator that settles it is recorded
+   * `authorized` (the settler submits it later); a settlement whose outcome is unknown (timeout, a
+   * broadcast not yet confirmed, no answer) is `reconciling` and its result is still delivered.
+   */
+  private async settle(
+    id: string,
+    paid: DecodedPayment,
+    requirements: AnyRequirements,
+    result: string,
+    now: () => string,
+  ): Promise<Outcome> {
+    if (!this.facilitator.settles) return { status: 'authorized', result };
+    await storeResult(this.deps.db, id, result, now());
+    let settled: SettleResponse;
+    try {
+      settled = await this.facilitator.settle(paid.payload, requirements);
+    } catch (err) {
+      this.deps.log.warn({ err, payment_id: id }, 'settlement outcome unknown; reconciling');
+      return { status: 'reconciling', result, transaction: null, error: 'settlement outcome unknown' };
+    }
+    if (settled.success) return { status: 'settled', result, transaction: settled.transaction };
+    const error = settled.errorReason ?? 'unexpected_settle_error';
+    if (error === 'settlement_pending') {
+      return { status: 'reconciling', result, transaction: settled.transaction || null, error };
+    }
+    return { status: 'failed', error, transaction: settled.transaction || null };
+  }
+
+  /** The answer to a payment the ledger already holds (not released). */
+  private async replay<T>(
+    row: PaymentRow,
+    requestHash: string,
+    terms: Terms,
+    paid: DecodedPayment,
+    payment: PaymentContext,
+  ): Promise<T> {
+    switch (row.status) {
+      case 'settled':
+      case 'authorized':
+      case 'reconciling':
+        if (row.request_hash !== requestHash || row.result === null || !sameSignature(row, paid)) {
+          throw this.alreadyUsed(terms, paid.version, 'already paid for another request');
+        }
+        payment.id = row.id;
+        payment.payer = paid.exact.authorization.from;
+        payment.receipt = receiptOf(row, row.network, paid.version);
+        return JSON.parse(row.result) as T;
+      case 'reserved':
+        throw this.alreadyUsed(terms, paid.version, 'is paying for a request that is still running');
+      case 'failed':
+        throw this.refuse(
+          terms,
+          'payment_settlement_failed',
+          {
+            reason: row.error ?? 'unexpected_settle_error',
+            detail: `This authorization could not be settled (${row.error ?? 'unknown reason'}); sign a new one`,
+            errors: [],
+          },
+          paid.version,
+        );
+      case 'released':
+        throw new Error('a released payment is reused, not replayed');
+    }
+  }
+
+  /** What the facilitator verifies and settles against: the v2 requirements, or their v1 form. */
+  private facilitatorRequirements(paid: DecodedPayment, terms: Terms): AnyRequirements {
+    return paid.version === 2
+      ? terms.requirements
+      : v1Requirements(terms.requirements, terms.resource, terms.op);
+  }
+
+  /** A facilitator's refusal as our code and a field to name (x402-specification-v2.md section 9). */
+  private verifyRefusal(invalidReason: string | undefined, name: string): [ErrorCode, Refusal] {
+    const reason = invalidReason ?? 'unexpected_verify_error';
+    const at = `${name}.payload`;
+    const one = (code: ErrorCode, field: string | null, message: string): [ErrorCode, Refusal] => [
+      code,
+      {
+        reason,
+        detail: field ? `${field}: ${message}` : message,
+        errors: field ? [{ field, message }] : [],
+      },
+    ];
+    switch (reason) {
+      case 'invalid_exact_evm_signature':
+      case 'invalid_exact_evm_payload_signature':
+        return one(
+          'payment_invalid',
+          `${at}.signature`,
+          'does not recover to authorization.from (EIP-712 TransferWithAuthorization over the asset domain)',
+        );
+      case 'invalid_exact_evm_nonce_already_used':
+        return one('payment_already_used', `${at}.authorization.nonce`, 'was already used on chain');
+      case 'insufficient_funds':
+      case 'invalid_exact_evm_insufficient_balance':
+        return one('payment_invalid', `${at}.authorization.from`, 'holds less USDC than the price');
+      default:
+        return one('payment_invalid', null, `The facilitator refused the payment (${reason})`);
+    }
+  }
+
+  private alreadyUsed(terms: Terms, version: 1 | 2, what: string): ServiceError {
+    return this.refuse(
+      terms,
+      'payment_already_used',
+      {
+        reason: 'payment_already_used',
+        detail: `This payment authorization ${what}; one authorization pays for one request - sign a new one`,
+        errors: [],
+      },
+      version,
+    );
+  }
+
+  /**
+   * A 402 carrying the terms: the v2 PaymentRequired always, the v1 form unless the payer spoke v2,
+   * and the settlement response of a refused settlement.
+   */
+  private refuse(
+    terms: Terms,
+    code: ErrorCode,
+    refusal: Refusal,
+    version?: 1 | 2,
+    settlement?: SettleResponse,
+  ): ServiceError {
+    const required = paymentRequired(terms.requirements, terms.resource, refusal.reason);
+    return new ServiceError(code, {
+      detail: refusal.detail,
+      ...(refusal.errors.length ? { errors: refusal.errors } : {}),
+      payment: {
+        required: required as unknown as Record<string, unknown>,
+        ...(version === 2
+          ? {}
+          : {
+              v1: paymentRequiredV1(
+                v1Requirements(terms.requirements, terms.resource, terms.op),
+                refusal.reason,
+              ) as unknown as Record<string, unknown>,
+            }),
+        ...(settlement ? { settlement: settlement as unknown as Record<string, unknown> } : {}),
+      },
+    });
+  }
+
+  private settlementResponse(
+    paid: DecodedPayment,
+    transaction: string | null,
+    reason: string,
+  ): SettleResponse {
+    const accepted = (paid.payload as PaymentPayload).accepted;
+    const network = paid.version === 2 ? accepted.network : (paid.payload as { network: string }).network;
+    return {
+      success: false,
+      errorReason: reason,
+      transaction: transaction ?? '',
+      network: network as SettleResponse['network'],
+      payer: paid.exact.authorization.from,
+    };
+  }
+
+  /** The `ref` of a paid call: null when absent; a malformed or unknown handle is a bad input (400). */
+  private async referralHandleOf(ref: unknown): Promise<string | null> {
+    if (ref === undefined) return null;
+    const parsed = ReferralHandle.safeParse(ref);
+    if (!parsed.success)
+      throw invalid([{ field: 'ref', message: parsed.error.issues[0]?.message ?? 'is invalid' }]);
+    if (!(await findHandle(this.deps.db, parsed.data))) {
+      throw invalid([{ field: 'ref', message: 'is not a registered referral handle' }]);
+    }
+    return parsed.data;
+  }
+
+  private referralCredit(amount: bigint): number {
+    const share = BigInt(Math.round(this.deps.config.payments.referral_share * Number(PPM)));
+    return Number((amount * share) / PPM);
+  }
+
+  /** The public receipt of a payment (GET {public_api_url}/payments/{id}); null when unknown. */
+  async receipt(id: string): Promise<PaymentRow | undefined> {
+    return findPayment(this.deps.db, id);
+  }
+}
+
+/** Whether the stored payment carried this very signature (a replay, not a second use of the nonce). */
+function sameSignature(row: PaymentRow, paid: DecodedPayment): boolean {
+  const stored = (JSON.parse(row.payload) as { payload?: { signature?: string } }).payload?.signature;
+  return stored?.toLowerCase() === paid.exact.signature.toLowerCase();
+}
+
+interface Terms {
+  op: AnyOperation;
+  requirements: PaymentRequirements;
+  resource: ResourceInfo;
+}
+
+/** The receipt of a payment, naming the network as the payer's x402 version does. */
+export function receiptOf(
+  row: Pick<PaymentRow, 'id' | 'status' | 'payer' | 'transaction_hash'>,
+  network: string,
+  version: 1 | 2,
+): PaymentReceipt {
+  const named =
+    version === 1 ? Object.values(paymentNetworks).find((n) => n.caip2 === network)?.name : undefined;
+  return {
+    success: row.status === 'settled' || row.status === 'authorized' || row.status === 'reconciling',
+    id: row.id,
+    status: row.status,
+    network: named ?? network,
+    transaction: row.transaction_hash ?? '',
+    payer: row.payer,
+  };
+}

@@ -1,0 +1,40 @@
+/**
+ * The key that submits `transferWithAuthorization` for the embedded facilitator. Read from
+ * `PAYMENTS_SETTLER_PRIVATE_KEY` only; the key never reaches a log line or a JSON document - only
+ * its address does.
+ */
+import { inspect } from 'node:util';
+import type { Hex, PrivateKeyAccount } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+
+export class SettlerKey {
+  readonly account: PrivateKeyAccount;
+
+  private constructor(account: PrivateKeyAccount) {
+    this.account = account;
+  }
+
+  /** A 32-byte secp256k1 private key as hex (with or without 0x); null when it is not one. */
+  static parse(text: string): SettlerKey | null {
+    const trimmed = text.trim();
+    const hex = (trimmed.startsWith('0x') ? trimmed : `0x${trimmed}`) as Hex;
+    if (!/^0x[0-9a-fA-F]{64}$/.test(hex)) return null;
+    try {
+      return new SettlerKey(privateKeyToAccount(hex));
+    } catch {
+      return null; // zero or beyond the curve order
+    }
+  }
+
+  get address(): Hex {
+    return this.account.address;
+  }
+
+  toJSON(): { address: string } {
+    return { address: this.account.address };
+  }
+
+  [inspect.custom](): string {
+    return `SettlerKey(${this.account.address})`;
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * Test-only paid operations (no SKU of the catalog): an echo sold at the site's
+ * /api/public/x402/test-echo for 0.10 USDC, which counts its executions, can be made slow (to
+ * overlap concurrent requests) and can fail (to check that a failed request is not charged).
+ * Served by passing `[...operations, ...testPaidOperations()]` to startTestService.
+ */
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { ServiceError } from '../../servers/errors.ts';
+import { type AnyOperation, defineOperation } from '../../servers/operation.ts';
+import { operations } from '../../servers/registry.ts';
+
+export const TEST_SKU = 'test-echo';
+export const TEST_PRICE_USDC = 0.1;
+export const TEST_PRICE_ATOMIC = '100000';
+
+export interface EchoCounter {
+  /** Executions of the handler per `text`. */
+  runs: Map<string, number>;
+}
+
+export function testPaidOperations(counter: EchoCounter = { runs: new Map() }): AnyOperation[] {
+  const echo = defineOperation({
+    name: 'testEcho',
+    title: 'Echo (test SKU)',
+    description: 'Echoes its text, for payment tests.',
+    input: z.strictObject({
+      text: z.string().min(1).max(200),
+      times: z.number().int().min(1).max(5).default(1),
+      loud: z.boolean().default(false),
+      delay_ms: z.number().int().min(0).max(5000).default(0),
+      fail: z.boolean().default(false),
+    }),
+    output: z.object({
+      echo: z.string(),
+      run: z.number().int(),
+      /** Unique per execution: two responses with one execution id come from one run. */
+      execution: z.uuid(),
+      payment_id: z.string().nullable(),
+    }),
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    access: 'paid',
+    http: { surface: 'site', method: 'POST', path: `/api/public/x402/${TEST_SKU}`, input: 'body' },
+    mcp: ['public'],
+    sku: { id: TEST_SKU, usdc: TEST_PRICE_USDC },
+    handler: async (ctx, input) => {
+      const run = (counter.runs.get(input.text) ?? 0) + 1;
+      counter.runs.set(input.text, run);
+      if (input.delay_ms) await new Promise((resolve) => setTimeout(resolve, input.delay_ms));
+      if (input.fail) throw new ServiceError('internal_error', { cause: new Error('test handler failed') });
+      const text = Array.from({ length: input.times }, () => input.text).join(' ');
+      return {
+        echo: input.loud ? text.toUpperCase() : text,
+        run,
+        execution: randomUUID(),
+        payment_id: ctx.payment?.id ?? null,
+      };
+    },
+  });
+  return [echo];
+}
+
+/** The registry plus the test SKU. */
+export const withTestSku = (counter?: EchoCounter): AnyOperation[] => [
+  ...operations,
+  ...testPaidOperations(counter),
+];
