@@ -412,8 +412,23 @@ describe.each(dialects)('paid catalog (%s)', (dialect) => {
     ).toEqual(again.skus.map((s: Json) => [s.sku, s.available, s.unavailable_reason]));
   });
 
-  it('agrees with GET /services, the OpenAPI documents and the public MCP tool list for every SKU', async () => {
+  it('agrees with GET /services, x402.json, the OpenAPI documents and the public MCP tool list for every SKU', async () => {
     const services = (await getJson(`${service.config.public_api_url}/services`)).services as Json[];
+    const x402 = await getJson(`${service.config.site_url}/.well-known/x402.json`);
+    const live = await getJson(`${service.config.functions_url}/catalog`);
+    expect((x402.resources as Json[]).map((r) => r.sku).sort()).toEqual(
+      (snapshot.skus as Json[]).map((e) => e.sku).sort(),
+    );
+    for (const entry of live.skus as Json[]) {
+      const resource = (x402.resources as Json[]).find((r) => r.sku === entry.sku);
+      expect(resource, entry.sku).toMatchObject({
+        resource: entry.url,
+        price_usdc: entry.price_usdc,
+        title: entry.title,
+        available: entry.available,
+        unavailable_reason: entry.unavailable_reason ?? null,
+      });
+    }
     const site = await getJson(`${service.config.site_url}/openapi.json`);
     const { tools } = (await client.listTools()) as Json;
     const entries = snapshot.skus as Json[];
