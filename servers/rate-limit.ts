@@ -47,14 +47,16 @@ export async function createRateLimits(
   ][]) {
     const options = { keyPrefix: kind, points: limit.points, duration: limit.duration_s };
     if (database.raw.kind === 'postgres') {
-      const pool = database.raw.pool;
       limiters.set(
         kind,
-        await new Promise<RateLimiterAbstract>((resolve, reject) => {
-          const limiter: RateLimiterPostgres = new RateLimiterPostgres(
-            { ...options, storeClient: pool, tableName: 'rate_limits', clearExpiredByTimeout: true },
-            (err?: Error) => (err ? reject(err) : resolve(limiter)),
-          );
+        new RateLimiterPostgres({
+          ...options,
+          storeClient: database.raw.pool,
+          tableName: 'rate_limits',
+          // Made by a migration (2026-11-23T1300Z_rate_limits_table): creating it here raced
+          // between processes starting together ("type rate_limits already exists").
+          tableCreated: true,
+          clearExpiredByTimeout: true,
         }),
       );
     } else {
