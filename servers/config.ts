@@ -256,7 +256,7 @@ export const envBindings: Record<string, EnvBinding> = {
   DATABASE_URL: { key: 'database_url' },
   LOG_LEVEL: { key: 'log_level' },
   NODE_ENV: { key: 'mode', parse: (raw) => (raw === 'production' ? 'production' : 'development') },
-  SECRETS_KEY: { key: 'secrets.key', parse: (raw) => (raw.trim() === '' ? null : raw) },
+  SECRETS_KEY: { key: 'secrets.key', parse: nullIfEmpty },
   SECRETS_KEY_PREVIOUS: { key: 'secrets.previous_keys', parse: list },
   PAY_TO: { key: 'payments.pay_to', parse: nullIfEmpty },
   PAYMENTS_NETWORK: { key: 'payments.network' },

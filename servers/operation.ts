@@ -178,6 +178,33 @@ export function defineOperation<I extends z.ZodType, O extends z.ZodType>(
   return { ...spec, toolName: spec.name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`) };
 }
 
+/**
+ * The operation of a paid SKU: sold at `{site_url}/api/public/x402/<sku.id>` (POST with a JSON body;
+ * the REST adapter answers GET with query parameters too) and as a tool of the public MCP server, as
+ * the registry requires - so no SKU can be declared anywhere else or with another access.
+ */
+export function defineSku<I extends z.ZodType, O extends z.ZodType>(
+  spec: Omit<OperationSpec<I, O>, 'access' | 'http' | 'mcp' | 'tags' | 'sku'> & {
+    sku: Sku<z.output<I>>;
+    /** A success status other than 200 for some outputs (the scan SKU's 202). */
+    http?: Pick<HttpBinding, 'status' | 'otherStatuses'>;
+  },
+): Operation<I, O> {
+  return defineOperation({
+    ...spec,
+    access: 'paid',
+    http: {
+      surface: 'site',
+      method: 'POST',
+      path: `/api/public/x402/${spec.sku.id}`,
+      input: 'body',
+      ...spec.http,
+    },
+    mcp: ['public'],
+    tags: ['paid catalog'],
+  });
+}
+
 /** zod issues -> field errors that name the field and never echo the value (it may be personal data). */
 export function fieldErrors(error: z.ZodError): FieldError[] {
   const out: FieldError[] = [];

@@ -3,7 +3,7 @@
  * Sold from now on with its inputs and price; the campaigns are issue 12.
  */
 import { z } from 'zod';
-import { defineOperation, type Sku } from '../../../operation.ts';
+import { defineSku, type Sku } from '../../../operation.ts';
 import { notBuiltYet, PageUrl, SkuDomain, urlOnDomain, usdc, usdcInput, usdcText } from '../inputs.ts';
 
 /** SPEC Limits: "amount_usdc minimum 5.00". */
@@ -58,7 +58,7 @@ const sku: Sku<BoostInput> = {
   unavailable: unbuilt.unavailable,
 };
 
-export const boostUrl = defineOperation({
+export const boostUrl = defineSku({
   name: 'boostUrl',
   title: 'Boost a URL across agent surfaces',
   description:
@@ -69,12 +69,8 @@ export const boostUrl = defineOperation({
   input: BoostInput,
   output: Boost,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-  access: 'paid',
   sku,
-  http: { surface: 'site', method: 'POST', path: `/api/public/x402/${sku.id}`, input: 'body' },
-  mcp: ['public'],
   errors: ['validation_failed', 'sku_unavailable'],
-  tags: ['paid catalog'],
   handler: unbuilt.handler,
 });
 

@@ -3,7 +3,7 @@
  * per deployment. Sold from now on with its inputs and price; the bookings are issue 12.
  */
 import { z } from 'zod';
-import { defineOperation, type Sku } from '../../../operation.ts';
+import { defineSku, type Sku } from '../../../operation.ts';
 import { queryNumber } from '../../../pagination.ts';
 import { contactKind } from '../../returns/schemas.ts';
 import { daysInput, notBuiltYet, usdcText } from '../inputs.ts';
@@ -59,7 +59,7 @@ const sku: Sku<EmbodimentInput> = {
   unavailable: unbuilt.unavailable,
 };
 
-export const bookEmbodiment = defineOperation({
+export const bookEmbodiment = defineSku({
   name: 'bookEmbodiment',
   title: 'Place an agent in a humanoid robot body',
   description:
@@ -69,12 +69,8 @@ export const bookEmbodiment = defineOperation({
   input: EmbodimentInput,
   output: EmbodimentBooking,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-  access: 'paid',
   sku,
-  http: { surface: 'site', method: 'POST', path: `/api/public/x402/${sku.id}`, input: 'body' },
-  mcp: ['public'],
   errors: ['validation_failed', 'sku_unavailable'],
-  tags: ['paid catalog'],
   handler: unbuilt.handler,
 });
 

@@ -4,7 +4,7 @@
  * audit is issue 13.
  */
 import { z } from 'zod';
-import { defineOperation, type Sku } from '../../../operation.ts';
+import { defineSku, type Sku } from '../../../operation.ts';
 import { notBuiltYet, SkuDomain } from '../inputs.ts';
 
 export const EntityInput = z.strictObject({
@@ -85,7 +85,7 @@ const unbuilt = notBuiltYet(13);
 
 const sku: Sku<EntityInput> = { id: 'entity', usdc: 0.5, unavailable: unbuilt.unavailable };
 
-export const auditEntity = defineOperation({
+export const auditEntity = defineSku({
   name: 'auditEntity',
   title: 'Entity consistency audit of a brand',
   description:
@@ -96,12 +96,8 @@ export const auditEntity = defineOperation({
   input: EntityInput,
   output: EntityAudit,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-  access: 'paid',
   sku,
-  http: { surface: 'site', method: 'POST', path: `/api/public/x402/${sku.id}`, input: 'body' },
-  mcp: ['public'],
   errors: ['validation_failed', 'sku_unavailable'],
-  tags: ['paid catalog'],
   handler: unbuilt.handler,
 });
 

@@ -3,7 +3,7 @@
  * now on with its inputs and price; the auction itself is issue 12.
  */
 import { z } from 'zod';
-import { defineOperation, type Sku } from '../../../operation.ts';
+import { defineSku, type Sku } from '../../../operation.ts';
 import { queryNumber } from '../../../pagination.ts';
 import {
   Blurb,
@@ -72,7 +72,7 @@ const sku: Sku<FeaturedBidInput> = {
   unavailable: unbuilt.unavailable,
 };
 
-export const bidFeaturedSlot = defineOperation({
+export const bidFeaturedSlot = defineSku({
   name: 'bidFeaturedSlot',
   title: 'Bid for the Featured Brand slot',
   description:
@@ -83,12 +83,8 @@ export const bidFeaturedSlot = defineOperation({
   input: FeaturedBidInput,
   output: FeaturedBid,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-  access: 'paid',
   sku,
-  http: { surface: 'site', method: 'POST', path: `/api/public/x402/${sku.id}`, input: 'body' },
-  mcp: ['public'],
   errors: ['validation_failed', 'sku_unavailable'],
-  tags: ['paid catalog'],
   handler: unbuilt.handler,
 });
 

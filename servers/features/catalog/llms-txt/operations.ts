@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { ServiceError } from '../../../errors.ts';
-import { defineOperation } from '../../../operation.ts';
+import { defineSku } from '../../../operation.ts';
 import { DomainInput } from '../../scans/schemas.ts';
 import { type ExtractedPage, extractPage, generateSiteFiles, sectionOrder } from './generate.ts';
 
@@ -85,7 +85,7 @@ const file = (origin: string, path: string, mediaType: string, content: string) 
   bytes: Buffer.byteLength(content, 'utf8'),
 });
 
-export const llmsTxt = defineOperation({
+export const llmsTxt = defineSku({
   name: 'generateLlmsTxt',
   title: 'Generate llms.txt, llms-full.txt and ai.txt for a site',
   description:
@@ -94,12 +94,8 @@ export const llmsTxt = defineOperation({
   output: LlmsTxtFiles,
   // Not read-only nor idempotent for the caller: every call is charged.
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-  access: 'paid',
   sku: { id: 'llms-txt', usdc: 1, unavailable: () => null },
-  http: { surface: 'site', method: 'POST', path: '/api/public/x402/llms-txt', input: 'body' },
-  mcp: ['public'],
   errors: ['validation_failed', 'site_unreachable'],
-  tags: ['paid'],
   handler: async (ctx, input) => {
     const { scans } = ctx.services;
     const domain = scans.normalize(input.domain);

@@ -3,7 +3,7 @@
  * and the open web. Sold from now on with its inputs and price; the research is issue 13.
  */
 import { z } from 'zod';
-import { defineOperation, type Sku } from '../../../operation.ts';
+import { defineSku, type Sku } from '../../../operation.ts';
 import { notBuiltYet } from '../inputs.ts';
 
 /** What every dossier says about itself (SPEC: "not a consumer report or a background check"). */
@@ -87,7 +87,7 @@ const unbuilt = notBuiltYet(13);
 
 const sku: Sku<PeopleSearchInput> = { id: 'people-search', usdc: 0.01, unavailable: unbuilt.unavailable };
 
-export const researchPerson = defineOperation({
+export const researchPerson = defineSku({
   name: 'researchPerson',
   title: 'People research dossier',
   description:
@@ -98,12 +98,8 @@ export const researchPerson = defineOperation({
   input: PeopleSearchInput,
   output: PeopleDossier,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-  access: 'paid',
   sku,
-  http: { surface: 'site', method: 'POST', path: `/api/public/x402/${sku.id}`, input: 'body' },
-  mcp: ['public'],
   errors: ['validation_failed', 'sku_unavailable'],
-  tags: ['paid catalog'],
   handler: unbuilt.handler,
 });
 

@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { ServiceError } from '../../../errors.ts';
-import { defineOperation } from '../../../operation.ts';
+import { defineSku } from '../../../operation.ts';
 import { queryBoolean } from '../../../pagination.ts';
 import { DomainInput, Scan } from '../../scans/schemas.ts';
 
@@ -29,7 +29,7 @@ export const PaidScan = Scan.extend({
 });
 export type PaidScan = z.infer<typeof PaidScan>;
 
-export const scan = defineOperation({
+export const scan = defineSku({
   name: 'buyFullScan',
   title: 'Full Signal Strength scan of a site',
   description:
@@ -37,21 +37,14 @@ export const scan = defineOperation({
   input: PaidScanInput,
   output: PaidScan,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-  access: 'paid',
   sku: { id: 'scan', usdc: 0.1, unavailable: () => null },
   http: {
-    surface: 'site',
-    method: 'POST',
-    path: '/api/public/x402/scan',
-    input: 'body',
     status: (output: PaidScan) => (output.status === 'done' ? 200 : 202),
     otherStatuses: {
       202: 'The scan is queued or still running: poll status_url (the same body, result null until done).',
     },
   },
-  mcp: ['public'],
   errors: ['validation_failed', 'site_unreachable'],
-  tags: ['paid'],
   handler: async (ctx, input) => {
     const { scans, config } = ctx.services;
     const account = ctx.account ?? null;

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { ServiceError } from '../../../errors.ts';
-import { defineOperation } from '../../../operation.ts';
+import { defineSku } from '../../../operation.ts';
 import { Component, DomainInput, Finding, Tier } from '../../scans/schemas.ts';
 import { topRecommendations } from './recommendations.ts';
 
@@ -47,7 +47,7 @@ export const SignalCheck = z.object({
 });
 export type SignalCheck = z.infer<typeof SignalCheck>;
 
-export const signal = defineOperation({
+export const signal = defineSku({
   name: 'buySignalCheck',
   title: 'Fresh Signal Strength check of a domain',
   description:
@@ -55,12 +55,8 @@ export const signal = defineOperation({
   input: SignalCheckInput,
   output: SignalCheck,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-  access: 'paid',
   sku: { id: 'signal', usdc: 0.1, unavailable: () => null },
-  http: { surface: 'site', method: 'POST', path: '/api/public/x402/signal', input: 'body' },
-  mcp: ['public'],
   errors: ['validation_failed', 'site_unreachable'],
-  tags: ['paid'],
   handler: async (ctx, input) => {
     const scan = await ctx.services.scans.freshQuickCheck(input.domain, ctx.signal);
     const result = scan.result;

@@ -3,7 +3,7 @@
  * agent identity (a soul). Sold from now on with its inputs and price; souls are issue 11.
  */
 import { z } from 'zod';
-import { defineOperation, type Sku } from '../../../operation.ts';
+import { defineSku, type Sku } from '../../../operation.ts';
 import { notBuiltYet } from '../inputs.ts';
 
 /** Our limit (SPEC sets none): one memory entry. */
@@ -52,7 +52,7 @@ const unbuilt = notBuiltYet(11);
 
 const sku: Sku<SoulWriteInput> = { id: 'soul-write', usdc: 0.01, unavailable: unbuilt.unavailable };
 
-export const writeSoulMemory = defineOperation({
+export const writeSoulMemory = defineSku({
   name: 'writeSoulMemory',
   title: 'Write a memory to an agent identity',
   description:
@@ -62,12 +62,8 @@ export const writeSoulMemory = defineOperation({
   input: SoulWriteInput,
   output: SoulMemory,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-  access: 'paid',
   sku,
-  http: { surface: 'site', method: 'POST', path: `/api/public/x402/${sku.id}`, input: 'body' },
-  mcp: ['public'],
   errors: ['validation_failed', 'sku_unavailable'],
-  tags: ['paid catalog'],
   handler: unbuilt.handler,
 });
 

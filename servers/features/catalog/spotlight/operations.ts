@@ -3,7 +3,7 @@
  * Sold from now on with its inputs and price; the placement itself is issue 12.
  */
 import { z } from 'zod';
-import { defineOperation, type Sku } from '../../../operation.ts';
+import { defineSku, type Sku } from '../../../operation.ts';
 import { Blurb, notBuiltYet, PageUrl, SkuDomain } from '../inputs.ts';
 
 /** SPEC: "30 days of premium placement". */
@@ -63,7 +63,7 @@ const unbuilt = notBuiltYet(12);
 
 const sku: Sku<SpotlightInput> = { id: 'spotlight', usdc: 25, unavailable: unbuilt.unavailable };
 
-export const buySpotlight = defineOperation({
+export const buySpotlight = defineSku({
   name: 'buySpotlight',
   title: '30-day spotlight placement',
   description:
@@ -73,12 +73,8 @@ export const buySpotlight = defineOperation({
   input: SpotlightInput,
   output: Spotlight,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-  access: 'paid',
   sku,
-  http: { surface: 'site', method: 'POST', path: `/api/public/x402/${sku.id}`, input: 'body' },
-  mcp: ['public'],
   errors: ['validation_failed', 'sku_unavailable'],
-  tags: ['paid catalog'],
   handler: unbuilt.handler,
 });
 
