@@ -23,7 +23,7 @@ describe('normalizeDescriptor', () => {
     ['SPOTIFY P1A2B3C4D5 STOCKHOLM SE', 'SPOTIFY', null],
     ["MCDONALD'S F12345 CHICAGO IL", 'MCDONALDS', null],
     ['WHOLEFDS MKT 10234 AUSTIN TX', 'WHOLEFDS MKT', null],
-    ['CKE*CARLS JR 1234', 'CARLS JR', 'CKE'],
+    ['CKE*CARLS JR 1234', 'CKE CARLS JR', null],
     ['Kartenzahlung REWE Markt GmbH 12.03.2025', 'REWE MARKT GMBH', null],
     ['CB CARREFOUR 12/03', 'CARREFOUR', null],
     ['Café Müller', 'CAFE MULLER', null],

@@ -205,8 +205,12 @@ export function normalizeDescriptor(raw: string): NormalizedDescriptor {
   let hadLocation = false;
   let country: string | null = null;
   let region: string | null = null;
-  if (tokens.length > keep && countryCodes.has(tokens.at(-1) as string)) {
-    country = alpha2(tokens.at(-1) as string);
+  // A last code that is both a state and a country (CA, DE, IN) is a state on a US statement line,
+  // unless the line writes it as a country (`MUENCHEN/DE`).
+  const last = tokens.at(-1) as string;
+  const stateFirst = regionCodes.has(last) && !line.trimEnd().endsWith(`/${last}`);
+  if (tokens.length > keep && countryCodes.has(last) && !stateFirst) {
+    country = alpha2(last);
     tokens = tokens.slice(0, -1);
     hadLocation = true;
   }

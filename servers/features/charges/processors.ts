@@ -439,6 +439,9 @@ const compiled = processors.map((processor) => ({
   ),
 }));
 
+/** Codes that look like a facilitator's but are a merchant's own: CKE Restaurants (Carl's Jr., Hardee's). */
+const notProcessors = new Set(['CKE']);
+
 /** A short code before `*`, as card networks let facilitators print (`CNK*`, `DNH*`, `FLO* `). */
 const shortCode = /^([A-Z0-9]{2,5}) ?\* ?(?=[A-Z0-9#])/;
 
@@ -456,7 +459,7 @@ export function detectProcessor(line: string): DetectedProcessor | null {
     if (m) return { processor, prefix: m[0], rest: line.slice(m[0].length).trim() };
   }
   const code = shortCode.exec(line);
-  if (code) {
+  if (code && !notProcessors.has(code[1] as string)) {
     const name = code[1] as string;
     return {
       processor: {
