@@ -34,7 +34,8 @@ export interface Processor {
   merchantOfRecord: boolean;
   /**
    * Upper-case literal prefixes. `*` matches a star with optional spaces around it; a trailing space
-   * requires a space. A prefix ending in a letter or digit must be followed by a non-alphanumeric.
+   * requires a space; a trailing `+` means the merchant follows glued (`TOCK ATFRASCA`). Otherwise a
+   * prefix ending in a letter or digit must be followed by a non-alphanumeric.
    */
   prefixes: readonly string[];
   /** Where the prefix forms were seen: a public page, or a real line in the long-tail fixture. */
@@ -195,7 +196,7 @@ export const processors: readonly Processor[] = [
     domain: 'exploretock.com',
     kind: 'facilitator',
     merchantOfRecord: false,
-    prefixes: ['TOCK AT', 'TOCK *'],
+    prefixes: ['TOCK AT+', 'TOCK *'],
     source: longtail,
   },
   // Merchants of record for software and digital goods.
@@ -305,15 +306,6 @@ export const processors: readonly Processor[] = [
     source: `https://www.mymoneyleak.com/blog/unknown-charge-on-your-bank-statement-heres-what-every-mystery-merchant-name-means; ${longtail}`,
   },
   {
-    id: 'microsoft',
-    name: 'Microsoft',
-    domain: 'microsoft.com',
-    kind: 'app_store',
-    merchantOfRecord: true,
-    prefixes: ['MSFT *', 'MICROSOFT *'],
-    source: 'shared/notes/domain.md (MICROSOFT *XBOX)',
-  },
-  {
     id: 'steam',
     name: 'Steam',
     domain: 'steampowered.com',
@@ -338,6 +330,16 @@ export const processors: readonly Processor[] = [
     kind: 'app_store',
     merchantOfRecord: true,
     prefixes: ['XBOX *', 'MICROSOFT*XBOX', 'MICROSOFT *XBOX'],
+    source: 'shared/notes/domain.md (MICROSOFT *XBOX)',
+  },
+  // After Xbox: MICROSOFT *XBOX is the Xbox store.
+  {
+    id: 'microsoft',
+    name: 'Microsoft',
+    domain: 'microsoft.com',
+    kind: 'app_store',
+    merchantOfRecord: true,
+    prefixes: ['MSFT *', 'MICROSOFT *'],
     source: 'shared/notes/domain.md (MICROSOFT *XBOX)',
   },
   {
@@ -420,9 +422,12 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 }
 
-function prefixSource(prefix: string): string {
+function prefixSource(written: string): string {
+  const glued = written.endsWith('+');
+  const prefix = glued ? written.slice(0, -1) : written;
   const parts = prefix.split('*').map((part) => escapeRegExp(part.trimEnd()).replace(/ /g, '[ ]?'));
   let source = parts.join('[ ]*\\*[ ]*');
+  if (glued) return source;
   if (prefix.endsWith(' ') && !prefix.endsWith('* ')) source += ' +';
   else if (/[A-Z0-9]$/.test(prefix)) source += '(?=[^A-Z0-9]|$)';
   return source;
