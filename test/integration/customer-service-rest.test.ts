@@ -52,7 +52,12 @@ describe.each(dialects)('customer service agent over REST (%s)', (dialect) => {
         `${base}/agent?charge=${encodeURIComponent('PAYPAL *NETFLIX 402-935-7733 CA')}`,
       );
       const body = await res.json();
-      expect(body.processor).toEqual({ name: 'PayPal', domain: 'paypal.com', merchant_of_record: false });
+      expect(body.processor).toEqual({
+        name: 'PayPal',
+        domain: 'paypal.com',
+        kind: 'facilitator',
+        merchant_of_record: false,
+      });
       expect(body.matches[0]).toMatchObject({ domain: 'netflix.com', processor: { name: 'PayPal' } });
     });
 
@@ -60,6 +65,29 @@ describe.each(dialects)('customer service agent over REST (%s)', (dialect) => {
       const res = await fetch(`${base}/agent?charge=${encodeURIComponent('XQZW VRPLK 0042')}`);
       expect(res.status).toBe(200);
       expect((await res.json()).matches).toEqual([]);
+    });
+
+    it('names the merchant as read from the line even when no brand matches', async () => {
+      const line =
+        'SQ *STARRY NIGHT ESPRESSO Fort Collins CO Date 10/22/22 24692162295100625169423 5814 %% Card 10 #5780';
+      const res = await fetch(`${base}/agent?charge=${encodeURIComponent(line)}`);
+      const body = await res.json();
+      expect(body.matches).toEqual([]);
+      expect(body.processor).toMatchObject({ name: 'Square', kind: 'facilitator' });
+      expect(body.merchant).toEqual({
+        name: 'STARRY NIGHT ESPRESSO',
+        city: 'FORT COLLINS',
+        region: 'CO',
+        country: 'US',
+        phone: null,
+        website_hint: null,
+      });
+      const card = await (
+        await fetch(
+          `${base}/agent?charge=${encodeURIComponent('#229120000008 MANYPETS INC MANYPETS.COM DE')}`,
+        )
+      ).json();
+      expect(card.merchant).toMatchObject({ name: 'MANYPETS INC', website_hint: 'manypets.com' });
     });
 
     it.each([

@@ -87,9 +87,29 @@ describe.each(dialects)('public MCP server (%s)', (dialect) => {
       arguments: { charge: 'SQ *BLUE BOTTLE COFFEE Oakland CA' },
     });
     expect(result.isError).toBeFalsy();
-    const content = result.structuredContent as { processor: { name: string }; matches: unknown[] };
+    const content = result.structuredContent as {
+      processor: { name: string };
+      merchant: { name: string; city: string | null; region: string | null };
+      matches: unknown[];
+    };
     expect(content.processor.name).toBe('Square');
+    expect(content.merchant).toMatchObject({ name: 'BLUE BOTTLE COFFEE', city: 'OAKLAND', region: 'CA' });
     expect(JSON.parse((result.content as { text: string }[])[0]?.text ?? '')).toEqual(content);
+  });
+
+  it('names the developer behind a store charge, with the store as processor', async () => {
+    const result = await client.callTool({
+      name: 'lookup_card_charge',
+      arguments: { charge: 'GOOGLE *Zqvrx Games g.co/helppay#' },
+    });
+    const content = result.structuredContent as {
+      processor: { name: string; kind: string };
+      merchant: { name: string };
+      matches: { domain: string; matched_on: string }[];
+    };
+    expect(content.processor).toMatchObject({ name: 'Google Play', kind: 'app_store' });
+    expect(content.merchant.name).toBe('ZQVRX GAMES');
+    expect(content.matches[0]).toMatchObject({ domain: 'google.com', matched_on: 'processor' });
   });
 
   it('starts a return request and reads its status through tools', async () => {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { loadBrands } from '../../servers/features/charges/brand-registry.ts';
+import { brandIndexFile, loadBrands } from '../../servers/features/charges/brand-registry.ts';
 import { BrandMatcher, levelOf } from '../../servers/features/charges/matcher.ts';
 import { processors } from '../../servers/features/charges/processors.ts';
 
@@ -11,15 +11,34 @@ const corpus = JSON.parse(readFileSync(new URL('../fixtures/descriptors.json', i
 };
 
 describe('shipped brand registry', () => {
-  it('holds at least 400 real brands with unique domains and descriptor forms', () => {
-    expect(brands.length).toBeGreaterThanOrEqual(400);
-    expect(new Set(brands.map((b) => b.domain)).size).toBe(brands.length);
-    for (const brand of brands) expect(brand.descriptors.length, brand.domain).toBeGreaterThan(0);
+  it('holds at least 400 hand-curated brands with unique domains and descriptor forms', () => {
+    const curated = brands.filter((b) => b.source === 'curated');
+    expect(curated.length).toBeGreaterThanOrEqual(400);
+    expect(new Set(curated.map((b) => b.domain)).size).toBe(curated.length);
+    for (const brand of curated) expect(brand.descriptors.length, brand.domain).toBeGreaterThan(0);
+  });
+
+  it('adds over 10,000 open-data brands, none on a curated domain, with sources and licences', () => {
+    const open = brands.filter((b) => b.source !== 'curated');
+    expect(open.length).toBeGreaterThan(10_000);
+    const curatedDomains = new Set(brands.filter((b) => b.source === 'curated').map((b) => b.domain));
+    expect(open.filter((b) => curatedDomains.has(b.domain))).toEqual([]);
+    expect(new Set(open.map((b) => b.source))).toEqual(new Set(['name-suggestion-index', 'simple-icons']));
+    const index = JSON.parse(readFileSync(brandIndexFile, 'utf8')) as {
+      sources: { name: string; license: string }[];
+    };
+    expect(index.sources.map((s) => [s.name, s.license])).toEqual([
+      ['name-suggestion-index', 'BSD-3-Clause'],
+      ['simple-icons', 'CC0-1.0'],
+    ]);
   });
 });
 
 describe('BrandMatcher over the statement-line corpus', () => {
-  const domains = new Set([...brands.map((b) => b.domain), ...processors.map((p) => p.domain)]);
+  const domains = new Set<string | null>([
+    ...brands.map((b) => b.domain),
+    ...processors.map((p) => p.domain),
+  ]);
 
   it('has a corpus of realistic lines whose expected brands exist', () => {
     expect(corpus.cases.length).toBeGreaterThanOrEqual(150);

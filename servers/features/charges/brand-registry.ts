@@ -1,6 +1,9 @@
 /**
- * The brand registry: real brands seen on US and European card statements, shipped as data in
- * `brands.json` (its header records the sources). Loaded and validated once at start.
+ * The brand registry: the hand-curated `brands.json` (real brands seen on US and European card
+ * statements, with descriptor forms and contacts; its header records the sources) and the generated
+ * `brand-index.json` (tens of thousands of brands from name-suggestion-index and simple-icons, built by
+ * `npm run build-brands`; its header records sources, versions and licences). Curated entries win where
+ * a domain is in both. Loaded once at start.
  */
 import { readFileSync } from 'node:fs';
 import { isValidPhoneNumber } from 'libphonenumber-js/min';
@@ -62,6 +65,13 @@ export const BrandCategory = z.enum([
   'education',
   'dating',
   'finance',
+  'fuel',
+  'bar',
+  'entertainment',
+  'automotive',
+  'beauty',
+  'health',
+  'services',
   'other',
 ]);
 export type BrandCategory = z.infer<typeof BrandCategory>;
@@ -79,7 +89,17 @@ export const Brand = z.strictObject({
   contact: BrandContactData,
   returns: BrandReturns,
 });
-export type Brand = z.infer<typeof Brand>;
+/**
+ * A registry brand. Curated entries are exactly the file's schema; entries from the open-data index have
+ * no descriptors, contacts or returns, may have no `regions`, and carry where they come from.
+ */
+export type Brand = z.infer<typeof Brand> & {
+  source?: 'curated' | BrandIndexSource;
+  /** ISO 3166-1 alpha-2 codes, or UN M49 regions (`001` world, `150` Europe), where the brand operates. */
+  countries?: readonly string[];
+  wikidata?: string;
+};
+export type BrandIndexSource = 'name-suggestion-index' | 'simple-icons';
 
 export const BrandRegistryFile = z.strictObject({
   about: z.string(),
@@ -90,8 +110,10 @@ export const BrandRegistryFile = z.strictObject({
 });
 
 export const defaultBrandFile = new URL('./brands.json', import.meta.url);
+export const brandIndexFile = new URL('./brand-index.json', import.meta.url);
 
-export function loadBrands(file: URL | string = defaultBrandFile): Brand[] {
+/** The curated file alone. */
+export function loadCuratedBrands(file: URL | string = defaultBrandFile): Brand[] {
   const parsed = BrandRegistryFile.safeParse(JSON.parse(readFileSync(file, 'utf8')));
   if (!parsed.success) throw new Error(`brand registry ${String(file)}: ${z.prettifyError(parsed.error)}`);
   const seen = new Set<string>();
@@ -99,5 +121,75 @@ export function loadBrands(file: URL | string = defaultBrandFile): Brand[] {
     if (seen.has(brand.domain)) throw new Error(`brand registry: duplicate domain ${brand.domain}`);
     seen.add(brand.domain);
   }
-  return parsed.data.brands;
+  return parsed.data.brands.map((brand) => ({ ...brand, source: 'curated' as const }));
+}
+
+type IndexRow = [string, string, BrandCategory, string, string[], string, number];
+const BrandIndexFile = z.object({
+  sources: z.array(z.object({ name: z.string(), version: z.string(), license: z.string() })).min(1),
+  source_names: z.array(z.enum(['name-suggestion-index', 'simple-icons'])),
+  rows: z.array(z.unknown()),
+});
+
+/**
+ * The generated index. Its rows are checked by a test against a fresh build rather than by zod here:
+ * validating 20,000 objects on every start would cost more than parsing them.
+ */
+export function loadBrandIndex(file: URL | string = brandIndexFile): Brand[] {
+  const parsed = BrandIndexFile.parse(JSON.parse(readFileSync(file, 'utf8')));
+  const sources = parsed.source_names;
+  return (parsed.rows as IndexRow[]).map(([name, domain, category, countries, aliases, wikidata, source]) => {
+    const list = countries === '' ? [] : countries.split(' ');
+    const regions = regionsOf(list);
+    return {
+      name,
+      domain,
+      category,
+      regions,
+      descriptors: [],
+      ...(aliases.length > 0 ? { aliases } : {}),
+      contact: {},
+      returns: {},
+      source: sources[source] as BrandIndexSource,
+      countries: list,
+      ...(wikidata ? { wikidata } : {}),
+    };
+  });
+}
+
+const euCountries = new Set(
+  'AT BE BG CY CZ DE DK EE ES FI FR GR HR HU IE IT LT LU LV MT NL PL PT RO SE SI SK IS NO CH LI'.split(' '),
+);
+function regionsOf(countries: readonly string[]): Brand['regions'] {
+  const regions = new Set<'US' | 'EU' | 'UK'>();
+  for (const c of countries) {
+    if (c === 'US' || c === '001' || c === '021' || c === '019') regions.add('US');
+    if (c === 'GB' || c === '001' || c === '150') regions.add('UK');
+    if (euCountries.has(c) || c === '001' || c === '150') regions.add('EU');
+  }
+  return [...regions];
+}
+
+/**
+ * The whole registry: curated brands first, then index brands whose domain the curated file does not
+ * hold (the curated entry wins; it takes the index's Wikidata id and countries where it has none).
+ */
+export function loadBrands(
+  curatedFile: URL | string = defaultBrandFile,
+  indexFile: URL | string | null = brandIndexFile,
+): Brand[] {
+  const curated = loadCuratedBrands(curatedFile);
+  if (indexFile === null) return curated;
+  const byDomain = new Map(curated.map((brand) => [brand.domain, brand]));
+  const merged = [...curated];
+  for (const brand of loadBrandIndex(indexFile)) {
+    const own = byDomain.get(brand.domain);
+    if (own) {
+      if (brand.wikidata && !own.wikidata) own.wikidata = brand.wikidata;
+      if (!own.countries && brand.countries && brand.countries.length > 0) own.countries = brand.countries;
+      continue;
+    }
+    merged.push(brand);
+  }
+  return merged;
 }

@@ -1,5 +1,6 @@
 /**
- * Which brand is behind a statement line: exact alias first, fuzzy second.
+ * Which brand is behind a statement line: exact alias first, fuzzy second; and, whatever matched, the
+ * merchant as the line names it.
  *
  * Exact: the longest run of leading merchant tokens that is a known alias (descriptor form, name,
  * alias or domain label) of a brand, spaced or squashed (`WAL MART` = `WALMART`); a registrable
@@ -7,12 +8,23 @@
  * Levenshtein distance (fastest-levenshtein) against the leading tokens. The index is built once; a
  * lookup scans only the shortest posting lists of its trigrams, so it stays under a millisecond with
  * 100,000 brands (`npm run bench`), where linear-scan fuzzy libraries (fuse.js) take tens of ms.
+ *
+ * No confident mistakes: a match that leaves words of the merchant's name unexplained (`DELTA DEFENSE`
+ * against Delta) or that is only a near spelling of another name stays below `high`; an open-data brand
+ * (name-suggestion-index, simple-icons) reaches `high` only on its full name and, for a one-word name,
+ * when the line's country is one it operates in; one that does not operate there drops below `medium`.
  */
 import { distance } from 'fastest-levenshtein';
 import type { Brand } from './brand-registry.ts';
 import { canonicalTokens, type NormalizedDescriptor, normalizeDescriptor } from './normalize.ts';
 import type { Processor } from './processors.ts';
-import type { CardChargeMatch, ChargeLookupResult, ConfidenceLevel } from './schemas.ts';
+import type {
+  CardChargeMatch,
+  ChargeLookupResult,
+  ConfidenceLevel,
+  Merchant,
+  Processor as ProcessorOutput,
+} from './schemas.ts';
 
 type AliasKind = 'descriptor' | 'name' | 'alias' | 'domain';
 
@@ -34,6 +46,35 @@ const LOOKUP_CACHE_SIZE = 10_000;
 const FUZZY_SCAN_LIMIT = 20_000;
 const FUZZY_MIN_SIMILARITY = 0.78;
 const kindRank: Record<AliasKind, number> = { descriptor: 0, name: 1, domain: 2, alias: 3 };
+/** Highest confidence of a match that leaves merchant words unexplained, or of a near spelling: `medium`. */
+const PARTIAL_ONE = 0.82;
+const PARTIAL_MORE = 0.76;
+const FUZZY_PARTIAL = 0.8;
+/** An open-data brand matched on one word, with no country to corroborate it. */
+const INDEX_ONE_WORD = 0.84;
+const INDEX_ELSEWHERE_PENALTY = 0.35;
+/** A partial match on an open-data brand with nothing to place it: `low` on one word, `medium` on more. */
+const INDEX_UNPLACED_PARTIAL = 0.66;
+const INDEX_UNPLACED_PARTIAL_WORDS = 0.72;
+/**
+ * Words that add nothing to a merchant's name on a statement: legal forms, store words, billing words.
+ * They neither count against a match nor make it.
+ */
+const filler = new Set(
+  (
+    'INC LLC LTD LIMITED CORP CORPORATION CO COMPANY GMBH AG SA SAS SARL SRL SPA BV NV AB OY PLC PBC LP LLP ' +
+    'STORE STORES SHOP MARKET MKT SUPERCENTER SUPERSTORE USA US ONLINE COM WWW HTTPS HTTP SUBSCRIPTION SUBSCR ' +
+    'MEMBERSHIP PAYMENT PAYMENTS PURCHASE BILL BILLING SERVICES FUEL GAS QSR THE INTL RECURRING MONTHLY ' +
+    'ANNUAL RENEWAL ORDER RIDE RIDES TRIP'
+  ).split(' '),
+);
+/** UN M49 Europe (150) members, for brands NSI lists as operating in "Europe". */
+const europe = new Set(
+  (
+    'AD AL AT BA BE BG BY CH CY CZ DE DK EE ES FI FO FR GB GG GI GR HR HU IE IM IS IT JE LI LT LU LV MC MD ME MK ' +
+    'MT NL NO PL PT RO RS RU SE SI SK SM UA VA XK'
+  ).split(' '),
+);
 
 export function levelOf(confidence: number): ConfidenceLevel {
   if (confidence >= 0.95) return 'very_high';
@@ -54,18 +95,27 @@ export class BrandMatcher {
   private readonly lengths: Uint16Array;
   private maxAliasTokens = 1;
   private readonly cache = new Map<string, ChargeLookupResult>();
+  /** 0: hand-curated, 1: open-data index. */
+  private readonly tier: Uint8Array;
+  /** Squashed aliases of five characters or more, sorted, for truncated names (`TICKETMASTE`). */
+  private readonly sortedSquashed: [string, number][];
 
   constructor(brands: readonly Brand[]) {
     this.brands = brands;
+    this.tier = Uint8Array.from(brands, (b) => (b.source === undefined || b.source === 'curated' ? 0 : 1));
     const postings = new Map<string, number[]>();
     brands.forEach((brand, index) => {
-      this.byDomain.set(brand.domain, index);
+      if (!this.byDomain.has(brand.domain)) this.byDomain.set(brand.domain, index);
       const label = brand.domain.split('.')[0] ?? '';
+      const curated = this.tier[index] === 0;
+      // An open-data brand's site label is often a plain word (juniper.net, public.gr): only its names count.
       const forms: [AliasKind, string][] = [
         ...brand.descriptors.map((d): [AliasKind, string] => ['descriptor', d]),
         ['name', brand.name],
-        ...(brand.aliases ?? []).map((a): [AliasKind, string] => ['alias', a]),
-        ...(label.length >= 4 ? [['domain', label] as [AliasKind, string]] : []),
+        ...(brand.aliases ?? [])
+          .filter((a) => curated || a.replace(/[^A-Za-z0-9]/g, '').length >= 3)
+          .map((a): [AliasKind, string] => ['alias', a]),
+        ...(curated && label.length >= 4 ? [['domain', label] as [AliasKind, string]] : []),
       ];
       const seen = new Set<string>();
       for (const [kind, text] of forms) {
@@ -94,6 +144,10 @@ export class BrandMatcher {
       push(this.squashed, glued, id);
     });
     for (const [gram, ids] of postings) this.trigrams.set(gram, Int32Array.from(new Set(ids)));
+    this.sortedSquashed = this.aliases
+      .map((a, id) => [a.squashed, id] as [string, number])
+      .filter(([squashed]) => squashed.length >= 5)
+      .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]));
     this.counts = new Uint16Array(this.aliases.length);
     this.lengths = Uint16Array.from(this.aliases, (a) => a.squashed.length);
   }
@@ -122,15 +176,34 @@ export class BrandMatcher {
 
   /** The matching itself, without the cache (benchmarks measure this). */
   lookupUncached(charge: string): ChargeLookupResult {
-    const descriptor = normalizeDescriptor(charge);
+    const descriptor = this.readProcessor(normalizeDescriptor(charge));
     const processor = descriptor.processor;
     return {
       charge,
       normalized: descriptor.normalized,
-      processor: processor
-        ? { name: processor.name, domain: processor.domain, merchant_of_record: processor.merchantOfRecord }
-        : null,
+      processor: processor ? processorOutput(processor) : null,
+      merchant: merchantOf(descriptor),
       matches: this.match(descriptor),
+    };
+  }
+
+  /**
+   * A short code before `*` that the processor table does not know is a facilitator, unless the code is
+   * itself a brand's name (`UBER *TRIP`, `CKE*CARLS JR`): then it is part of the merchant's name.
+   */
+  private readProcessor(descriptor: NormalizedDescriptor): NormalizedDescriptor {
+    if (descriptor.processor?.kind !== 'unrecognised') return descriptor;
+    const key = descriptor.prefixTokens.join(' ');
+    if (!this.spaced.has(key) && !this.squashed.has(key.replace(/ /g, ''))) return descriptor;
+    const tokens = [...descriptor.prefixTokens, ...descriptor.tokens];
+    const merchantTokens = [...descriptor.prefixTokens, ...descriptor.merchantTokens];
+    return {
+      ...descriptor,
+      processor: null,
+      prefixTokens: [],
+      tokens,
+      merchantTokens,
+      normalized: merchantTokens.join(' '),
     };
   }
 
@@ -146,14 +219,16 @@ export class BrandMatcher {
       if (brand !== undefined) offer(brand, 0.97, 'domain', domain);
     }
     this.exact(descriptor, offer);
+    if (found.size === 0) this.truncated(descriptor, offer);
     if (found.size === 0) this.fuzzy(descriptor, offer);
 
     const processor = descriptor.processor;
-    if (found.size === 0 && processor?.merchantOfRecord) {
-      const brand = this.byDomain.get(processor.domain);
+    const storeDomain = processor?.merchantOfRecord ? processor.domain : null;
+    if (found.size === 0 && processor && storeDomain) {
+      const brand = this.byDomain.get(storeDomain);
       const billedOnly = descriptor.tokens.length === 0;
       if (brand !== undefined) offer(brand, billedOnly ? 0.97 : 0.75, 'processor', processor.name);
-      else return [this.processorOnly(processor, billedOnly)];
+      else return [this.processorOnly(processor, storeDomain, billedOnly)];
     }
 
     return [...found.entries()]
@@ -167,19 +242,99 @@ export class BrandMatcher {
     descriptor: NormalizedDescriptor,
     offer: (brand: number, confidence: number, on: CardChargeMatch['matched_on'], text: string) => void,
   ): void {
-    this.exactRun(descriptor.tokens, descriptor.merchantTokens.length, offer);
+    this.exactRun(descriptor.tokens, descriptor.merchantTokens.length, descriptor.country, offer);
+    const processor = descriptor.processor;
     if (descriptor.prefixTokens.length > 0) {
+      // The line with its prefix finds brands billing under a prefix of their own (GOOGLE *ADS), never
+      // the processor on its name alone for someone else's sale (PAYPAL *SHOP is not PayPal; a store
+      // fronting an unknown developer is the processor fallback below).
+      const prefix = descriptor.prefixTokens.join('');
       this.exactRun(
         [...descriptor.prefixTokens, ...descriptor.tokens],
         descriptor.prefixTokens.length + descriptor.merchantTokens.length,
-        offer,
+        descriptor.country,
+        (brand, confidence, on, text) => {
+          const own = processor !== null && (this.brands[brand] as Brand).domain === processor.domain;
+          if (!own || canonicalTokens(text.replace(/\*/g, ' ')).join('') !== prefix)
+            offer(brand, confidence, on, text);
+        },
       );
     }
+  }
+
+  /**
+   * A name cut short or glued to more text, as facilitators print it (PayPal keeps 11 characters:
+   * `PAYPAL *TICKETMASTE`, `PAYPAL *1STPHORMINT`; `GRUBHUBBUFFALOWILDWIN`): the first merchant word is
+   * the start of an alias, or an alias starts it. Either way another name may be meant: medium at most.
+   */
+  private truncated(
+    descriptor: NormalizedDescriptor,
+    offer: (brand: number, confidence: number, on: CardChargeMatch['matched_on'], text: string) => void,
+  ): void {
+    const word = descriptor.merchantTokens[0];
+    if (!word || word.length < 8 || /^\d+$/.test(word)) return;
+    const list = this.sortedSquashed;
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((list[mid] as [string, number])[0] < word) lo = mid + 1;
+      else hi = mid;
+    }
+    const cut: number[] = [];
+    for (let i = lo; i < list.length && cut.length <= 3; i++) {
+      const [squashed, id] = list[i] as [string, number];
+      if (!squashed.startsWith(word)) break;
+      if (squashed.length > word.length) cut.push(id);
+    }
+    const glued: number[] = [];
+    for (let n = word.length - 1; n >= 5 && glued.length === 0; n--) {
+      for (const id of this.spaced.get(word.slice(0, n)) ?? []) glued.push(id);
+    }
+    for (const [ids, base] of [
+      [cut, 0.8],
+      [glued, 0.78],
+    ] as [number[], number][]) {
+      const candidates = this.preferred(ids, descriptor.country);
+      const brands = new Set(candidates.map((id) => (this.aliases[id] as AliasEntry).brand));
+      if (brands.size === 0 || brands.size > 2) continue;
+      for (const id of candidates) {
+        const alias = this.aliases[id] as AliasEntry;
+        const confidence = base - (brands.size > 1 ? 0.15 : 0);
+        offer(alias.brand, this.partial(alias.brand, confidence, descriptor.country), alias.kind, alias.text);
+      }
+    }
+  }
+
+  /** A partial match on an open-data brand stands only where the brand operates. */
+  private partial(index: number, confidence: number, country: string | null, words = 1): number {
+    if (this.tier[index] === 0) return confidence;
+    const operates = this.operatesIn(index, country);
+    if (operates === true) return Math.min(confidence, PARTIAL_MORE);
+    if (operates === false) return confidence - INDEX_ELSEWHERE_PENALTY;
+    return Math.min(confidence, words > 1 ? INDEX_UNPLACED_PARTIAL_WORDS : INDEX_UNPLACED_PARTIAL);
+  }
+
+  /** Whether an open-data brand operates in a country: true, false, or null when either is unknown. */
+  private operatesIn(index: number, country: string | null): boolean | null {
+    const countries = (this.brands[index] as Brand).countries;
+    if (country === null || !countries || countries.length === 0) return null;
+    return countries.some((c) => c === country || c === '001' || (c === '150' && europe.has(country)));
+  }
+
+  /** Open-data brands need more than a one-word name to be confident, and must operate where the line is. */
+  private corroborated(index: number, confidence: number, words: number, country: string | null): number {
+    if (this.tier[index] === 0) return confidence;
+    const operates = this.operatesIn(index, country);
+    if (operates === false) return confidence - INDEX_ELSEWHERE_PENALTY;
+    if (operates === null && words === 1) return Math.min(confidence, INDEX_ONE_WORD);
+    return confidence;
   }
 
   private exactRun(
     tokens: string[],
     merchantLength: number,
+    country: string | null,
     offer: (brand: number, confidence: number, on: CardChargeMatch['matched_on'], text: string) => void,
   ): void {
     for (let k = Math.min(tokens.length, this.maxAliasTokens); k >= 1; k--) {
@@ -189,16 +344,24 @@ export class BrandMatcher {
       const hits =
         ids ?? this.squashed.get(squashedKey) ?? (k > 1 ? this.spaced.get(squashedKey) : undefined);
       if (!hits) continue;
-      // Merchant words the alias leaves unexplained ("DELTA" in "DELTA DENTAL INS" leaves two).
-      const unexplained = Math.max(0, merchantLength - k);
+      // Merchant words the alias leaves unexplained ("DELTA" in "DELTA DENTAL INS" leaves two): another
+      // name that contains this one, so never above medium.
+      const unexplained = tokens
+        .slice(k, Math.max(k, merchantLength))
+        .filter((t) => !filler.has(t) && !/^\d+$/.test(t)).length;
       const length = squashedKey.length;
-      let confidence = unexplained === 0 ? 0.99 : unexplained === 1 ? 0.88 : 0.78;
+      let confidence = unexplained === 0 ? 0.99 : unexplained === 1 ? PARTIAL_ONE : PARTIAL_MORE;
       if (unexplained > 0 && (length <= 3 || (k === 1 && length <= 5 && unexplained > 1))) confidence = 0.6;
       if (!ids) confidence -= 0.02;
-      if (new Set(hits.map((id) => this.aliases[id]?.brand)).size > 1) confidence -= 0.15;
-      for (const id of [...hits].sort((a, b) => this.rank(a) - this.rank(b))) {
+      const candidates = this.preferred(hits, country);
+      if (new Set(candidates.map((id) => this.aliases[id]?.brand)).size > 1) confidence -= 0.15;
+      for (const id of [...candidates].sort((a, b) => this.rank(a) - this.rank(b))) {
         const alias = this.aliases[id] as AliasEntry;
-        offer(alias.brand, confidence, alias.kind, alias.text);
+        const placed =
+          unexplained > 0
+            ? this.partial(alias.brand, confidence, country, k)
+            : this.corroborated(alias.brand, confidence, k, country);
+        offer(alias.brand, placed, alias.kind, alias.text);
       }
       return;
     }
@@ -215,8 +378,11 @@ export class BrandMatcher {
     offer: (brand: number, confidence: number, on: CardChargeMatch['matched_on'], text: string) => void,
   ): void {
     const counts = this.counts;
+    const named = descriptor.merchantTokens.filter((t) => !filler.has(t)).length;
     for (let k = 1; k <= Math.min(descriptor.tokens.length, 3); k++) {
       const head = descriptor.tokens.slice(0, k).join('');
+      // A near spelling of only part of the merchant's name is a different name: medium at most.
+      const cap = k >= named ? 0.9 : FUZZY_PARTIAL;
       if (head.length < 4) continue;
       const budget = head.length >= 10 ? 2 : 1;
       const lists = [...new Set(trigramsOf(head))]
@@ -247,14 +413,33 @@ export class BrandMatcher {
         if (shared < need) continue;
         const alias = this.aliases[id] as AliasEntry;
         const similarity = 1 - distance(head, alias.squashed) / Math.max(head.length, alias.squashed.length);
-        if (similarity >= FUZZY_MIN_SIMILARITY)
-          offer(alias.brand, Math.min(0.9, similarity * 0.92), 'fuzzy', alias.text);
+        if (similarity < FUZZY_MIN_SIMILARITY) continue;
+        const confidence = Math.min(cap, similarity * 0.92);
+        if (this.tier[alias.brand] === 0) offer(alias.brand, confidence, 'fuzzy', alias.text);
+        // Tens of thousands of open-data names make near spellings of plain words common (MERCURY ->
+        // Mercure): only a close one, of a brand that operates where the line was printed.
+        else if (similarity >= 0.88 && this.operatesIn(alias.brand, descriptor.country) === true)
+          offer(alias.brand, Math.min(FUZZY_PARTIAL, confidence), 'fuzzy', alias.text);
       }
     }
   }
 
   private rank(id: number): number {
     return kindRank[(this.aliases[id] as AliasEntry).kind];
+  }
+
+  /**
+   * Of several brands with the same alias: the hand-curated ones if any, else the open-data ones that
+   * operate in the line's country if any (A&W USA, not A&W Canada, for a line ending in a US state).
+   */
+  private preferred(hits: number[], country: string | null): number[] {
+    const curated = hits.filter((id) => this.tier[(this.aliases[id] as AliasEntry).brand] === 0);
+    if (curated.length > 0) return curated;
+    if (country === null) return hits;
+    const local = hits.filter(
+      (id) => this.operatesIn((this.aliases[id] as AliasEntry).brand, country) === true,
+    );
+    return local.length > 0 ? local : hits;
   }
 
   private toMatch(
@@ -274,35 +459,48 @@ export class BrandMatcher {
       level: levelOf(rounded),
       matched_on: on,
       matched_text: text,
-      ...(processor
-        ? {
-            processor: {
-              name: processor.name,
-              domain: processor.domain,
-              merchant_of_record: processor.merchantOfRecord,
-            },
-          }
-        : {}),
+      ...(processor ? { processor: processorOutput(processor) } : {}),
       contact: brand.contact,
       returns: brand.returns,
     };
   }
 
-  private processorOnly(processor: Processor, billedOnly: boolean): CardChargeMatch {
+  private processorOnly(processor: Processor, domain: string, billedOnly: boolean): CardChargeMatch {
     const confidence = billedOnly ? 0.97 : 0.75;
     return {
       brand: processor.name,
-      domain: processor.domain,
+      domain,
       category: 'other',
       confidence,
       level: levelOf(confidence),
       matched_on: 'processor',
       matched_text: processor.name,
-      processor: { name: processor.name, domain: processor.domain, merchant_of_record: true },
+      processor: processorOutput(processor),
       contact: {},
       returns: {},
     };
   }
+}
+
+function processorOutput(processor: Processor): ProcessorOutput {
+  return {
+    name: processor.name,
+    domain: processor.domain,
+    kind: processor.kind,
+    merchant_of_record: processor.merchantOfRecord,
+  };
+}
+
+/** The merchant as the line names it; the processor's name when the line names no one else. */
+function merchantOf(descriptor: NormalizedDescriptor): Merchant {
+  return {
+    name: descriptor.normalized || descriptor.tokens.join(' ') || descriptor.processor?.name || '',
+    city: descriptor.city,
+    region: descriptor.region,
+    country: descriptor.country,
+    phone: descriptor.phone,
+    website_hint: descriptor.domains[0] ?? null,
+  };
 }
 
 function push<K>(map: Map<K, number[]>, key: K, value: number): void {

@@ -7,6 +7,7 @@
  * the city field holds a phone number or a URL. This module peels those layers off; `matcher.ts`
  * decides which brand the remaining tokens name.
  */
+import { parsePhoneNumberFromString } from 'libphonenumber-js/min';
 import { getDomain } from 'tldts';
 import { detectProcessor, type Processor } from './processors.ts';
 
@@ -25,6 +26,14 @@ export interface NormalizedDescriptor {
   prefixTokens: string[];
   /** Registrable domains that appeared in the line (`HELP.UBER.COM` -> `uber.com`). */
   domains: string[];
+  /** The city field as read (`FORT COLLINS`), when the line ends with a state or country code. */
+  city: string | null;
+  /** US state or Canadian province code (`CO`, `ON`). */
+  region: string | null;
+  /** ISO 3166-1 alpha-2 country, from a country code or implied by the region. */
+  country: string | null;
+  /** E.164 when it parses as a real number, otherwise the digits as printed. */
+  phone: string | null;
 }
 
 /** Issuer-added words and codes that precede the merchant (US and European banks). */
@@ -53,6 +62,13 @@ const issuerNoise = new RegExp(
     ].join('|') +
     String.raw`)(?=[\s:*,.-]|$)[\s:,.-]*`,
 );
+
+/**
+ * Issuer tails and heads around the DE43 text: Fiserv-style credit union exports append
+ * `Date 10/31/22 <acquirer reference> <MCC> %% Card 10 #5780`; some prepend `#<reference>`.
+ */
+const issuerTails = /\s*%% ?CARD \d+ #\d{4}\s*$|\bDATE \d{1,2}\/\d{1,2}\/\d{2,4}\b/g;
+const referenceHead = /^#[A-Z0-9]{8,} +/;
 
 const dates =
   /\b(?:\d{1,2}\/\d{1,2}(?:\/\d{2,4})?|\d{4}-\d{2}-\d{2}|\d{1,2}-\d{1,2}-\d{4}|\d{1,2}\.\d{1,2}\.\d{2,4})\b(?:\/\d{1,2}:\d{2})?/g;
@@ -136,6 +152,7 @@ export function normalizeDescriptor(raw: string): NormalizedDescriptor {
     .replace(/[\p{Cc}\s]+/gu, ' ')
     .trim();
 
+  line = line.replace(issuerTails, ' ').replace(referenceHead, '').trim();
   for (let previous = ''; previous !== line; ) {
     previous = line;
     line = line.replace(issuerNoise, '').trim();
@@ -147,10 +164,12 @@ export function normalizeDescriptor(raw: string): NormalizedDescriptor {
 
   // For card-not-present charges the city field holds a phone number or a URL; then no city remains.
   let cityFieldSeen = false;
+  let phone: string | null = null;
   line = line
     .replace(cardTailsDatesTimes, ' ')
-    .replace(phones, () => {
+    .replace(phones, (match) => {
       cityFieldSeen = true;
+      phone ??= phoneOf(match);
       return ' ';
     })
     .trim();
@@ -184,23 +203,104 @@ export function normalizeDescriptor(raw: string): NormalizedDescriptor {
   // After a processor prefix the merchant may be absent (APPLE.COM/BILL CA): location codes can go entirely.
   const keep = processor ? 0 : 1;
   let hadLocation = false;
-  if (tokens.length > keep && countryCodes.has(tokens.at(-1) as string)) {
+  let country: string | null = null;
+  let region: string | null = null;
+  // A last code that is both a state and a country (CA, DE, IN) is a state on a US statement line,
+  // unless the line writes it as a country (`MUENCHEN/DE`).
+  const last = tokens.at(-1) as string;
+  const stateFirst = regionCodes.has(last) && !line.trimEnd().endsWith(`/${last}`);
+  if (tokens.length > keep && countryCodes.has(last) && !stateFirst) {
+    country = alpha2(last);
     tokens = tokens.slice(0, -1);
     hadLocation = true;
   }
   if (tokens.length > keep && regionCodes.has(tokens.at(-1) as string)) {
+    region = tokens.at(-1) as string;
     tokens = tokens.slice(0, -1);
     hadLocation = true;
+    // Two letters after a city are a state when nothing says otherwise (CA = California, not Canada).
+    if (country === null || country === 'US' || country === 'CA') {
+      country = canadianProvinces.has(region) ? 'CA' : 'US';
+    }
   }
 
   let merchantTokens = tokens;
+  let city: string | null = null;
   if (hadLocation && !cityFieldSeen && tokens.length > 1) {
     merchantTokens = tokens.slice(0, -1);
     if (merchantTokens.length > 1 && cityPrefixes.has(merchantTokens.at(-1) as string)) {
       merchantTokens = merchantTokens.slice(0, -1);
     }
+    city = tokens.slice(merchantTokens.length).join(' ');
   }
 
   const prefixTokens = detected ? canonicalTokens(detected.prefix.replace(/\*/g, ' ')) : [];
-  return { normalized: merchantTokens.join(' '), tokens, merchantTokens, processor, prefixTokens, domains };
+  return {
+    normalized: merchantTokens.join(' '),
+    tokens,
+    merchantTokens,
+    processor,
+    prefixTokens,
+    domains,
+    city,
+    region,
+    country,
+    phone,
+  };
+}
+
+const canadianProvinces = new Set('AB BC MB NB NL NS NT NU ON PE QC SK YT'.split(' '));
+const alpha3: Record<string, string> = {
+  USA: 'US',
+  CAN: 'CA',
+  GBR: 'GB',
+  UK: 'GB',
+  IRL: 'IE',
+  DEU: 'DE',
+  FRA: 'FR',
+  NLD: 'NL',
+  BEL: 'BE',
+  LUX: 'LU',
+  ESP: 'ES',
+  ITA: 'IT',
+  PRT: 'PT',
+  AUT: 'AT',
+  CHE: 'CH',
+  SWE: 'SE',
+  DNK: 'DK',
+  NOR: 'NO',
+  FIN: 'FI',
+  POL: 'PL',
+  CZE: 'CZ',
+  ISL: 'IS',
+  AUS: 'AU',
+  NZL: 'NZ',
+  MEX: 'MX',
+  SGP: 'SG',
+  HKG: 'HK',
+  JPN: 'JP',
+  IND: 'IN',
+  BRA: 'BR',
+  GRC: 'GR',
+  HUN: 'HU',
+  ROU: 'RO',
+  EST: 'EE',
+  LVA: 'LV',
+  LTU: 'LT',
+  SVK: 'SK',
+  SVN: 'SI',
+  HRV: 'HR',
+  BGR: 'BG',
+  MLT: 'MT',
+  CYP: 'CY',
+};
+function alpha2(code: string): string {
+  return alpha3[code] ?? code;
+}
+
+/** A printed phone number as E.164 (NANP when it has no country code), or its digits. */
+function phoneOf(printed: string): string {
+  const parsed = parsePhoneNumberFromString(printed, 'US');
+  if (parsed?.isValid()) return parsed.number;
+  return printed.replace(/[^\d+]/g, '');
 }
