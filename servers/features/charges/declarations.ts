@@ -1,0 +1,214 @@
+/**
+ * Statement descriptors that brands declare for their own verified domains ("your statement will
+ * show HLCYN RSTRS"). A declared descriptor is matched at `very_high` and shown as
+ * `brand_declared`. The rules that keep one domain from claiming another's charges:
+ *
+ * - only an account holding a verified site for the domain declares, and a declaration stops
+ *   matching when that verification is gone (`repository.ts` joins `sites`);
+ * - a descriptor belongs to one domain: the first to declare it (`descriptor_key` is unique);
+ * - a domain's set belongs to the account that declared it first (as its brand agent does);
+ * - a descriptor that the curated registry already gives, with high confidence or better, to a
+ *   different brand cannot be declared at all, and if the registry later gives it to another brand
+ *   exactly, the registry wins at lookup (the declaration drops to medium, after it);
+ * - at most 20 per domain, 40 characters each (DE43's whole merchant field), no control
+ *   characters, at least 4 letters or digits besides a processor prefix.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { isUniqueViolation } from '../../../db/database.ts';
+import type { Database, DeclaredDescriptorRow } from '../../../db/schema.ts';
+import { type FieldError, invalid, ServiceError } from '../../errors.ts';
+import type { BrandMatcher } from './matcher.ts';
+import { type NormalizedDescriptor, normalizeDescriptor } from './normalize.ts';
+import {
+  type DeclaredHit,
+  declaredByKeys,
+  declaredForDomain,
+  holdersOf,
+  replaceDeclared,
+} from './repository.ts';
+
+export const MAX_DECLARED_PER_DOMAIN = 20;
+export const MAX_DESCRIPTOR_LENGTH = 40;
+/** Lines are tried with their leading runs of at most this many tokens. */
+const MAX_KEY_TOKENS = 8;
+
+/** A declaration of the descriptors of one domain, as the API shows it. */
+export interface DeclaredSet {
+  domain: string;
+  descriptors: { descriptor: string; processor: string | null; declared_at: string }[];
+}
+
+interface Prepared {
+  descriptor: string;
+  key: string;
+  processor: string | null;
+  field: string;
+}
+
+/** A declared descriptor that matches a statement line. */
+export interface DeclaredMatch {
+  domain: string;
+  descriptor: string;
+  /** 0.98 when it is the whole merchant part of the line, 0.9 when words follow it. */
+  confidence: number;
+  agentName: string | null;
+  agentContact: { email?: string; url?: string; phone?: string } | null;
+}
+
+export class DescriptorDeclarations {
+  readonly #db: Kysely<Database>;
+  readonly #brands: BrandMatcher;
+  readonly #now: () => Date;
+
+  constructor(options: { db: Kysely<Database>; brands: BrandMatcher; now: () => Date }) {
+    this.#db = options.db;
+    this.#brands = options.brands;
+    this.#now = options.now;
+  }
+
+  /**
+   * Replaces the descriptors `domain` declares (the caller has checked that `accountId` verified it).
+   * `field` names the input array in errors (`descriptors`, `statement_descriptors`).
+   */
+  async replace(accountId: string, domain: string, raw: string[], field: string): Promise<DeclaredSet> {
+    const prepared = this.#prepare(raw, field, domain);
+    const existing = await declaredForDomain(this.#db, domain);
+    const owner = existing[0]?.account_id;
+    if (owner !== undefined && owner !== accountId) {
+      throw new ServiceError('descriptor_taken', {
+        detail: `Another account declared the statement descriptors of ${domain}; it can change or clear them`,
+      });
+    }
+    const holders = await holdersOf(
+      this.#db,
+      prepared.map((p) => p.key),
+    );
+    const taken = prepared
+      .filter((p) => {
+        const holder = holders.get(p.key);
+        return holder !== undefined && holder !== domain;
+      })
+      .map((p) => ({ field: p.field, message: 'is declared by another domain' }));
+    if (taken.length > 0) throw descriptorTaken(taken);
+
+    const at = this.#now().toISOString();
+    const rows: DeclaredDescriptorRow[] = prepared.map((p) => ({
+      id: randomUUID(),
+      account_id: accountId,
+      domain,
+      descriptor: p.descriptor,
+      descriptor_key: p.key,
+      processor: p.processor,
+      created_at: existing.find((e) => e.descriptor_key === p.key)?.created_at ?? at,
+    }));
+    try {
+      await this.#db.transaction().execute((trx) => replaceDeclared(trx, domain, rows));
+    } catch (err) {
+      if (isUniqueViolation(err)) {
+        throw new ServiceError('descriptor_taken', {
+          detail:
+            'A descriptor was declared by another domain at the same moment; send the declaration again',
+        });
+      }
+      throw err;
+    }
+    return setOf(domain, rows);
+  }
+
+  async list(domain: string): Promise<DeclaredSet> {
+    return setOf(domain, await declaredForDomain(this.#db, domain));
+  }
+
+  /** Declared descriptors that match the line (one query, by the squashed leading runs of its tokens). */
+  async matchesFor(descriptor: NormalizedDescriptor): Promise<DeclaredMatch[]> {
+    const { tokens, merchantTokens } = descriptor;
+    if (tokens.length === 0) return [];
+    const keys: string[] = [];
+    for (let k = 1; k <= Math.min(tokens.length, MAX_KEY_TOKENS); k++) keys.push(tokens.slice(0, k).join(''));
+    const hits = await declaredByKeys(this.#db, [...new Set(keys)]);
+    const matches: DeclaredMatch[] = [];
+    for (const hit of hits) {
+      if (hit.processor !== null && hit.processor !== (descriptor.processor?.id ?? null)) continue;
+      const length = keys.indexOf(hit.descriptor_key) + 1;
+      matches.push({
+        domain: hit.domain,
+        descriptor: hit.descriptor,
+        confidence: length >= merchantTokens.length ? 0.98 : 0.9,
+        agentName: hit.agent_name,
+        agentContact: contactOf(hit),
+      });
+    }
+    return matches.sort((a, b) => b.confidence - a.confidence);
+  }
+
+  #prepare(raw: string[], field: string, domain: string): Prepared[] {
+    const errors: FieldError[] = [];
+    const conflicts: FieldError[] = [];
+    const byKey = new Map<string, Prepared>();
+    for (const [i, text] of raw.entries()) {
+      const at = `${field}.${i}`;
+      const checked = this.#check(text, domain);
+      if ('invalid' in checked) errors.push({ field: at, message: checked.invalid });
+      else if ('taken' in checked) conflicts.push({ field: at, message: checked.taken });
+      else if (!byKey.has(checked.key)) byKey.set(checked.key, { ...checked, field: at });
+    }
+    if (raw.length > MAX_DECLARED_PER_DOMAIN) {
+      errors.push({ field, message: `must hold at most ${MAX_DECLARED_PER_DOMAIN} descriptors` });
+    }
+    if (errors.length > 0) throw invalid(errors);
+    if (conflicts.length > 0) throw descriptorTaken(conflicts);
+    return [...byKey.values()];
+  }
+
+  /** One descriptor, normalised and keyed, or why it cannot be declared by `domain`. */
+  #check(text: string, domain: string): Omit<Prepared, 'field'> | { invalid: string } | { taken: string } {
+    if (/\p{Cc}/u.test(text)) return { invalid: 'must not contain control characters' };
+    const descriptor = text.normalize('NFKC').replace(/\s+/g, ' ').trim().toUpperCase();
+    if (descriptor.length === 0) return { invalid: 'must not be blank' };
+    if (descriptor.length > MAX_DESCRIPTOR_LENGTH) {
+      return { invalid: `must be at most ${MAX_DESCRIPTOR_LENGTH} characters` };
+    }
+    const normalized = normalizeDescriptor(descriptor);
+    const key = normalized.tokens.join('');
+    if (key.length < 4 || (key.match(/[A-Z]/g)?.length ?? 0) < 3) {
+      return {
+        invalid:
+          'must name the merchant with at least 4 letters or digits (3 of them letters), besides a processor prefix',
+      };
+    }
+    // The registry's confident answer for this text, when it names another brand, keeps it.
+    const rival = this.#brands
+      .lookupUncached(descriptor)
+      .matches.find((m) => m.confidence >= 0.85 && m.domain !== domain);
+    if (rival) return { taken: `is the statement descriptor of ${rival.brand} (${rival.domain})` };
+    return { descriptor, key, processor: normalized.processor?.id ?? null };
+  }
+}
+
+function descriptorTaken(errors: FieldError[]): ServiceError {
+  return new ServiceError('descriptor_taken', {
+    errors,
+    detail: errors.map((e) => `${e.field}: ${e.message}`).join('; '),
+  });
+}
+
+function setOf(domain: string, rows: DeclaredDescriptorRow[]): DeclaredSet {
+  return {
+    domain,
+    descriptors: rows.map((r) => ({
+      descriptor: r.descriptor,
+      processor: r.processor,
+      declared_at: r.created_at,
+    })),
+  };
+}
+
+function contactOf(hit: DeclaredHit): DeclaredMatch['agentContact'] {
+  if (!hit.agent_contact) return null;
+  try {
+    return JSON.parse(hit.agent_contact) as DeclaredMatch['agentContact'];
+  } catch {
+    return null;
+  }
+}
