@@ -137,6 +137,12 @@ function walkJsonLd(value: unknown, depth: number, visit: (node: JsonLdNode, typ
 export type NameAgreement = 'exact' | 'trade_word' | 'truncated';
 
 /**
+ * Squashed length from which a name may be a cut-off one: the name field holds 22 (Mastercard) to
+ * 25 (Visa) characters, less a facilitator prefix (`SQ *`, `TST* `) and spaces.
+ */
+const TRUNCATED_AT_LEAST = 16;
+
+/**
  * How `siteName` agrees with the merchant's name, or null. Exact: the same words (case, accents,
  * punctuation, `THE`, `AND`, a legal-entity tail aside), or the name followed by the line's city.
  * Trade word: one side adds a trade word the other leaves out (`BLUE BOTTLE` / `Blue Bottle
@@ -165,7 +171,7 @@ export function nameAgreement(
   ) {
     return 'trade_word';
   }
-  if (m.length >= 14 && s.length > m.length && s.startsWith(m)) return 'truncated';
+  if (m.length >= TRUNCATED_AT_LEAST && s.length > m.length && s.startsWith(m)) return 'truncated';
   return null;
 }
 
