@@ -7,9 +7,10 @@
  *   matching when that verification is gone (`repository.ts` joins `sites`);
  * - a descriptor belongs to one domain: the first to declare it (`descriptor_key` is unique);
  * - a domain's set belongs to the account that declared it first (as its brand agent does);
- * - a descriptor that the curated registry already gives, with high confidence or better, to a
- *   different brand cannot be declared at all, and if the registry later gives it to another brand
- *   exactly, the registry wins at lookup (the declaration drops to medium, after it);
+ * - a descriptor that is exactly an alias of a different brand in the curated registry (or that
+ *   the registry names at very_high) cannot be declared at all, and if the registry later learns
+ *   it as another brand's alias, the registry wins at lookup (the declaration drops to medium,
+ *   after it);
  * - at most 20 per domain, 40 characters each (DE43's whole merchant field), no control
  *   characters, at least 4 letters or digits besides a processor prefix.
  */
@@ -177,13 +178,30 @@ export class DescriptorDeclarations {
           'must name the merchant with at least 4 letters or digits (3 of them letters), besides a processor prefix',
       };
     }
-    // The registry's confident answer for this text, when it names another brand, keeps it.
-    const rival = this.#brands
-      .lookupUncached(descriptor)
-      .matches.find((m) => m.confidence >= 0.85 && m.domain !== domain);
-    if (rival) return { taken: `is the statement descriptor of ${rival.brand} (${rival.domain})` };
+    const rival = registryRival(this.#brands, descriptor, normalized.tokens, domain);
+    if (rival) return { taken: `is the statement descriptor of ${rival.name} (${rival.domain})` };
     return { descriptor, key, processor: normalized.processor?.id ?? null };
   }
+}
+
+/**
+ * The brand of the curated registry that this descriptor already names, other than `domain`: one
+ * whose alias it is exactly, or that the registry names for it at very_high (a domain or a
+ * merchant of record in the text). A brand whose name merely starts with another brand's word
+ * ("DELTA DENTAL" after "DELTA") is not a rival.
+ */
+export function registryRival(
+  brands: BrandMatcher,
+  descriptor: string,
+  tokens: readonly string[],
+  domain: string,
+): { name: string; domain: string } | null {
+  const alias = brands.brandsWithAlias(tokens).find((b) => b.domain !== domain);
+  if (alias) return { name: alias.name, domain: alias.domain };
+  const named = brands
+    .lookupUncached(descriptor)
+    .matches.find((m) => m.confidence >= 0.95 && m.matched_on !== 'fuzzy' && m.domain !== domain);
+  return named ? { name: named.brand, domain: named.domain } : null;
 }
 
 function descriptorTaken(errors: FieldError[]): ServiceError {

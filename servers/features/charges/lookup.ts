@@ -6,7 +6,7 @@
  */
 import { type Brand, BrandContact } from './brand-registry.ts';
 import { isResolvable, merchantOfLine } from './candidates.ts';
-import type { DeclaredMatch, DescriptorDeclarations } from './declarations.ts';
+import { type DeclaredMatch, type DescriptorDeclarations, registryRival } from './declarations.ts';
 import { type BrandMatcher, levelOf } from './matcher.ts';
 import { normalizeDescriptor } from './normalize.ts';
 import type { MerchantResolver } from './resolution.ts';
@@ -75,7 +75,11 @@ export class ChargeLookup {
         m.confidence >= 0.95 &&
         m.matched_on !== 'fuzzy',
     );
-    const confidence = exactRival ? OUTRANKED_DECLARATION : hit.confidence;
+    const rival =
+      exactRival ||
+      registryRival(this.#brands, hit.descriptor, normalizeDescriptor(hit.descriptor).tokens, hit.domain) !==
+        null;
+    const confidence = rival ? OUTRANKED_DECLARATION : hit.confidence;
     const same = matches.find((m) => m.domain === hit.domain);
     const match: CardChargeMatch = {
       brand: brand?.name ?? hit.agentName ?? hit.domain,
