@@ -50,6 +50,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .on('declared_descriptors')
     .column('domain')
     .execute();
+  // Each process keeps the set of declared keys and reads what was declared since its last look.
+  await db.schema
+    .createIndex('declared_descriptors_created')
+    .on('declared_descriptors')
+    .column('created_at')
+    .execute();
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: see up()

@@ -8,6 +8,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/databases.ts';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
+import { waitFor } from '../helpers/receivers.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked field by field
@@ -269,6 +270,25 @@ describe.each(dialects)('declared statement descriptors (%s)', (dialect) => {
     expect(agents.body.agents.find((a: Json) => a.domain === domain).name).toBe('Northside Provisions');
   });
 
+  it('matches in every process what one process declared, and stops matching what it cleared', async () => {
+    const other = await startTestService(dialect, {}, { database: service.db });
+    try {
+      const owner = await newAccount();
+      const domain = domainFor('shared');
+      const siteId = await addSite(owner, domain, true);
+      const charge = encodeURIComponent('SHRD GOODS OAKLAND CA');
+      const lookupOther = async () =>
+        (await (await fetch(`${other.config.base_url}/agent?charge=${charge}`)).json()) as Json;
+      expect((await lookupOther()).matches).toEqual([]);
+      await declare(owner, siteId, ['SHRD GOODS']);
+      await waitFor(async () => (await lookupOther()).matches[0]?.domain === domain);
+      await declare(owner, siteId, []);
+      expect((await lookupOther()).matches).toEqual([]);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('stops matching a declaration once its domain is no longer verified for the declaring account', async () => {
     const owner = await newAccount();
     const domain = domainFor('lapsed');
@@ -304,7 +324,12 @@ describe.each(dialects)('declared statement descriptors (%s)', (dialect) => {
         created_at: new Date().toISOString(),
       })
       .execute();
-    const body = await lookup('NETFLIX.COM');
+    // Written behind this process's back: it is matched once the declared keys are read again.
+    let body: Json;
+    await waitFor(async () => {
+      body = await lookup('NETFLIX.COM');
+      return body.matches.length > 1;
+    });
     expect(body.matches[0]).toMatchObject({ domain: 'netflix.com', level: 'very_high', source: 'registry' });
     expect(body.matches[1]).toMatchObject({ domain, level: 'medium', source: 'brand_declared' });
   });

@@ -13,6 +13,12 @@
  *   after it);
  * - at most 20 per domain, 40 characters each (DE43's whole merchant field), no control
  *   characters, at least 4 letters or digits besides a processor prefix.
+ *
+ * Every lookup asks whether the line carries a declared descriptor, and almost none does: each
+ * process keeps the set of declared keys in memory and queries the table only for a line whose
+ * leading words are in it, so the common path stays in process. The set takes in what this
+ * process declares at once and what others declared within `KEYS_REFRESH_MS`; a key that is no
+ * longer declared only costs a query until the hourly rebuild (the table has the last word).
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
@@ -25,6 +31,7 @@ import {
   type DeclaredHit,
   declaredByKeys,
   declaredForDomain,
+  declaredKeysSince,
   holdersOf,
   replaceDeclared,
 } from './repository.ts';
@@ -33,6 +40,12 @@ export const MAX_DECLARED_PER_DOMAIN = 20;
 export const MAX_DESCRIPTOR_LENGTH = 40;
 /** Lines are tried with their leading runs of at most this many tokens. */
 const MAX_KEY_TOKENS = 8;
+/** How soon a declaration made by another process is matched here. */
+const KEYS_REFRESH_MS = 5_000;
+/** How often the key set is rebuilt from scratch, dropping keys no longer declared. */
+const KEYS_REBUILD_MS = 3_600_000;
+/** Declarations read again on each refresh: a transaction that committed later than it began. */
+const KEYS_OVERLAP_MS = 60_000;
 
 /** A declaration of the descriptors of one domain, as the API shows it. */
 export interface DeclaredSet {
@@ -61,6 +74,14 @@ export class DescriptorDeclarations {
   readonly #db: Kysely<Database>;
   readonly #brands: BrandMatcher;
   readonly #now: () => Date;
+  #keys = new Set<string>();
+  /** Latest `created_at` read, and when the set was refreshed and rebuilt (process clock). */
+  #newest: string | null = null;
+  #refreshedAt = Number.NEGATIVE_INFINITY;
+  #rebuiltAt = Number.NEGATIVE_INFINITY;
+  #refreshing: Promise<void> | null = null;
+  /** While a rebuild reads the table: what this process declares meanwhile, kept through the swap. */
+  #declaredDuringRebuild: Set<string> | null = null;
 
   constructor(options: { db: Kysely<Database>; brands: BrandMatcher; now: () => Date }) {
     this.#db = options.db;
@@ -114,6 +135,10 @@ export class DescriptorDeclarations {
       }
       throw err;
     }
+    for (const row of rows) {
+      this.#keys.add(row.descriptor_key);
+      this.#declaredDuringRebuild?.add(row.descriptor_key);
+    }
     return setOf(domain, rows);
   }
 
@@ -127,7 +152,9 @@ export class DescriptorDeclarations {
     if (tokens.length === 0) return [];
     const keys: string[] = [];
     for (let k = 1; k <= Math.min(tokens.length, MAX_KEY_TOKENS); k++) keys.push(tokens.slice(0, k).join(''));
-    const hits = await declaredByKeys(this.#db, [...new Set(keys)]);
+    const known = await this.#knownKeys();
+    if (!keys.some((key) => known.has(key))) return [];
+    const hits = await declaredByKeys(this.#db, keys);
     const matches: DeclaredMatch[] = [];
     for (const hit of hits) {
       if (hit.processor !== null && hit.processor !== (descriptor.processor?.id ?? null)) continue;
@@ -141,6 +168,48 @@ export class DescriptorDeclarations {
       });
     }
     return matches.sort((a, b) => b.confidence - a.confidence);
+  }
+
+  /** The declared keys; read once before the first lookup, then refreshed in the background. */
+  async #knownKeys(): Promise<Set<string>> {
+    const stale = performance.now() - this.#refreshedAt > KEYS_REFRESH_MS;
+    if (stale && !this.#refreshing) {
+      const refreshing = this.#refreshKeys().finally(() => {
+        this.#refreshing = null;
+      });
+      // A failed background refresh keeps the set it had and is tried again on a later lookup.
+      refreshing.catch(() => {});
+      this.#refreshing = refreshing;
+    }
+    // Before the first read there is no set to fall back on: the lookup waits for it (or fails with it).
+    if (this.#refreshedAt === Number.NEGATIVE_INFINITY) await this.#refreshing;
+    return this.#keys;
+  }
+
+  async #refreshKeys(): Promise<void> {
+    const started = performance.now();
+    const rebuild = started - this.#rebuiltAt > KEYS_REBUILD_MS;
+    const since =
+      rebuild || this.#newest === null
+        ? null
+        : new Date(new Date(this.#newest).getTime() - KEYS_OVERLAP_MS).toISOString();
+    if (rebuild) this.#declaredDuringRebuild = new Set();
+    try {
+      const rows = await declaredKeysSince(this.#db, since);
+      const keys = rebuild ? new Set<string>() : this.#keys;
+      for (const row of rows) {
+        keys.add(row.descriptor_key);
+        if (this.#newest === null || row.created_at > this.#newest) this.#newest = row.created_at;
+      }
+      if (rebuild) {
+        for (const key of this.#declaredDuringRebuild ?? []) keys.add(key);
+        this.#keys = keys;
+        this.#rebuiltAt = started;
+      }
+      this.#refreshedAt = started;
+    } finally {
+      if (rebuild) this.#declaredDuringRebuild = null;
+    }
   }
 
   #prepare(raw: string[], field: string, domain: string): Prepared[] {

@@ -71,6 +71,18 @@ export function declaredByKeys(db: Db, keys: string[]): Promise<DeclaredHit[]> {
     .execute();
 }
 
+/** Keys declared at or after `since` (all of them without it), with when each was declared. */
+export function declaredKeysSince(
+  db: Db,
+  since: string | null,
+): Promise<{ descriptor_key: string; created_at: string }[]> {
+  return db
+    .selectFrom('declared_descriptors')
+    .select(['descriptor_key', 'created_at'])
+    .$if(since !== null, (q) => q.where('created_at', '>=', since as string))
+    .execute();
+}
+
 export function declaredForDomain(db: Db, domain: string): Promise<DeclaredDescriptorRow[]> {
   return db
     .selectFrom('declared_descriptors')

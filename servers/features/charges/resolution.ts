@@ -116,13 +116,16 @@ export class MerchantResolver {
       });
   }
 
-  /** The stored verdict for this merchant, else a resolution waited for at most the time budget. */
+  /**
+   * The stored verdict for this merchant, else a resolution waited for at most the time budget.
+   * Off, it answers `off` without reading the table: nothing live happens on such a deployment.
+   */
   async resolve(merchant: MerchantLine): Promise<Resolution> {
+    if (!this.enabled) return { status: 'off' };
     const nameKey = merchant.nameTokens.join('');
     const cityKey = merchant.cityTokens.join('');
     const stored = await findResolvedMerchant(this.#db, nameKey, cityKey, this.#now().toISOString());
     if (stored) return resolutionOf(stored);
-    if (!this.enabled) return { status: 'off' };
 
     const id = `${nameKey}\u0000${cityKey}`;
     let running = this.#inflight.get(id);
