@@ -7,7 +7,7 @@
  * Environment: BENCH_DURATION (seconds per run, default 5), BENCH_ROUNDS (default 3),
  * BENCH_CONNECTIONS (default 32); traffic: BENCH_TRAFFIC_EVENTS (default 10,000,000 stored events for
  * GET /site-stats), BENCH_DATABASE_URL (measure site stats and the payment path on PostgreSQL too);
- * BENCH_ONLY=payments runs the payment benchmarks alone.
+ * BENCH_ONLY=payments runs the payment benchmarks alone, BENCH_ONLY=charges the card charge lookup latencies.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { measureChargeLookups } from './charges.ts';
 import { measureMatching, measureRealRegistry } from './matching.ts';
 import { BENCH_PAY_TO, measurePaidRest, measurePaymentPath } from './payments.ts';
 import { measureFixtureScan, measureLeaderboard } from './scans.ts';
@@ -279,6 +280,8 @@ async function main(): Promise<void> {
       `  (target p99 < 1 ms: ${m.p99Ms < 1 ? 'met' : 'MISSED'})\n`,
   );
 
+  await chargeLookups();
+
   process.stdout.write('\nScanner:\n');
   const scan = await measureFixtureScan();
   process.stdout.write(
@@ -339,5 +342,25 @@ async function payments(): Promise<void> {
   }
 }
 
+/** Issue 10 items 4 and 5: what declared descriptors and live resolution add to a lookup. */
+async function chargeLookups(): Promise<void> {
+  const targets = [undefined, process.env.BENCH_DATABASE_URL].filter((u, i) => i === 0 || u);
+  for (const databaseUrl of targets) {
+    const { dialect, rows } = await measureChargeLookups(databaseUrl ? { databaseUrl } : {});
+    process.stdout.write(`\nGET /agent latency, sequential requests, on ${dialect} (p50 / p99 ms):\n`);
+    process.stdout.write(
+      `  ${'path'.padEnd(52)}${'registry only'.padStart(18)}${'resolution off'.padStart(18)}${'resolution on'.padStart(18)}\n`,
+    );
+    for (const label of [...new Set(rows.map((r) => r.path))]) {
+      const cells = (['registry only', 'resolution off', 'resolution on'] as const).map((handler) => {
+        const row = rows.find((r) => r.path === label && r.handler === handler);
+        return row ? `${format(row.p50Ms, 2)} / ${format(row.p99Ms, 2)}` : '-';
+      });
+      process.stdout.write(`  ${label.padEnd(52)}${cells.map((c) => c.padStart(18)).join('')}\n`);
+    }
+  }
+}
+
 if (process.env.BENCH_ONLY === 'payments') await payments();
+else if (process.env.BENCH_ONLY === 'charges') await chargeLookups();
 else await main();

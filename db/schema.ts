@@ -321,6 +321,54 @@ export interface BrandAgentsTable {
   updated_at: string;
 }
 
+// --- Card charge lookup for the long tail (migration 2026-11-24T1000Z_merchant_resolution) -----
+
+/**
+ * What live resolution concluded about a merchant of a statement line (`charges/resolution.ts`):
+ * the website whose home page names it (`resolved`), or that no candidate did (`not_found`). Keyed
+ * by the merchant's canonical name and city (`''` when the line has none); served until
+ * `expires_at` (`charges.live_resolution.*_ttl_days`), then checked again. Public facts only.
+ */
+export interface ResolvedMerchantsTable {
+  /** Canonical tokens of the merchant's name, joined without spaces (`HALCYONROASTERS`). */
+  name_key: string;
+  city_key: string;
+  status: 'resolved' | 'not_found';
+  /** Registrable domain of the merchant's site (resolved only). */
+  domain: string | null;
+  /** The name the site gives itself. */
+  name: string | null;
+  category: string | null;
+  /** At most 0.84: a resolution is a guess and never `high`. */
+  confidence: number | null;
+  /**
+   * JSON: `{url, signals, city, source, candidates: [{domain, source, outcome}]}` - the home page
+   * read, which of its name claims agreed (title, site_name, organization), whether the city
+   * agreed, where the domain came from, and what every candidate checked gave.
+   */
+  evidence: string;
+  checked_at: string;
+  expires_at: string;
+}
+
+/**
+ * Statement descriptors a brand declared for its verified domain (`charges/declarations.ts`):
+ * matched at `very_high` and shown as `brand_declared`. A descriptor belongs to one domain
+ * (`descriptor_key` is unique), a domain's set to the account that declared it first.
+ */
+export interface DeclaredDescriptorsTable {
+  id: string;
+  account_id: string;
+  domain: string;
+  /** As declared, upper case and whitespace collapsed (`SQ *HLCYN RSTRS`). */
+  descriptor: string;
+  /** Canonical merchant tokens of it, joined without spaces (`HLCYNRSTRS`). */
+  descriptor_key: string;
+  /** The processor named by its prefix (`square`), when it has one: then only lines through it match. */
+  processor: string | null;
+  created_at: string;
+}
+
 // --- Agent-versus-human traffic (migration 2026-11-21T1500Z_traffic) -------------------------
 // Raw events are kept `traffic.raw_retention_days` (default 30) and hold no IP address: only its
 // network prefix (/24 for IPv4, /48 for IPv6). Every read is served from the rollups below, which
@@ -555,6 +603,8 @@ export interface Database {
   readiness_snapshots: ReadinessSnapshotsTable;
   listings: ListingsTable;
   brand_agents: BrandAgentsTable;
+  resolved_merchants: ResolvedMerchantsTable;
+  declared_descriptors: DeclaredDescriptorsTable;
   traffic_events: TrafficEventsTable;
   traffic_daily: TrafficDailyTable;
   traffic_pages_daily: TrafficPagesDailyTable;
@@ -584,4 +634,6 @@ export type PaymentRow = Selectable<PaymentsTable>;
 export type DomainScoreRow = Selectable<DomainScoresTable>;
 export type ListingRow = Selectable<ListingsTable>;
 export type BrandAgentRow = Selectable<BrandAgentsTable>;
+export type ResolvedMerchantRow = Selectable<ResolvedMerchantsTable>;
+export type DeclaredDescriptorRow = Selectable<DeclaredDescriptorsTable>;
 export type NewTrafficEvent = Insertable<TrafficEventsTable>;

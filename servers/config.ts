@@ -151,6 +151,43 @@ export const Config = z
       /** DNS servers (`ip` or `ip:port`) for TXT verification; empty: the system resolver. */
       verification_dns_servers: z.array(z.string().min(1)),
     }),
+    charges: z.strictObject({
+      /**
+       * Live resolution of merchants the registry does not name confidently (README "Live
+       * resolution"): candidate domains are checked through the SSRF-safe fetcher and the verdicts
+       * are stored in `resolved_merchants`.
+       */
+      live_resolution: z.strictObject({
+        /** `auto`: on in production mode, off otherwise (a developer's machine does not crawl unasked). */
+        enabled: z.union([z.boolean(), z.literal('auto')]),
+        /** How long a lookup waits for a resolution before answering `pending` (it goes on in the background). */
+        time_budget_ms: z.number().int().min(0).max(30_000),
+        /** Whole-resolution deadline, background included: every fetch of it is cut off then. */
+        deadline_ms: positiveInt.max(60_000),
+        /** Candidate domains checked per merchant (the line's own domain and search results first). */
+        max_candidates: positiveInt.max(20),
+        /** Resolutions one process runs at once; beyond that and a short queue, lookups answer `pending`. */
+        max_concurrent: positiveInt.max(64),
+        /** Where a candidate's home page is fetched: `{scheme}://{domain}[:{port}]/`. */
+        home_page_scheme: z.enum(['https', 'http']),
+        /** null: the scheme's port. Tests and self-hosted setups point it at a local peer. */
+        home_page_port: z.number().int().min(1).max(65535).nullable(),
+        /** DNS servers (`ip` or `ip:port`) that resolve candidate domains; empty: the system resolver. */
+        dns_servers: z.array(z.string().min(1)),
+        /** How long a confirmed resolution is served before it is checked again. */
+        resolved_ttl_days: positiveInt,
+        /** How long "no site names this merchant" is served before it is tried again. */
+        not_found_ttl_days: positiveInt,
+      }),
+    }),
+    /** Outside providers the research features call (one provider interface, `servers/outbound/search.ts`). */
+    research: z.strictObject({
+      search: z.strictObject({
+        /** A SearXNG instance with the `json` format enabled (`search.formats` in its settings.yml). */
+        searxng_url: absoluteUrl.nullable(),
+        timeout_ms: positiveInt,
+      }),
+    }),
     returns: z.strictObject({
       delivery: z.strictObject({
         poll_interval_ms: positiveInt,
@@ -281,6 +318,12 @@ export const envBindings: Record<string, EnvBinding> = {
   SCAN_TIMEOUT_MS: { key: 'scanner.scan_timeout_ms', parse: numberOrRaw },
   SCAN_WORKERS: { key: 'scanner.workers', parse: numberOrRaw },
   SITES_DNS_SERVERS: { key: 'sites.verification_dns_servers', parse: list },
+  CHARGES_LIVE_RESOLUTION: {
+    key: 'charges.live_resolution.enabled',
+    parse: (raw) => (raw.trim().toLowerCase() === 'auto' ? 'auto' : flag(raw)),
+  },
+  CHARGES_RESOLUTION_DNS_SERVERS: { key: 'charges.live_resolution.dns_servers', parse: list },
+  SEARXNG_URL: { key: 'research.search.searxng_url', parse: nullIfEmpty },
   SMTP_URL: { key: 'smtp.url' },
   TRAFFIC_QUEUE_MAX_EVENTS: { key: 'traffic.queue_max_events', parse: numberOrRaw },
   TRAFFIC_FLUSH_INTERVAL_MS: { key: 'traffic.flush_interval_ms', parse: numberOrRaw },
@@ -503,4 +546,10 @@ export function mcpAllowedHosts(config: Config): string[] {
 export function sqliteFile(config: Config): string {
   if (config.database_url?.startsWith('sqlite:')) return config.database_url.slice('sqlite:'.length);
   return path.resolve(config.data_dir, 'service.db');
+}
+
+/** Whether lookups resolve unknown merchants live: `auto` means in production mode only. */
+export function liveResolutionEnabled(config: Config): boolean {
+  const enabled = config.charges.live_resolution.enabled;
+  return enabled === 'auto' ? config.mode === 'production' : enabled;
 }

@@ -43,6 +43,11 @@ export const errorCodes = {
   domain_not_verified: { status: 403, title: 'The domain is not verified for this account' },
   referral_handle_taken: { status: 409, title: 'The referral handle is taken' },
   brand_agent_taken: { status: 409, title: 'Another account has registered the agent of this domain' },
+  /**
+   * A statement descriptor that another domain declared or that the brand registry gives to another
+   * brand, or a domain whose descriptors another account declared (`charges/declarations.ts`).
+   */
+  descriptor_taken: { status: 409, title: 'The statement descriptor belongs to another brand' },
   illegal_transition: { status: 409, title: 'That status change is not allowed from the current status' },
   /**
    * The site named in the input could not be crawled (unreachable, refused by the outbound policy,

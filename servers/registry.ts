@@ -15,6 +15,7 @@ import { scanSkuOperations } from './features/catalog/scan/operations.ts';
 import { signalOperations } from './features/catalog/signal/operations.ts';
 import { soulWriteOperations } from './features/catalog/soul-write/operations.ts';
 import { spotlightOperations } from './features/catalog/spotlight/operations.ts';
+import { declarationOperations } from './features/charges/declaration-operations.ts';
 import { chargeOperations } from './features/charges/operations.ts';
 import { directoryOperations } from './features/directory/operations.ts';
 import { healthOperations } from './features/health/operations.ts';
@@ -34,6 +35,7 @@ export const operations: readonly AnyOperation[] = checkedOperations([
   ...healthOperations,
   ...accountOperations,
   ...siteOperations,
+  ...declarationOperations,
   ...scanOperations,
   ...directoryOperations,
   ...serviceOperations,

@@ -14,7 +14,11 @@ import type { Database } from '../db/schema.ts';
 import { type Config, secretBoxOf } from './config.ts';
 import { AccountsService } from './features/accounts/service.ts';
 import { loadBrands } from './features/charges/brand-registry.ts';
+import { DescriptorDeclarations } from './features/charges/declarations.ts';
+import { ChargeLookup } from './features/charges/lookup.ts';
 import { BrandMatcher } from './features/charges/matcher.ts';
+import { deleteExpiredResolutions } from './features/charges/repository.ts';
+import { MerchantResolver } from './features/charges/resolution.ts';
 import { DirectoryService } from './features/directory/service.ts';
 import { DeliveryWorker } from './features/returns/outbox.ts';
 import { ReturnsService, statusUrl } from './features/returns/service.ts';
@@ -27,6 +31,7 @@ import type { LiveTraffic as SiteTrafficSummary } from './features/traffic/schem
 import { TrafficService } from './features/traffic/service.ts';
 import { sweepIdempotencyKeys } from './idempotency.ts';
 import { createSafeFetch, type SafeFetch } from './outbound/safe-fetch.ts';
+import { type SearchProvider, searchProviderOf } from './outbound/search.ts';
 import type { PaymentFacilitator } from './payments/facilitator.ts';
 import { PaymentsService } from './payments/service.ts';
 import { Settler } from './payments/settler.ts';
@@ -39,6 +44,14 @@ export interface Services {
   dialect: Dialect;
   log: Logger;
   brands: BrandMatcher;
+  /** The card charge lookup: registry, declared descriptors, live resolution (`features/charges/lookup.ts`). */
+  charges: ChargeLookup;
+  /** Statement descriptors brands declare for their verified domains. */
+  declarations: DescriptorDeclarations;
+  /** Live resolution of merchants the registry does not name (`charges.live_resolution`). */
+  resolver: MerchantResolver;
+  /** The configured web search provider (`research.search`), or null. */
+  search: SearchProvider | null;
   returns: ReturnsService;
   deliveries: DeliveryWorker;
   rateLimits: RateLimits;
@@ -157,6 +170,16 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     now,
   });
   const directory = new DirectoryService({ db, config, brands, returns, now });
+  const search = searchProviderOf(config);
+  const declarations = new DescriptorDeclarations({ db, brands, now });
+  const resolver = new MerchantResolver({
+    db,
+    config,
+    search,
+    log: log.child({ component: 'merchant-resolution' }),
+    now,
+  });
+  const charges = new ChargeLookup({ brands, declarations, resolver });
   const payments = new PaymentsService({
     db,
     dialect: database.dialect,
@@ -198,6 +221,10 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     dialect: database.dialect,
     log,
     brands,
+    charges,
+    declarations,
+    resolver,
+    search,
     returns,
     deliveries,
     rateLimits,
@@ -227,6 +254,9 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
         traffic.sweep().catch((err) => log.warn({ err }, 'traffic retention sweep failed'));
         sweepOauthRecords(db, now()).catch((err) => log.warn({ err }, 'oauth records sweep failed'));
         anonymous.sweep().catch((err) => log.warn({ err }, 'anonymous sessions sweep failed'));
+        deleteExpiredResolutions(db, now().toISOString()).catch((err) =>
+          log.warn({ err }, 'resolved merchants sweep failed'),
+        );
       };
       housekeeping = setInterval(sweep, HOUR_MS);
       housekeeping.unref();
@@ -234,7 +264,13 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     async stop() {
       clearInterval(housekeeping);
       // Queued traffic events are written before the caller closes the database.
-      await Promise.all([traffic.drain(), deliveries.stop(), scans.worker.stop(), settler.stop()]);
+      await Promise.all([
+        traffic.drain(),
+        deliveries.stop(),
+        scans.worker.stop(),
+        settler.stop(),
+        resolver.stop(),
+      ]);
       mailer?.close();
       await fetch.close();
       await siteFetch.close();

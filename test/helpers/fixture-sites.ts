@@ -14,6 +14,9 @@
  * - `catchAllJson`: an API that answers every path with 200 JSON naming the path and a fresh
  *   request id (so no two answers are byte-identical);
  * - `catchAllText`: a server that answers every path with 200 text/plain "OK".
+ * - `merchant`: the home page of a small business, Halcyon Roasters, a coffee roaster in Oakland,
+ *   that names itself in its title, `og:site_name` and a schema.org `CafeOrCoffeeShop` JSON-LD
+ *   node with its address - what live merchant resolution reads - whatever `Host` it is asked for.
  * Every request is recorded so tests can check what the crawler did (and did not) fetch.
  */
 import http from 'node:http';
@@ -27,7 +30,8 @@ export type FixtureKind =
   | 'spa'
   | 'spaWithDocuments'
   | 'catchAllJson'
-  | 'catchAllText';
+  | 'catchAllText'
+  | 'merchant';
 
 export interface FixtureRequest {
   path: string;
@@ -374,6 +378,38 @@ const catchAllText: Route = (_req, res) => {
   res.writeHead(200, { 'content-type': 'text/plain' }).end('OK');
 };
 
+/** Real small-business markup: the name in three places, the city in the address and the footer. */
+const merchant: Record<string, Route> = {
+  '/': (_req, res, { origin }) => {
+    const jsonLd = {
+      '@context': 'https://schema.org',
+      '@type': 'CafeOrCoffeeShop',
+      name: 'Halcyon Roasters',
+      url: `${origin}/`,
+      telephone: '+1-510-555-0142',
+      address: {
+        '@type': 'PostalAddress',
+        streetAddress: '4120 Telegraph Ave',
+        addressLocality: 'Oakland',
+        addressRegion: 'CA',
+        postalCode: '94609',
+        addressCountry: 'US',
+      },
+    };
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(
+      `<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>Home | Halcyon Roasters</title>
+<meta name="description" content="Small-batch coffee roasted in Oakland. Café, beans and subscriptions.">
+<meta property="og:site_name" content="Halcyon Roasters"><meta property="og:title" content="Home">
+<meta property="og:type" content="website">
+<script type="application/ld+json">${JSON.stringify(jsonLd)}</script></head>
+<body><header><a href="/">Halcyon Roasters</a><nav><a href="/shop">Shop</a> <a href="/visit">Visit</a></nav></header>
+<main><h1>Coffee, roasted slowly</h1><p>${words(60, 'beans')}</p></main>
+<footer>4120 Telegraph Ave, Oakland, CA 94609 · (510) 555-0142</footer></body></html>`,
+    );
+  },
+};
+
 const routes: Record<FixtureKind, Record<string, Route>> = {
   wellPrepared,
   bare,
@@ -383,6 +419,7 @@ const routes: Record<FixtureKind, Record<string, Route>> = {
   spaWithDocuments,
   catchAllJson: {},
   catchAllText: {},
+  merchant,
 };
 
 /** What a kind answers for a path it has no route for; a 404 unless listed here. */

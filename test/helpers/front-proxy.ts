@@ -3,6 +3,10 @@
  * process is configured with the front's URL (so they share one issuer and one MCP URL), and the
  * test chooses which process answers the next requests. Requests pass through unchanged, `Host`
  * included.
+ *
+ * It also stands for a shared web host: `routeHost` sends the requests for one host name to its own
+ * origin, so names that a test DNS server resolves to loopback reach different fixture sites on
+ * one address and port, chosen by `Host` as virtual hosting does.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,12 +15,17 @@ export interface FrontProxy {
   url: string;
   /** Sends the following requests to this origin (`http://127.0.0.1:<port>`). */
   route(origin: string): void;
+  /** Sends requests whose `Host` names `hostname` (any port) to this origin, whatever `route` says. */
+  routeHost(hostname: string, origin: string): void;
   close(): Promise<void>;
 }
 
 export async function startFrontProxy(): Promise<FrontProxy> {
-  let target: URL | undefined;
+  let fallback: URL | undefined;
+  const byHost = new Map<string, URL>();
   const server = http.createServer((req, res) => {
+    const hostname = (req.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
+    const target = byHost.get(hostname) ?? fallback;
     if (!target) {
       res.writeHead(503).end('no process routed');
       return;
@@ -45,7 +54,10 @@ export async function startFrontProxy(): Promise<FrontProxy> {
   return {
     url: `http://127.0.0.1:${port}`,
     route(origin) {
-      target = new URL(origin);
+      fallback = new URL(origin);
+    },
+    routeHost(hostname, origin) {
+      byHost.set(hostname.toLowerCase(), new URL(origin));
     },
     async close() {
       server.closeAllConnections();

@@ -71,6 +71,8 @@ const validInputs = (): Record<string, Input> => ({
     share_network: false,
   },
   verifySite: { site_id: ids.site },
+  declareStatementDescriptors: { site_id: ids.site, descriptors: ['NLTTCK BRAND', 'SQ *NUL ATTACK'] },
+  listStatementDescriptors: { site_id: ids.site },
   requestScan: { domain: 'example.com', public: false },
   getScan: { scan_id: SOME_ID },
   getSignal: { domain: 'example.com' },
@@ -100,6 +102,7 @@ const validInputs = (): Record<string, Input> => ({
       phone: '+14155550123',
     },
     return_policy: { window_days: 30, conditions: 'Unused items.', url: 'https://example.com/policy' },
+    statement_descriptors: ['NLTTCK BRAND'],
   },
   listBrandRequests: { status: 'received', brand_domain: BRAND, limit: 5 },
   updateBrandRequestStatus: {

@@ -156,6 +156,22 @@ export class BrandMatcher {
     return this.aliases.length;
   }
 
+  /**
+   * The brands that have exactly these canonical tokens as an alias (spaced or squashed, as exact
+   * matching reads them): whom the registry names for a line that says only this.
+   */
+  brandsWithAlias(tokens: readonly string[]): Brand[] {
+    if (tokens.length === 0) return [];
+    const ids =
+      this.spaced.get(tokens.join(' ')) ??
+      this.squashed.get(tokens.join('')) ??
+      (tokens.length > 1 ? this.spaced.get(tokens.join('')) : undefined) ??
+      [];
+    return [...new Set(ids.map((id) => (this.aliases[id] as AliasEntry).brand))].map(
+      (index) => this.brands[index] as Brand,
+    );
+  }
+
   brandByDomain(domain: string): Brand | undefined {
     const index = this.byDomain.get(domain);
     return index === undefined ? undefined : this.brands[index];

@@ -12,13 +12,13 @@ export const lookupCardCharge = defineOperation({
     'of the chosen match as brand_domain when starting a return request.',
   input: ChargeLookupInput,
   output: ChargeLookupResult,
-  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: true },
   access: 'public',
   http: { surface: 'cs', method: 'GET', path: '/agent', input: 'query' },
   mcp: ['public'],
   errors: ['validation_failed'],
   tags: ['customer service'],
-  handler: async (ctx, input) => ctx.services.brands.lookup(input.charge),
+  handler: async (ctx, input) => ctx.services.charges.lookup(input.charge),
 });
 
 export const chargeOperations = [lookupCardCharge];

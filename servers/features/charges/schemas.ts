@@ -71,6 +71,14 @@ export const Merchant = z
   .describe('What the line itself says about the merchant, whether or not a brand matched.');
 export type Merchant = z.infer<typeof Merchant>;
 
+export const MatchSource = z
+  .enum(['registry', 'brand_declared', 'live_resolution'])
+  .describe(
+    "Where the match comes from: the service's brand registry; a descriptor the brand itself declared for its " +
+      'verified domain; or live resolution, a website found for the merchant whose home page names it (a guess: ' +
+      'never above medium).',
+  );
+
 export const CardChargeMatch = z.object({
   brand: z.string().describe('Brand name.'),
   domain: z
@@ -84,8 +92,60 @@ export const CardChargeMatch = z.object({
   processor: Processor.optional(),
   contact: BrandContact.describe('Public support contacts of the brand, where known.'),
   returns: BrandReturns.describe('Public returns information of the brand, where known.'),
+  source: MatchSource.optional(),
 });
 export type CardChargeMatch = z.infer<typeof CardChargeMatch>;
+
+export const ResolutionEvidence = z.object({
+  url: z.string().describe('The home page read.'),
+  signals: z
+    .array(z.enum(['title', 'site_name', 'organization']))
+    .describe(
+      'Which of its claims named the merchant: <title>, og:site_name or the JSON-LD WebSite name, a JSON-LD ' +
+        'Organization or LocalBusiness name.',
+    ),
+  city: z
+    .enum(['agrees', 'absent', 'unknown'])
+    .describe("agrees: the line's city is on the page; absent: it is not; unknown: the line has no city."),
+  source: z
+    .enum(['website_hint', 'search', 'name'])
+    .describe('How the domain was found: printed on the line, a web search, or made from the name.'),
+});
+
+export const Resolution = z
+  .discriminatedUnion('status', [
+    z.object({
+      status: z.literal('resolved'),
+      domain: z.string(),
+      name: z.string().describe('The name the site gives itself.'),
+      category: z
+        .string()
+        .describe('From its JSON-LD type where it gives one (restaurant, coffee...), else other.'),
+      confidence: z.number().min(0).max(0.84),
+      level: ConfidenceLevel,
+      checked_at: z.iso.datetime(),
+      evidence: ResolutionEvidence,
+    }),
+    z.object({
+      status: z.literal('not_found'),
+      checked_at: z.iso.datetime(),
+      candidates_checked: z
+        .number()
+        .int()
+        .describe('Domains checked; none had a home page naming the merchant.'),
+    }),
+    z.object({
+      status: z.literal('pending'),
+      retry_after_s: z.number().int().describe('Ask again after about this many seconds.'),
+    }),
+    z.object({ status: z.literal('off') }),
+  ])
+  .describe(
+    'Live resolution of a merchant the registry does not name confidently: resolved (its website was found and ' +
+      'is among the matches, at most medium), not_found (no candidate site names it; kept for a while), pending ' +
+      '(still being checked: ask again), off (not done on this deployment).',
+  );
+export type Resolution = z.infer<typeof Resolution>;
 
 export const ChargeLookupResult = z.object({
   charge: z.string().describe('The statement line as received.'),
@@ -95,5 +155,8 @@ export const ChargeLookupResult = z.object({
   matches: z
     .array(CardChargeMatch)
     .describe('Candidate brands, best first; empty when no known brand matches (merchant still says who).'),
+  resolution: Resolution.optional().describe(
+    'Present when no match is high or very_high: what live resolution found for the merchant.',
+  ),
 });
 export type ChargeLookupResult = z.infer<typeof ChargeLookupResult>;

@@ -99,7 +99,7 @@ export const registerBrandAgent = defineOperation({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   access: 'service_key',
   http: { surface: 'public_api', method: 'POST', path: '/brand-agent', input: 'body' },
-  errors: ['validation_failed', 'domain_not_verified', 'brand_agent_taken'],
+  errors: ['validation_failed', 'domain_not_verified', 'brand_agent_taken', 'descriptor_taken'],
   tags: ['brand agents'],
   handler: async (ctx, input) => {
     const domain = domainField(ctx, input.domain);
@@ -119,13 +119,22 @@ export const registerBrandAgent = defineOperation({
       throw invalid([{ field: 'return_contact.email', message: 'is required with protocol email' }]);
     }
     await requireVerifiedDomain(ctx, domain);
-    const result = await ctx.services.directory.registerBrandAgent(requireAccount(ctx).id, domain, {
-      ...input,
-      endpoint,
-    });
+    const accountId = requireAccount(ctx).id;
+    // Declared first: a refused descriptor leaves the agent as it was.
+    const declared =
+      input.statement_descriptors === undefined
+        ? await ctx.services.declarations.list(domain)
+        : await ctx.services.declarations.replace(
+            accountId,
+            domain,
+            input.statement_descriptors,
+            'statement_descriptors',
+          );
+    const result = await ctx.services.directory.registerBrandAgent(accountId, domain, { ...input, endpoint });
     return {
       ...result.agent,
       created: result.created,
+      statement_descriptors: declared.descriptors.map((d) => d.descriptor),
       webhook_secret: result.webhook_secret,
       delivery: { channel: result.channel, queued_requests: result.queued },
     };

@@ -6,6 +6,7 @@
 import { isValidPhoneNumber } from 'libphonenumber-js/min';
 import { z } from 'zod';
 import { Cursor, Limit, NextCursor, queryNumber } from '../../pagination.ts';
+import { StatementDescriptors } from '../charges/declaration-schemas.ts';
 import { DomainInput } from '../sites/schemas.ts';
 
 const e164 = /^\+[1-9]\d{6,14}$/;
@@ -236,6 +237,11 @@ export const RegisterBrandAgentInput = z.strictObject({
     'Where return requests go when the agent takes email (its email). Never published. Default: support_contact.',
   ),
   return_policy: ReturnPolicy.optional(),
+  statement_descriptors: StatementDescriptors.optional().describe(
+    'The statement descriptors your charges carry (as in POST /sites/{site_id}/descriptors, which it replaces): ' +
+      'card charge lookups then name your brand for them at very_high, shown as brand_declared. Omit to keep ' +
+      'the declared ones.',
+  ),
 });
 export type RegisterBrandAgentInput = z.infer<typeof RegisterBrandAgentInput>;
 
@@ -261,6 +267,9 @@ export const Agent = z.object({
 
 export const RegisterBrandAgentResult = Agent.extend({
   created: z.boolean().describe('False when this call updated the agent already registered for the domain.'),
+  statement_descriptors: z
+    .array(z.string())
+    .describe('The statement descriptors declared for the domain after this call.'),
   webhook_secret: z
     .string()
     .nullable()

@@ -1,0 +1,201 @@
+/**
+ * The merchant of a statement line, as live resolution needs it, and the domains worth checking
+ * for it: the domain printed on the line, a search provider's results, then names made from the
+ * merchant's name (`BLUE BOTTLE COFFEE` -> bluebottlecoffee.com, blue-bottle-coffee.com,
+ * bluebottle.com, ...).
+ */
+import { getDomain, parse } from 'tldts';
+import type { NormalizedDescriptor } from './normalize.ts';
+
+export interface MerchantLine {
+  /** Canonical tokens of the merchant's name (`["HALCYON", "ROASTERS"]`). */
+  nameTokens: string[];
+  /** Canonical tokens of the city printed after the name, empty when none was read. */
+  cityTokens: string[];
+  /** ISO 3166-1 alpha-2, when the line ends with a country or a US state / Canadian province. */
+  country: string | null;
+  /** A registrable domain printed on the line (`HALCYONROASTERS.COM`), if any. */
+  websiteHint: string | null;
+}
+
+const usStates = new Set(
+  (
+    'AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND OH ' +
+    'OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY DC'
+  ).split(' '),
+);
+const countries: Record<string, string> = {
+  US: 'US',
+  USA: 'US',
+  GB: 'GB',
+  GBR: 'GB',
+  UK: 'GB',
+  IE: 'IE',
+  IRL: 'IE',
+  DE: 'DE',
+  DEU: 'DE',
+  FR: 'FR',
+  FRA: 'FR',
+  NL: 'NL',
+  NLD: 'NL',
+  ES: 'ES',
+  ESP: 'ES',
+  IT: 'IT',
+  ITA: 'IT',
+  AU: 'AU',
+  AUS: 'AU',
+  CAN: 'CA',
+};
+
+/**
+ * The merchant as `normalize.ts` reads the line: its name tokens, the city tokens after them, the
+ * country from the last word, a domain printed on it. Once the lookup carries its own `merchant`
+ * (issue 10 item 3), that is the better source for the same fields.
+ */
+export function merchantOfLine(charge: string, descriptor: NormalizedDescriptor): MerchantLine {
+  // The normalizer reads city and country from the line (the answer's `merchant`); the last word
+  // of the line is the fallback for forms it does not split.
+  const last = charge.toUpperCase().trim().split(/\s+/).at(-1) ?? '';
+  const country = descriptor.country ?? (usStates.has(last) ? 'US' : (countries[last] ?? null));
+  return {
+    nameTokens: descriptor.merchantTokens,
+    cityTokens: descriptor.city
+      ? descriptor.city.toUpperCase().split(/\s+/).filter(Boolean)
+      : descriptor.tokens.slice(descriptor.merchantTokens.length),
+    country,
+    websiteHint: descriptor.domains[0] ?? null,
+  };
+}
+
+/** Worth resolving: a name with some letters to it, not a bare code or number. */
+export function isResolvable(merchant: MerchantLine): boolean {
+  const squashed = merchant.nameTokens.join('');
+  return squashed.length >= 4 && (squashed.match(/[A-Z]/g)?.length ?? 0) >= 3;
+}
+
+/** Legal-entity words that say nothing about which business it is. */
+export const legalSuffixes = new Set(
+  'INC INCORPORATED LLC LLP LTD LIMITED CO CORP CORPORATION COMPANY GMBH AG SA SAS SARL SRL SPA BV NV PLC PC PTY AB OY KG'.split(
+    ' ',
+  ),
+);
+
+/** Trade words a business may leave out of its own name or domain (`BLUE BOTTLE COFFEE` = bluebottle.com). */
+export const tradeWords = new Set(
+  (
+    'COFFEE CAFE RESTAURANT KITCHEN BAR GRILL PIZZA PIZZERIA BAKERY BAKEHOUSE DELI MARKET SHOP STORE BOUTIQUE ' +
+    'SALON SPA STUDIO TAVERN PUB BISTRO DINER TAQUERIA BREWING BREWERY WINERY HOTEL INN GYM FITNESS CLINIC ' +
+    'ONLINE GROUP SERVICES SERVICE'
+  ).split(' '),
+);
+
+/** The words that name the business: no leading THE, no `AND`, no legal-entity tail. */
+export function coreTokens(tokens: readonly string[]): string[] {
+  const out = tokens.filter((t) => t !== 'AND');
+  if (out[0] === 'THE' && out.length > 1) out.shift();
+  while (out.length > 1 && legalSuffixes.has(out.at(-1) as string)) out.pop();
+  return out;
+}
+
+/** Country code -> its usual top-level domain for businesses. */
+const countryTlds: Record<string, string[]> = {
+  GB: ['co.uk'],
+  IE: ['ie'],
+  DE: ['de'],
+  FR: ['fr'],
+  NL: ['nl'],
+  ES: ['es'],
+  IT: ['it'],
+  AU: ['com.au'],
+  CA: ['ca'],
+};
+
+/** Sites whose home page never is a small merchant's own (directories, platforms, processors). */
+const platforms = new Set([
+  'yelp.com',
+  'facebook.com',
+  'instagram.com',
+  'twitter.com',
+  'x.com',
+  'linkedin.com',
+  'tripadvisor.com',
+  'google.com',
+  'wikipedia.org',
+  'yellowpages.com',
+  'mapquest.com',
+  'foursquare.com',
+  'bbb.org',
+  'doordash.com',
+  'ubereats.com',
+  'grubhub.com',
+  'opentable.com',
+  'squareup.com',
+  'square.site',
+  'toasttab.com',
+  'paypal.com',
+  'amazon.com',
+  'apple.com',
+]);
+
+/** A directory, platform or processor, whose pages may name a merchant without being its site. */
+export const isPlatform = (domain: string): boolean => platforms.has(domain);
+
+export type CandidateSource = 'website_hint' | 'search' | 'name';
+
+export interface Candidate {
+  domain: string;
+  source: CandidateSource;
+}
+
+const label = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/** Domain labels made from the merchant's name, most likely first. */
+export function nameLabels(nameTokens: readonly string[]): string[] {
+  const words = coreTokens(nameTokens).map((t) => t.toLowerCase().replace(/&/g, ''));
+  const forms: string[][] = [words];
+  if (words.length > 1 && tradeWords.has((words.at(-1) as string).toUpperCase()))
+    forms.push(words.slice(0, -1));
+  const labels: string[] = [];
+  for (const form of forms) {
+    labels.push(form.join(''));
+    if (form.length > 1) labels.push(form.join('-'));
+  }
+  return [...new Set(labels)].filter((l) => l.length >= 3 && label.test(l));
+}
+
+/**
+ * Candidate registrable domains for a merchant, deduplicated, at most `max`: the line's own
+ * domain, then the search results' (platforms and IP addresses left out), then names with
+ * `.com` first and the country's TLD after.
+ */
+export function candidateDomains(
+  merchant: MerchantLine,
+  searchUrls: readonly string[],
+  max: number,
+): Candidate[] {
+  const out: Candidate[] = [];
+  const seen = new Set<string>();
+  const add = (domain: string | null, source: CandidateSource) => {
+    if (!domain || seen.has(domain) || platforms.has(domain) || out.length >= max) return;
+    seen.add(domain);
+    out.push({ domain, source });
+  };
+  add(merchant.websiteHint, 'website_hint');
+  for (const url of searchUrls) {
+    let host: string;
+    try {
+      host = new URL(url).hostname;
+    } catch {
+      continue;
+    }
+    const parsed = parse(host);
+    if (parsed.isIp || !parsed.isIcann) continue;
+    add(parsed.domain, 'search');
+  }
+  const labels = nameLabels(merchant.nameTokens);
+  const tlds = ['com', ...(merchant.country ? (countryTlds[merchant.country] ?? []) : [])];
+  for (const tld of tlds) {
+    for (const l of labels) add(getDomain(`${l}.${tld}`), 'name');
+  }
+  return out;
+}

@@ -1,0 +1,130 @@
+/**
+ * The card charge lookup's answer, assembled from its three sources: the brand registry (the
+ * matcher, in process), the descriptors brands declared (one indexed query), and - only when
+ * neither names a brand with high confidence - live resolution (`resolution.ts`), whose stored
+ * verdicts are one more indexed query and whose fresh ones wait at most the time budget.
+ */
+import { type Brand, BrandContact } from './brand-registry.ts';
+import { isResolvable, merchantOfLine } from './candidates.ts';
+import { type DeclaredMatch, type DescriptorDeclarations, registryRival } from './declarations.ts';
+import { type BrandMatcher, levelOf } from './matcher.ts';
+import { normalizeDescriptor } from './normalize.ts';
+import type { MerchantResolver } from './resolution.ts';
+import type { CardChargeMatch, ChargeLookupResult, Resolution } from './schemas.ts';
+
+const MAX_RESULTS = 5;
+/** `high`: below it a lookup has no confident answer and live resolution is asked. */
+const CONFIDENT = 0.85;
+/** A declaration that meets the registry's exact alias of another brand ranks after it, at medium. */
+const OUTRANKED_DECLARATION = 0.7;
+
+export class ChargeLookup {
+  readonly #brands: BrandMatcher;
+  readonly #declarations: DescriptorDeclarations;
+  readonly #resolver: MerchantResolver;
+
+  constructor(options: {
+    brands: BrandMatcher;
+    declarations: DescriptorDeclarations;
+    resolver: MerchantResolver;
+  }) {
+    this.#brands = options.brands;
+    this.#declarations = options.declarations;
+    this.#resolver = options.resolver;
+  }
+
+  async lookup(charge: string): Promise<ChargeLookupResult> {
+    const registry = this.#brands.lookup(charge);
+    const descriptor = normalizeDescriptor(charge);
+    const declared = await this.#declarations.matchesFor(descriptor);
+
+    let matches: CardChargeMatch[] = registry.matches.map((m) => ({ ...m, source: 'registry' as const }));
+    for (const hit of declared) matches = this.#withDeclared(matches, hit, registry.processor);
+    matches.sort((a, b) => b.confidence - a.confidence);
+
+    let resolution: Resolution | undefined;
+    if (!matches.some((m) => m.confidence >= CONFIDENT)) {
+      const merchant = merchantOfLine(charge, descriptor);
+      if (isResolvable(merchant)) {
+        const found = await this.#resolver.resolve(merchant);
+        resolution = found;
+        if (found.status === 'resolved' && !matches.some((m) => m.domain === found.domain)) {
+          matches.push(this.#resolvedMatch(found, registry.processor));
+          matches.sort((a, b) => b.confidence - a.confidence);
+        }
+      }
+    }
+    return {
+      ...registry,
+      matches: matches.slice(0, MAX_RESULTS),
+      ...(resolution ? { resolution } : {}),
+    };
+  }
+
+  /** A declaration joins the registry's matches: it marks the same brand's, or ranks by the rules. */
+  #withDeclared(
+    matches: CardChargeMatch[],
+    hit: DeclaredMatch,
+    processor: ChargeLookupResult['processor'],
+  ): CardChargeMatch[] {
+    const brand = this.#brands.brandByDomain(hit.domain);
+    const exactRival = matches.some(
+      (m) =>
+        m.source === 'registry' &&
+        m.domain !== hit.domain &&
+        m.confidence >= 0.95 &&
+        m.matched_on !== 'fuzzy',
+    );
+    const rival =
+      exactRival ||
+      registryRival(this.#brands, hit.descriptor, normalizeDescriptor(hit.descriptor).tokens, hit.domain) !==
+        null;
+    const confidence = rival ? OUTRANKED_DECLARATION : hit.confidence;
+    const same = matches.find((m) => m.domain === hit.domain);
+    const match: CardChargeMatch = {
+      brand: brand?.name ?? hit.agentName ?? hit.domain,
+      domain: hit.domain,
+      category: brand?.category ?? same?.category ?? 'other',
+      confidence: Math.max(confidence, same?.confidence ?? 0),
+      level: levelOf(Math.max(confidence, same?.confidence ?? 0)),
+      matched_on: 'descriptor',
+      matched_text: hit.descriptor,
+      ...(processor ? { processor } : {}),
+      contact: brand?.contact ?? contactOf(hit.agentContact),
+      returns: brand?.returns ?? {},
+      source: 'brand_declared',
+    };
+    return [...matches.filter((m) => m.domain !== hit.domain), match];
+  }
+
+  #resolvedMatch(
+    resolution: Extract<Resolution, { status: 'resolved' }>,
+    processor: ChargeLookupResult['processor'],
+  ): CardChargeMatch {
+    const brand: Brand | undefined = this.#brands.brandByDomain(resolution.domain);
+    return {
+      brand: resolution.name,
+      domain: resolution.domain,
+      category: resolution.category,
+      confidence: resolution.confidence,
+      level: resolution.level,
+      matched_on: 'name',
+      matched_text: resolution.name,
+      ...(processor ? { processor } : {}),
+      contact: brand?.contact ?? {},
+      returns: brand?.returns ?? {},
+      source: 'live_resolution',
+    };
+  }
+}
+
+/** A brand agent's published contact in the registry's contact shape (https support URLs only). */
+function contactOf(contact: DeclaredMatch['agentContact']): CardChargeMatch['contact'] {
+  if (!contact) return {};
+  const parsed = BrandContact.safeParse({
+    ...(contact.url?.startsWith('https://') ? { support_url: contact.url } : {}),
+    ...(contact.email ? { email: contact.email } : {}),
+    ...(contact.phone ? { phone: contact.phone } : {}),
+  });
+  return parsed.success ? parsed.data : {};
+}

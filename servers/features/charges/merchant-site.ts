@@ -1,0 +1,239 @@
+/**
+ * Does this home page belong to the merchant on the statement line? Pure: the page's own claims
+ * about its name - `<title>`, `og:site_name` (ogp.me), schema.org JSON-LD `Organization` /
+ * `LocalBusiness` names and `WebSite` name - compared with the merchant's name after the same
+ * normalisation as the matcher's, and the city, when the line has one, looked for on the page.
+ * Exact agreement only (a trade word or legal-entity tail may be absent on one side; a name the
+ * descriptor cut short may be a prefix): a near spelling is a different business here.
+ */
+import * as cheerio from 'cheerio';
+import type { BrandCategory } from './brand-registry.ts';
+import { coreTokens, type MerchantLine, tradeWords } from './candidates.ts';
+import { canonicalTokens } from './normalize.ts';
+
+export type NameSignal = 'title' | 'site_name' | 'organization';
+
+export interface SiteIdentity {
+  /** Names the page gives itself, with where each was read. */
+  names: { signal: NameSignal; text: string }[];
+  /** `address.addressLocality` of its organisations, as written. */
+  localities: string[];
+  category: BrandCategory | null;
+  /** Canonical tokens of the title, description, visible text and addresses, space-joined and padded. */
+  text: string;
+  /** A parked or for-sale domain page. */
+  parked: boolean;
+}
+
+/** schema.org types that stand for the business itself (and their common subtypes). */
+const organizationTypes =
+  /^(?:Organization|Corporation|LocalBusiness|OnlineStore|OnlineBusiness|Brand|\w*(?:Store|Shop|Restaurant|Business|Establishment|Bakery|Brewery|Winery|BarOrPub|Hotel|Gym|Salon))$/;
+
+const categoryOfType: [RegExp, BrandCategory][] = [
+  [/^CafeOrCoffeeShop$/, 'coffee'],
+  [
+    /^(?:Restaurant|FastFoodRestaurant|FoodEstablishment|Bakery|BarOrPub|Brewery|Winery|IceCreamShop)$/,
+    'restaurant',
+  ],
+  [/^GroceryStore$/, 'grocery'],
+  [/^(?:ClothingStore|ShoeStore|JewelryStore)$/, 'fashion'],
+  [/^(?:ElectronicsStore|ComputerStore)$/, 'electronics'],
+  [/^(?:HomeGoodsStore|FurnitureStore|HardwareStore|GardenStore)$/, 'home'],
+  [/^Pharmacy$/, 'pharmacy'],
+  [/^(?:Hotel|LodgingBusiness|Motel|Hostel)$/, 'hotel'],
+  [/^(?:ExerciseGym|HealthClub|SportsActivityLocation)$/, 'fitness'],
+  [/^(?:Store|OnlineStore)$/, 'retail'],
+];
+
+const parkedPage =
+  /\b(?:(?:this|the) domain(?: name)?\b.{0,40}\b(?:is|may be) for sale|buy this domain|domain (?:is )?parked|parked (?:free|domain|by)|domain parking)\b/i;
+
+/** A name that is only a host name ("halcyonroasters.com"): what parked and placeholder pages show. */
+const hostLike = /^[a-z0-9-]+(?:\.[a-z0-9-]+)+\/?$/i;
+
+/** Separators between the parts of a `<title>` ("Home | Halcyon Roasters", "Halcyon - Coffee"). */
+const titleSeparators = /\s+[|\-–—:·•»~]\s+|\s*[|·•»]\s*/;
+
+export function readSiteIdentity(html: string): SiteIdentity {
+  const $ = cheerio.load(html);
+  const names: SiteIdentity['names'] = [];
+  const localities: string[] = [];
+  const types: string[] = [];
+  const add = (signal: NameSignal, text: unknown) => {
+    if (typeof text !== 'string') return;
+    const clean = text.replace(/\s+/g, ' ').trim();
+    if (clean && clean.length <= 200 && !hostLike.test(clean)) names.push({ signal, text: clean });
+  };
+
+  const title = $('head > title').first().text() || $('title').first().text();
+  add('title', title);
+  for (const part of title.split(titleSeparators)) if (part.trim() !== title.trim()) add('title', part);
+  add('site_name', $('meta[property="og:site_name"]').attr('content'));
+
+  $('script[type="application/ld+json"]').each((_, el) => {
+    let data: unknown;
+    try {
+      data = JSON.parse($(el).text());
+    } catch {
+      return;
+    }
+    walkJsonLd(data, 0, (node, nodeTypes) => {
+      if (nodeTypes.includes('WebSite')) add('site_name', node.name);
+      if (!nodeTypes.some((t) => organizationTypes.test(t))) return;
+      types.push(...nodeTypes);
+      for (const key of ['name', 'alternateName', 'legalName']) {
+        const value = node[key];
+        for (const v of Array.isArray(value) ? value : [value]) add('organization', v);
+      }
+      for (const address of Array.isArray(node.address) ? node.address : [node.address]) {
+        const locality = (address as Record<string, unknown> | undefined)?.addressLocality;
+        if (typeof locality === 'string' && locality.trim()) localities.push(locality.trim());
+      }
+    });
+  });
+
+  const description = $('meta[name="description" i]').attr('content') ?? '';
+  $('script, style, noscript, template, svg').remove();
+  const root = $('body').length ? $('body') : $('html');
+  const visible = root
+    .find('*')
+    .addBack()
+    .contents()
+    .filter((_, node) => node.type === 'text')
+    .map((_, node) => (node as unknown as { data: string }).data)
+    .get()
+    .join(' ');
+  const text = ` ${canonicalTokens([title, description, visible, ...localities].join(' ')).join(' ')} `;
+  const category = categoryOfType.find(([pattern]) => types.some((t) => pattern.test(t)))?.[1] ?? null;
+  return {
+    names,
+    localities,
+    category: category ?? (types.length > 0 ? 'other' : null),
+    text,
+    parked: parkedPage.test(`${title} ${visible.slice(0, 5000)}`),
+  };
+}
+
+type JsonLdNode = Record<string, unknown>;
+
+/** Every node with an `@type`, through arrays, `@graph` and nested values (bounded depth). */
+function walkJsonLd(value: unknown, depth: number, visit: (node: JsonLdNode, types: string[]) => void): void {
+  if (depth > 6 || value === null || typeof value !== 'object') return;
+  if (Array.isArray(value)) {
+    for (const item of value.slice(0, 50)) walkJsonLd(item, depth + 1, visit);
+    return;
+  }
+  const node = value as JsonLdNode;
+  const raw = node['@type'];
+  const types = (Array.isArray(raw) ? raw : [raw])
+    .filter((t): t is string => typeof t === 'string')
+    .map((t) => t.replace(/^https?:\/\/schema\.org\//, ''));
+  if (types.length > 0) visit(node, types);
+  for (const [key, child] of Object.entries(node)) {
+    if (key !== '@type' && key !== '@context') walkJsonLd(child, depth + 1, visit);
+  }
+}
+
+export type NameAgreement = 'exact' | 'trade_word' | 'truncated';
+
+/**
+ * Squashed length from which a name may be a cut-off one: the name field holds 22 (Mastercard) to
+ * 25 (Visa) characters, less a facilitator prefix (`SQ *`, `TST* `) and spaces.
+ */
+const TRUNCATED_AT_LEAST = 16;
+
+/**
+ * How `siteName` agrees with the merchant's name, or null. Exact: the same words (case, accents,
+ * punctuation, `THE`, `AND`, a legal-entity tail aside), or the name followed by the line's city.
+ * Trade word: one side adds a trade word the other leaves out (`BLUE BOTTLE` / `Blue Bottle
+ * Coffee`), never both (`JOES PIZZA` is not `Joe's Tacos`). Truncated: a long name the descriptor
+ * cut short (DE43 allows 22-25 characters) is the start of the site's name.
+ */
+export function nameAgreement(
+  nameTokens: readonly string[],
+  cityTokens: readonly string[],
+  siteName: string,
+): NameAgreement | null {
+  const merchant = coreTokens(nameTokens);
+  const site = coreTokens(canonicalTokens(siteName));
+  if (merchant.length === 0 || site.length === 0) return null;
+  const m = merchant.join('');
+  const s = site.join('');
+  if (s === m) return 'exact';
+  if (cityTokens.length > 0 && s === m + cityTokens.join('')) return 'exact';
+  const withoutTrade = (tokens: string[]) =>
+    tokens.length > 1 && tradeWords.has(tokens.at(-1) as string) ? tokens.slice(0, -1).join('') : null;
+  const mCore = withoutTrade(merchant);
+  const sCore = withoutTrade(site);
+  if (
+    (mCore !== null && mCore.length >= 5 && mCore === s) ||
+    (sCore !== null && sCore.length >= 5 && sCore === m)
+  ) {
+    return 'trade_word';
+  }
+  if (m.length >= TRUNCATED_AT_LEAST && s.length > m.length && s.startsWith(m)) return 'truncated';
+  return null;
+}
+
+export interface SiteVerdict {
+  accepted: boolean;
+  /** Why it was not accepted. */
+  reason: 'parked' | 'name_absent' | 'city_mismatch' | null;
+  /** The kinds of name claims that agree with the merchant. */
+  signals: NameSignal[];
+  /** The page's own name for the business (the best agreeing claim), when accepted. */
+  name: string | null;
+  city: 'agrees' | 'absent' | 'unknown';
+  /** At most 0.84 (`medium`): a guess, however good, is never `high`. */
+  confidence: number;
+}
+
+/** Guessed results stay below `high` (0.85): issue 10, "never above medium". */
+export const MAX_GUESSED_CONFIDENCE = 0.84;
+
+export function judgeSite(
+  merchant: Pick<MerchantLine, 'nameTokens' | 'cityTokens'>,
+  site: SiteIdentity,
+  options: { websiteHint: boolean },
+): SiteVerdict {
+  const rejected = (reason: SiteVerdict['reason'], city: SiteVerdict['city'] = 'unknown'): SiteVerdict => ({
+    accepted: false,
+    reason,
+    signals: [],
+    name: null,
+    city,
+    confidence: 0,
+  });
+  if (site.parked) return rejected('parked');
+
+  const signalRank: Record<NameSignal, number> = { site_name: 0, organization: 1, title: 2 };
+  const agreeing = site.names
+    .map((n) => ({ ...n, agreement: nameAgreement(merchant.nameTokens, merchant.cityTokens, n.text) }))
+    .filter((n) => n.agreement !== null)
+    .sort((a, b) => signalRank[a.signal] - signalRank[b.signal]);
+  if (agreeing.length === 0) return rejected('name_absent');
+
+  let city: SiteVerdict['city'] = 'unknown';
+  if (merchant.cityTokens.length > 0) {
+    const onPage = site.text.includes(` ${merchant.cityTokens.join(' ')} `);
+    const localities = site.localities.map((l) => canonicalTokens(l).join(' '));
+    if (onPage || localities.includes(merchant.cityTokens.join(' '))) city = 'agrees';
+    else if (localities.length > 0) return rejected('city_mismatch', 'absent');
+    else city = 'absent';
+  }
+
+  const signals = [...new Set(agreeing.map((n) => n.signal))];
+  let confidence = signals.length >= 2 ? 0.76 : 0.7;
+  if (agreeing.every((n) => n.agreement === 'truncated')) confidence -= 0.04;
+  if (city === 'agrees') confidence += 0.04;
+  if (city === 'absent') confidence -= 0.08;
+  if (options.websiteHint) confidence += 0.04;
+  return {
+    accepted: true,
+    reason: null,
+    signals,
+    name: (agreeing[0] as { text: string }).text,
+    city,
+    confidence: Math.round(Math.min(MAX_GUESSED_CONFIDENCE, confidence) * 100) / 100,
+  };
+}

@@ -1,0 +1,201 @@
+/**
+ * Live resolution's pure parts: which domains are worth checking for a merchant, and whether a home
+ * page names it. Written as the mistakes to avoid: a namesake in another business or city, a page
+ * that only shows the domain name, a parked domain, a directory page, a confident guess.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  candidateDomains,
+  isResolvable,
+  merchantOfLine,
+  nameLabels,
+} from '../../servers/features/charges/candidates.ts';
+import {
+  judgeSite,
+  MAX_GUESSED_CONFIDENCE,
+  nameAgreement,
+  readSiteIdentity,
+} from '../../servers/features/charges/merchant-site.ts';
+import { normalizeDescriptor } from '../../servers/features/charges/normalize.ts';
+
+const merchantOf = (line: string) => merchantOfLine(line, normalizeDescriptor(line));
+
+function page(options: { title?: string; siteName?: string; jsonLd?: unknown; body?: string }): string {
+  return `<!doctype html><html><head>${options.title === undefined ? '' : `<title>${options.title}</title>`}
+${options.siteName ? `<meta property="og:site_name" content="${options.siteName}">` : ''}
+${options.jsonLd ? `<script type="application/ld+json">${JSON.stringify(options.jsonLd)}</script>` : ''}
+</head><body>${options.body ?? ''}</body></html>`;
+}
+
+describe('the merchant of a line', () => {
+  it('reads the name, the city after it, the country and a printed domain', () => {
+    expect(merchantOf('SQ *HALCYON ROASTERS OAKLAND CA')).toEqual({
+      nameTokens: ['HALCYON', 'ROASTERS'],
+      cityTokens: ['OAKLAND'],
+      country: 'US',
+      websiteHint: null,
+    });
+    expect(merchantOf('TST* MARLOWE KITCHEN SAN FRANCISCO CA').cityTokens).toEqual(['SAN', 'FRANCISCO']);
+    expect(merchantOf('HALCYONROASTERS.COM 510-555-0142 CA').websiteHint).toBe('halcyonroasters.com');
+    expect(merchantOf('MARLOWE KITCHEN LONDON GB').country).toBe('GB');
+  });
+
+  it('does not resolve codes and numbers', () => {
+    expect(isResolvable(merchantOf('POS 0042 1234'))).toBe(false);
+    expect(isResolvable(merchantOf('XY 12'))).toBe(false);
+    expect(isResolvable(merchantOf('SQ *HALCYON ROASTERS'))).toBe(true);
+  });
+});
+
+describe('candidate domains', () => {
+  it('makes names from the merchant: joined, hyphenated, without a trailing trade word or legal tail', () => {
+    expect(nameLabels(['BLUE', 'BOTTLE', 'COFFEE'])).toEqual([
+      'bluebottlecoffee',
+      'blue-bottle-coffee',
+      'bluebottle',
+      'blue-bottle',
+    ]);
+    expect(nameLabels(['THE', 'JUNIPER', 'AND', 'IVY', 'LLC'])).toEqual(['juniperivy', 'juniper-ivy']);
+  });
+
+  it("checks the line's own domain first, then search results, then names with .com before the country's TLD", () => {
+    const merchant = { ...merchantOf('MARLOWE KITCHEN LONDON GB'), websiteHint: 'marlowe.co.uk' };
+    expect(
+      candidateDomains(
+        merchant,
+        [
+          'https://www.yelp.com/biz/marlowe-kitchen-london',
+          'http://169.254.169.254/latest/meta-data/',
+          'http://127.0.0.1:8080/',
+          'http://intranet.local/',
+          'https://www.marlowekitchen.london/menu',
+          'not a url',
+        ],
+        20,
+      ),
+    ).toEqual([
+      { domain: 'marlowe.co.uk', source: 'website_hint' },
+      { domain: 'marlowekitchen.london', source: 'search' },
+      { domain: 'marlowekitchen.com', source: 'name' },
+      { domain: 'marlowe-kitchen.com', source: 'name' },
+      { domain: 'marlowe.com', source: 'name' },
+      { domain: 'marlowekitchen.co.uk', source: 'name' },
+      { domain: 'marlowe-kitchen.co.uk', source: 'name' },
+    ]);
+  });
+
+  it('stops at the configured number', () => {
+    expect(candidateDomains(merchantOf('BLUE BOTTLE COFFEE'), [], 2)).toHaveLength(2);
+  });
+});
+
+describe('does the page name the merchant', () => {
+  const halcyon = merchantOf('SQ *HALCYON ROASTERS OAKLAND CA');
+
+  it('agrees on the same words whatever the case, accents, punctuation, THE, AND and a legal tail', () => {
+    expect(nameAgreement(['HALCYON', 'ROASTERS'], [], 'Halcyon Roasters')).toBe('exact');
+    expect(nameAgreement(['JUNIPER', 'IVY'], [], 'Juniper & Ivy')).toBe('exact');
+    expect(nameAgreement(['JUNIPER', 'IVY'], [], 'The Juniper and Ivy, LLC')).toBe('exact');
+    expect(nameAgreement(['CAFE', 'DE', 'FLORE'], [], 'Café de Flore')).toBe('exact');
+    expect(nameAgreement(['HALCYON', 'ROASTERS'], ['OAKLAND'], 'Halcyon Roasters Oakland')).toBe('exact');
+  });
+
+  it('lets one side leave a trade word out, never both (a different business)', () => {
+    expect(nameAgreement(['BLUE', 'BOTTLE', 'COFFEE'], [], 'Blue Bottle')).toBe('trade_word');
+    expect(nameAgreement(['MARLOWE'], [], 'Marlowe Kitchen')).toBe('trade_word');
+    expect(nameAgreement(['JOES', 'PIZZA'], [], "Joe's Tacos")).toBeNull();
+    expect(nameAgreement(['JOES', 'PIZZA'], [], "Joe's")).toBeNull(); // too short a core to stand alone
+  });
+
+  it('takes a long name the descriptor cut short as the start of the full one, and nothing looser', () => {
+    expect(nameAgreement(['NORTHSIDE', 'PROVISIO'], [], 'Northside Provisions')).toBe('truncated');
+    expect(nameAgreement(['HALCYON', 'ROASTER'], [], 'Halcyon Roasters')).toBeNull();
+    expect(nameAgreement(['HALCYON', 'ROASTERS'], [], 'Halcyon Roastery')).toBeNull();
+    expect(nameAgreement(['HALCYON'], [], 'Halcyon Roasters')).toBeNull();
+    expect(nameAgreement(['HALCYON', 'ROASTERS'], [], 'Halcyon Roasters Supply Co Portland')).toBeNull();
+  });
+
+  it('accepts the page that names it in og:site_name, JSON-LD and title, in its city, at medium at most', () => {
+    const html = page({
+      title: 'Home | Halcyon Roasters',
+      siteName: 'Halcyon Roasters',
+      jsonLd: {
+        '@context': 'https://schema.org',
+        '@graph': [
+          { '@type': 'WebSite', name: 'Halcyon' },
+          {
+            '@type': 'CafeOrCoffeeShop',
+            name: 'Halcyon Roasters',
+            address: { '@type': 'PostalAddress', addressLocality: 'Oakland' },
+          },
+        ],
+      },
+    });
+    const site = readSiteIdentity(html);
+    expect(site.category).toBe('coffee');
+    const verdict = judgeSite(halcyon, site, { websiteHint: true });
+    expect(verdict).toMatchObject({
+      accepted: true,
+      name: 'Halcyon Roasters',
+      city: 'agrees',
+      signals: ['site_name', 'organization', 'title'],
+    });
+    expect(verdict.confidence).toBe(MAX_GUESSED_CONFIDENCE);
+    expect(verdict.confidence).toBeLessThan(0.85);
+  });
+
+  it('refuses a page that does not name it, or only shows a host name', () => {
+    const bare = readSiteIdentity(page({ title: 'Welcome', body: '<p>Welcome to our site in Oakland.</p>' }));
+    expect(judgeSite(halcyon, bare, { websiteHint: false })).toMatchObject({
+      accepted: false,
+      reason: 'name_absent',
+    });
+    const hostOnly = readSiteIdentity(
+      page({ title: 'halcyonroasters.com', siteName: 'halcyonroasters.com' }),
+    );
+    expect(judgeSite(halcyon, hostOnly, { websiteHint: false })).toMatchObject({
+      accepted: false,
+      reason: 'name_absent',
+    });
+  });
+
+  it('refuses a parked domain even when its title names the merchant', () => {
+    const parked = readSiteIdentity(
+      page({
+        title: 'Halcyon Roasters',
+        body: '<h1>This domain is for sale!</h1><p>Buy this domain today.</p>',
+      }),
+    );
+    expect(judgeSite(halcyon, parked, { websiteHint: false })).toMatchObject({
+      accepted: false,
+      reason: 'parked',
+    });
+  });
+
+  it('refuses a namesake whose address is in another city, and lowers one that does not say where it is', () => {
+    const elsewhere = readSiteIdentity(
+      page({
+        siteName: 'Halcyon Roasters',
+        jsonLd: {
+          '@type': 'LocalBusiness',
+          name: 'Halcyon Roasters',
+          address: { addressLocality: 'Portland' },
+        },
+      }),
+    );
+    expect(judgeSite(halcyon, elsewhere, { websiteHint: false })).toMatchObject({
+      accepted: false,
+      reason: 'city_mismatch',
+    });
+    const silent = judgeSite(halcyon, readSiteIdentity(page({ siteName: 'Halcyon Roasters' })), {
+      websiteHint: false,
+    });
+    expect(silent).toMatchObject({ accepted: true, city: 'absent' });
+    expect(silent.confidence).toBeLessThan(0.7);
+  });
+
+  it('does not take a directory or product node for the business', () => {
+    const product = readSiteIdentity(page({ jsonLd: { '@type': 'Product', name: 'Halcyon Roasters' } }));
+    expect(product.names).toEqual([]);
+  });
+});
