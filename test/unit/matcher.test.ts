@@ -92,3 +92,13 @@ describe('BrandMatcher over the statement-line corpus', () => {
     expect([0.99, 0.9, 0.75, 0.5].map(levelOf)).toEqual(['very_high', 'high', 'medium', 'low']);
   });
 });
+
+describe('reading a line once', () => {
+  it('gives the descriptor of a line from the same cache as its answer (reading costs more than matching)', () => {
+    const matcher = new BrandMatcher(loadBrands());
+    const line = 'CHECKCARD 0312 NETFLIX.COM 866-579-7172 CA';
+    expect(matcher.describe(line)).toBe(matcher.describe(line));
+    expect(matcher.lookup(line)).toBe(matcher.lookup(line));
+    expect(matcher.describe(line).processor).toBeNull();
+  });
+});

@@ -35,7 +35,7 @@ export class ChargeLookup {
 
   async lookup(charge: string): Promise<ChargeLookupResult> {
     const registry = this.#brands.lookup(charge);
-    const descriptor = normalizeDescriptor(charge);
+    const descriptor = this.#brands.describe(charge);
     const declared = await this.#declarations.matchesFor(descriptor);
 
     let matches: CardChargeMatch[] = registry.matches.map((m) => ({ ...m, source: 'registry' as const }));
