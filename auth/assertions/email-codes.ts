@@ -25,6 +25,10 @@ import type { RateLimits } from '../../servers/rate-limit.ts';
 import type { SigningJwk } from '../keys.ts';
 import { ID_JAG_TYP, VERIFIED_EMAIL_ASSERTION } from './verify.ts';
 
+/** Where the flow's two steps live under `auth_url` (`routes.ts`). */
+export const EMAIL_CODE_PATH = '/assertions/email';
+export const EMAIL_VERIFY_PATH = '/assertions/email/verify';
+
 /** A code is good for ten minutes (issue 11). */
 export const CODE_TTL_S = 10 * 60;
 /** Tries per code; the last wrong one locks it. */

@@ -20,11 +20,8 @@ import { fieldErrors } from '../../servers/operation.ts';
 import type { Services } from '../../servers/services.ts';
 import type { BearerResult } from '../bearer.ts';
 import type { AuthorizationServer } from '../provider.ts';
-import type { EmailCodes } from './email-codes.ts';
+import { EMAIL_CODE_PATH, EMAIL_VERIFY_PATH, type EmailCodes } from './email-codes.ts';
 import { JWT_BEARER_GRANT } from './verify.ts';
-
-export const EMAIL_CODE_PATH = '/assertions/email';
-export const EMAIL_VERIFY_PATH = '/assertions/email/verify';
 
 export const EmailCodeRequest = z.strictObject({
   email: Email.describe('The email of the person the agent acts for; the code is sent there.'),
