@@ -462,6 +462,14 @@ export function productionChecks(config: Config): { problems: string[]; warnings
       problems.push(`${key}: must be an https URL in production (got ${config[key]})`);
     }
   }
+  // An identity provider's keys decide who may sign in: fetched over TLS only.
+  for (const [i, trusted] of config.auth.trusted_issuers.entries()) {
+    if (!trusted.jwks_uri.startsWith('https://')) {
+      problems.push(
+        `auth.trusted_issuers.${i}.jwks_uri: must be an https URL in production (got ${trusted.jwks_uri})`,
+      );
+    }
+  }
   if (!config.unsafe.allow_private_networks_in_production) {
     const overrides =
       'or set ALLOW_PRIVATE_NETWORKS_IN_PRODUCTION=1 if this deployment must reach its own network';

@@ -29,6 +29,7 @@ describe.each(dialects)('ID-JAG at the token endpoint (%s)', (dialect) => {
   let agent: RegisteredClient;
   let other: RegisteredClient;
   const defaults = { audience: '', clientId: '' };
+  const secrets = new Map<RegisteredClient, string>();
   let accountId: string;
   const linkedEmail = `idjag-${dialect}@example.com`;
 
@@ -46,10 +47,12 @@ describe.each(dialects)('ID-JAG at the token endpoint (%s)', (dialect) => {
         insecure,
       ),
     );
-    return {
+    const registeredClient = {
       client: { client_id: registered.client_id },
       auth: oauth.ClientSecretBasic(registered.client_secret as string),
     };
+    secrets.set(registeredClient, registered.client_secret as string);
+    return registeredClient;
   }
 
   async function exchange(
@@ -152,6 +155,77 @@ describe.each(dialects)('ID-JAG at the token endpoint (%s)', (dialect) => {
     // The subject is now linked: a later ID-JAG without an email reaches the same account.
     const again = await exchange(await idp.mint({ sub: subject }));
     expect((await mcpContext(again.access_token)).structuredContent).toMatchObject({ account_id: accountId });
+  });
+
+  it("fetches the issuer's JWKS once and keeps it", async () => {
+    const before = idp.jwksFetches;
+    expect(before).toBeGreaterThanOrEqual(1);
+    for (let i = 0; i < 3; i++) await exchange(await idp.mint({ email: linkedEmail }));
+    expect(idp.jwksFetches).toBe(before);
+  });
+
+  it('refuses a replay on another process sharing the database, which accepts fresh assertions', async () => {
+    const second = await startTestService(
+      dialect,
+      { 'auth.trusted_issuers': [{ issuer: idp.issuer, jwks_uri: idp.jwksUri, trusted_for_email: true }] },
+      { database: service.db },
+    );
+    try {
+      const secondAs = await oauth.processDiscoveryResponse(
+        new URL(second.config.auth_url),
+        await oauth.discoveryRequest(new URL(second.config.auth_url), { algorithm: 'oauth2', ...insecure }),
+      );
+      const at = (assertion: string) =>
+        oauth.genericTokenEndpointRequest(
+          secondAs,
+          agent.client,
+          agent.auth,
+          JWT_BEARER,
+          new URLSearchParams({ assertion }),
+          insecure,
+        );
+      const jti = crypto.randomUUID();
+      await exchange(await idp.mint({ email: linkedEmail, jti }));
+      const replay = await at(await idp.mint({ email: linkedEmail, jti, aud: second.config.auth_url }));
+      expect(replay.status).toBe(400);
+      expect(((await replay.json()) as { error_description: string }).error_description).toContain(
+        'already used',
+      );
+      const fresh = await at(await idp.mint({ email: linkedEmail, aud: second.config.auth_url }));
+      expect(fresh.status).toBe(200);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('fetches JWKS only through the SSRF-safe fetcher: a loopback JWKS is refused where private networks are', async () => {
+    const guarded = await startTestService(
+      dialect,
+      {
+        'outbound.allow_private_networks': false,
+        'auth.trusted_issuers': [{ issuer: idp.issuer, jwks_uri: idp.jwksUri, trusted_for_email: true }],
+      },
+      { database: service.db },
+    );
+    try {
+      const fetches = idp.jwksFetches;
+      const res = await fetch(`${guarded.config.auth_url}/oauth/token`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${agent.client.client_id}:${secrets.get(agent)}`).toString('base64')}`,
+        },
+        body: new URLSearchParams({
+          grant_type: JWT_BEARER,
+          assertion: await idp.mint({ email: linkedEmail, aud: guarded.config.auth_url }),
+        }),
+      });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error_description: string }).error_description).toContain('JWKS');
+      expect(idp.jwksFetches).toBe(fetches);
+    } finally {
+      await guarded.close();
+    }
   });
 
   it('refuses an untrusted issuer', async () => {
