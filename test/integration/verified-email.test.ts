@@ -220,5 +220,24 @@ describe.each(dialects)('verified-email assertion (%s)', (dialect) => {
     const res = await post('/assertions/email', { email, client_id: client.client_id });
     expect(res.status).toBe(429);
     expect(res.headers.get('retry-after')).toBeTruthy();
+    expect(((await res.json()) as { detail: string }).detail).toContain('this email');
+  });
+
+  it('limits code requests and checks per address, across emails', async () => {
+    const points = service.config.rate_limits.email_codes_per_address.points;
+    let refused: Response | undefined;
+    // Earlier tests in this file spent some of the address's points already.
+    for (let i = 0; i <= points && !refused; i++) {
+      const res = await post('/assertions/email', {
+        email: `spread-${i}-${dialect}@example.com`,
+        client_id: client.client_id,
+      });
+      if (res.status === 429) refused = res;
+      else expect(res.status).toBe(201);
+    }
+    expect(refused?.status).toBe(429);
+    expect(((await refused?.json()) as { detail: string }).detail).toContain('this address');
+    const check = await post('/assertions/email/verify', { request_id: crypto.randomUUID(), code: '123456' });
+    expect(check.status).toBe(429);
   });
 });
