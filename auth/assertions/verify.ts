@@ -163,6 +163,10 @@ export class IdentityAssertionVerifier {
       return refuse('the assertion was issued to another client (client_id does not match)');
     if (typeof payload.sub !== 'string' || !payload.sub) return refuse('the assertion has no sub');
     if (typeof payload.jti !== 'string' || !payload.jti) return refuse('the assertion has no jti');
+    // These are stored (identity_links, assertion_jtis), and PostgreSQL cannot store NUL (`servers/input.ts`).
+    for (const claim of ['sub', 'jti', 'email'] as const)
+      if (typeof payload[claim] === 'string' && (payload[claim] as string).includes('\u0000'))
+        return refuse(`the assertion's ${claim} must not contain NUL characters`);
     if (payload.scope !== undefined && typeof payload.scope !== 'string')
       return refuse('the assertion scope claim must be a string');
     if (payload.resource !== undefined && typeof payload.resource !== 'string')

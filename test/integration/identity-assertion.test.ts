@@ -286,6 +286,14 @@ describe.each(dialects)('ID-JAG at the token endpoint (%s)', (dialect) => {
     expect(refused).toMatchObject({ status: 400, error: 'invalid_grant' });
   });
 
+  it('refuses stored claims holding NUL with invalid_grant, never a server error', async () => {
+    for (const claims of [{ sub: 'a\u0000b' }, { jti: 'j\u0000' }, { email: 'x\u0000@example.com' }]) {
+      const refused = await refusal(await idp.mint({ email: linkedEmail, ...claims }));
+      expect(refused).toMatchObject({ status: 400, error: 'invalid_grant' });
+      expect(refused.description).toContain('NUL');
+    }
+  });
+
   it('refuses a subject with no account and no usable email', async () => {
     expect((await refusal(await idp.mint({ email: 'nobody@example.com' }))).description).toContain(
       'not linked',
