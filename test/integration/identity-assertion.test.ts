@@ -325,6 +325,35 @@ describe.each(dialects)('ID-JAG at the token endpoint (%s)', (dialect) => {
     expect(api.scope).toBe('agent-service');
   });
 
+  it('serves a public client (token_endpoint_auth_method none) registered for the grant', async () => {
+    const registered = await oauth.processDynamicClientRegistrationResponse(
+      await oauth.dynamicClientRegistrationRequest(
+        as,
+        {
+          client_name: 'public agent',
+          grant_types: [JWT_BEARER],
+          response_types: [],
+          redirect_uris: [],
+          token_endpoint_auth_method: 'none',
+        },
+        insecure,
+      ),
+    );
+    const publicAgent = { client: { client_id: registered.client_id }, auth: oauth.None() };
+    const tokens = await exchange(
+      await idp.mint({ email: linkedEmail, client_id: registered.client_id }),
+      publicAgent,
+    );
+    expect((await mcpContext(tokens.access_token)).structuredContent).toMatchObject({
+      account_id: accountId,
+      client_id: registered.client_id,
+    });
+    // Its assertions still name it: the confidential agent's are refused.
+    expect((await refusal(await idp.mint({ email: linkedEmail }), publicAgent)).description).toContain(
+      'another client',
+    );
+  });
+
   it('refuses a client not registered for the grant type', async () => {
     const registered = await oauth.processDynamicClientRegistrationResponse(
       await oauth.dynamicClientRegistrationRequest(
