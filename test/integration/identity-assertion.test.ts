@@ -9,6 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sweepAssertionRecords } from '../../auth/assertions/repository.ts';
 import { dialects } from '../helpers/databases.ts';
 import { type LocalIdentityProvider, startIdentityProvider } from '../helpers/identity-provider.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
@@ -378,6 +379,25 @@ describe.each(dialects)('ID-JAG at the token endpoint (%s)', (dialect) => {
     );
     expect(response.status).toBe(400);
     expect(((await response.json()) as { error: string }).error).toBe('invalid_request');
+  });
+
+  it('sweeps jtis once their assertions can no longer be accepted', async () => {
+    const db = service.services.db;
+    const count = async () =>
+      Number(
+        (
+          await db
+            .selectFrom('assertion_jtis')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    const stored = await count();
+    expect(stored).toBeGreaterThan(0);
+    await sweepAssertionRecords(db, new Date(Date.now() - 3_600_000));
+    expect(await count()).toBe(stored);
+    await sweepAssertionRecords(db, new Date(Date.now() + 3_600_000));
+    expect(await count()).toBe(0);
   });
 
   it('revokes the agent at {auth_url}/logout: the next MCP call is refused', async () => {

@@ -163,6 +163,40 @@ describe.each(dialects)('verified-email assertion (%s)', (dialect) => {
     );
   });
 
+  it("binds the assertion to the client that asked for the code: another client's exchange is refused", async () => {
+    const requested = await requestCode(`bound-${dialect}@example.com`);
+    const verified = await post('/assertions/email/verify', {
+      request_id: requested.request_id,
+      code: codeIn(requested.mail),
+    });
+    const { assertion } = (await verified.json()) as { assertion: string };
+    const other = await oauth.processDynamicClientRegistrationResponse(
+      await oauth.dynamicClientRegistrationRequest(
+        as,
+        {
+          client_name: 'Other agent',
+          grant_types: [JWT_BEARER],
+          response_types: [],
+          redirect_uris: [],
+          token_endpoint_auth_method: 'client_secret_post',
+        },
+        insecure,
+      ),
+    );
+    const res = await oauth.genericTokenEndpointRequest(
+      as,
+      { client_id: other.client_id },
+      oauth.ClientSecretPost(other.client_secret as string),
+      JWT_BEARER,
+      new URLSearchParams({ assertion }),
+      insecure,
+    );
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error_description: string }).error_description).toContain(
+      'another client',
+    );
+  });
+
   it('locks the code after five wrong tries, even for the right code', async () => {
     const requested = await requestCode(`locked-${dialect}@example.com`);
     const code = codeIn(requested.mail);
