@@ -10,11 +10,7 @@ import { AnonymousSessions } from '../auth/anonymous/sessions.ts';
 import { EmailCodes } from '../auth/assertions/email-codes.ts';
 import { registerJwtBearerGrant } from '../auth/assertions/grant.ts';
 import { sweepAssertionRecords } from '../auth/assertions/repository.ts';
-import {
-  CLOCK_TOLERANCE_S,
-  IdentityAssertionVerifier,
-  MAX_ASSERTION_AGE_S,
-} from '../auth/assertions/verify.ts';
+import { CLOCK_TOLERANCE_S, IdentityAssertionVerifier } from '../auth/assertions/verify.ts';
 import { BearerVerifier } from '../auth/bearer.ts';
 import { type AuthorizationServer, createAuthorizationServer, publicApiResource } from '../auth/provider.ts';
 import type { DatabaseHandle, Dialect } from '../db/database.ts';
@@ -280,11 +276,10 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
         traffic.sweep().catch((err) => log.warn({ err }, 'traffic retention sweep failed'));
         sweepOauthRecords(db, now()).catch((err) => log.warn({ err }, 'oauth records sweep failed'));
         anonymous.sweep().catch((err) => log.warn({ err }, 'anonymous sessions sweep failed'));
-        // A jti is kept while its assertion could still be accepted (exp, or iat + the age limit).
-        sweepAssertionRecords(
-          db,
-          new Date(now().getTime() - (MAX_ASSERTION_AGE_S + CLOCK_TOLERANCE_S) * 1000),
-        ).catch((err) => log.warn({ err }, 'identity assertion records sweep failed'));
+        // A jti is kept while its assertion could still be accepted, clock tolerance included.
+        sweepAssertionRecords(db, new Date(now().getTime() - 2 * CLOCK_TOLERANCE_S * 1000)).catch((err) =>
+          log.warn({ err }, 'identity assertion records sweep failed'),
+        );
         deleteExpiredResolutions(db, now().toISOString()).catch((err) =>
           log.warn({ err }, 'resolved merchants sweep failed'),
         );

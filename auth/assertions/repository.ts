@@ -47,19 +47,19 @@ export async function linkSubject(
  */
 export async function consumeJti(
   db: Kysely<Database>,
-  entry: { issuer: string; jti: string; expiresAt: Date },
+  entry: { issuer: string; jti: string; acceptableUntil: Date },
 ): Promise<boolean> {
   const result = await db
     .insertInto('assertion_jtis')
-    .values({ issuer: entry.issuer, jti: entry.jti, expires_at: entry.expiresAt.toISOString() })
+    .values({ issuer: entry.issuer, jti: entry.jti, expires_at: entry.acceptableUntil.toISOString() })
     .onConflict((oc) => oc.columns(['issuer', 'jti']).doNothing())
     .executeTakeFirst();
   return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
 }
 
 /**
- * Forgets `jti`s whose assertion expired before `before` (a replayed one is then refused as expired),
- * and one-time email codes past their expiry.
+ * Forgets `jti`s whose assertion could not be accepted after `before` (a replay is then refused as
+ * expired or too old; callers leave the clock tolerance), and one-time email codes past their expiry.
  */
 export async function sweepAssertionRecords(db: Kysely<Database>, before: Date): Promise<void> {
   const at = before.toISOString();

@@ -75,7 +75,8 @@ export interface IdentityAssertion {
   trusted: TrustedIssuer | null;
   subject: string;
   jti: string;
-  expiresAt: Date;
+  /** After this the assertion is refused however it is presented: `exp`, or `iat` + the age limit if sooner. */
+  acceptableUntil: Date;
   email: string | null;
   emailVerified: boolean | null;
   /** `scope` claim, split; null when absent. */
@@ -181,7 +182,9 @@ export class IdentityAssertionVerifier {
         trusted,
         subject: payload.sub,
         jti: payload.jti,
-        expiresAt: new Date((payload.exp as number) * 1000),
+        acceptableUntil: new Date(
+          Math.min(payload.exp as number, (payload.iat as number) + MAX_ASSERTION_AGE_S) * 1000,
+        ),
         email,
         emailVerified,
         scopes: typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : null,
