@@ -9,11 +9,26 @@
  * only the site: RFC 8615 reserves `/.well-known/` for site-wide metadata, and no registered name
  * exists for this document yet, so it takes the name of the block it mirrors.
  *
- * Only what works is published. The `identity_assertion` method of the specification (ID-JAG and
- * verified-email assertions, CAEP events) is not built yet, so it is absent from `methods`
- * and from `identity_types_supported` until its token endpoint accepts assertions.
+ * Only what works is published, and the methods follow SPEC "Authentication": OAuth with dynamic
+ * client registration, `identity_assertion` (ID-JAG from a trusted identity provider, or our own
+ * verified-email assertion, both exchanged with the jwt-bearer grant: `assertions/`), and
+ * `anonymous`. The `events_supported` of `identity_assertion` are the CAEP event types SPEC
+ * "Events" names (the receiver is `events/`).
  */
 import type { Config } from '../servers/config.ts';
+import {
+  ASSERTION_TTL_S,
+  CODE_TTL_S,
+  EMAIL_CODE_PATH,
+  EMAIL_VERIFY_PATH,
+  MAX_ATTEMPTS,
+} from './assertions/email-codes.ts';
+import {
+  ID_JAG_TOKEN_TYPE,
+  ID_JAG_TYP,
+  JWT_BEARER_GRANT,
+  VERIFIED_EMAIL_ASSERTION,
+} from './assertions/verify.ts';
 import { supportedScopes } from './scopes.ts';
 
 export const AGENT_AUTH_PATH = '/.well-known/agent-auth.json';
@@ -23,6 +38,16 @@ export const descriptorUrl = (config: Config): string => `${config.site_url}${AG
 export const skillUrl = (config: Config): string => `${config.site_url}/${SKILL_NAME}`;
 export const registerUrl = (config: Config): string => `${config.site_url}/register`;
 export const signupUrl = (config: Config): string => `${config.auth_url}/signup`;
+export const agentLogoutUrl = (config: Config): string => `${config.auth_url}/logout`;
+export const emailCodeUrl = (config: Config): string => `${config.auth_url}${EMAIL_CODE_PATH}`;
+export const emailVerifyUrl = (config: Config): string => `${config.auth_url}${EMAIL_VERIFY_PATH}`;
+
+/** SPEC "Events": the security event types of the identity_assertion method (OpenID CAEP 1.0). */
+export const caepEventTypes = [
+  'https://schemas.openid.net/secevent/caep/event-type/credential-change',
+  'https://schemas.openid.net/secevent/caep/event-type/session-revoked',
+  'https://schemas.openid.net/secevent/caep/event-type/token-claims-change',
+] as const;
 
 export function agentAuthDescriptor(config: Config) {
   const auth = config.auth_url;
@@ -32,7 +57,7 @@ export function agentAuthDescriptor(config: Config) {
     skill: skillUrl(config),
     skill_name: SKILL_NAME,
     claim_uri: registerUrl(config),
-    identity_types_supported: ['anonymous'],
+    identity_types_supported: ['identity_assertion', 'anonymous'],
     methods: [
       {
         method: 'oauth_dynamic_client_registration',
@@ -47,6 +72,32 @@ export function agentAuthDescriptor(config: Config) {
         scopes_supported: [...supportedScopes],
         credential_types_supported: ['oauth_client_credentials', 'bearer_token'],
         bearer_methods_supported: ['header'],
+      },
+      {
+        method: 'identity_assertion',
+        endpoints: {
+          token: `${auth}/oauth/token`,
+          revocation: agentLogoutUrl(config),
+          claim: registerUrl(config),
+        },
+        grant_types_supported: [JWT_BEARER_GRANT],
+        assertion_types_supported: [ID_JAG_TOKEN_TYPE, VERIFIED_EMAIL_ASSERTION],
+        credential_types_supported: ['bearer_token', 'jwt'],
+        bearer_methods_supported: ['header'],
+        events_supported: [...caepEventTypes],
+        trusted_issuers: config.auth.trusted_issuers.map((t) => t.issuer),
+        verified_email: {
+          code_request: emailCodeUrl(config),
+          code_verification: emailVerifyUrl(config),
+          code_lifetime_s: CODE_TTL_S,
+          attempts_allowed: MAX_ATTEMPTS,
+          assertion_lifetime_s: ASSERTION_TTL_S,
+        },
+        description:
+          `Exchange an identity assertion (a JWT with typ ${ID_JAG_TYP}: an ID-JAG from a trusted identity ` +
+          'provider, or the verified_email assertion this server signs after a one-time code) at the token ' +
+          'endpoint with the jwt-bearer grant for an access token to the owner MCP server; sign out at the ' +
+          'revocation endpoint with that token.',
       },
       {
         method: 'anonymous',
@@ -65,13 +116,18 @@ export function agentAuthDescriptor(config: Config) {
 
 export type AgentAuthDescriptor = ReturnType<typeof agentAuthDescriptor>;
 
-/** The skill an agent reads to authenticate: the three ways in, step by step. */
+/** The skill an agent reads to authenticate: the ways in, step by step. */
 export function authSkill(config: Config): string {
   const auth = config.auth_url;
   const { scan_limit, session_ttl_s } = config.auth.anonymous;
+  const owner = `${config.mcp_url}/auth`;
+  const issuers = config.auth.trusted_issuers.map((t) => t.issuer);
+  const trusted = issuers.length
+    ? `Identity providers trusted here: ${issuers.map((i) => `\`${i}\``).join(', ')}.`
+    : 'No identity provider is trusted on this deployment yet: use the verified-email assertion (4b).';
   return `# ${SKILL_NAME}
 
-You are an agent. This service offers two ways to authenticate; pick one, then send the credential
+You are an agent. This service offers three ways to authenticate; pick one, then send the credential
 as \`Authorization: Bearer <token>\` (header only, never in the query string).
 
 Descriptor: ${descriptorUrl(config)} (also the \`agent_auth\` field of
@@ -79,14 +135,14 @@ ${auth}/.well-known/oauth-authorization-server).
 
 ## 1. Acting for an account owner: OAuth 2.1 with dynamic client registration
 
-Use this for the owner-scoped MCP server ${config.mcp_url}/auth.
+Use this for the owner-scoped MCP server ${owner}.
 
 1. \`GET ${config.mcp_url}/auth/.well-known/oauth-protected-resource\`: the resource and its
    authorization server (${auth}).
 2. Register a client: \`POST ${auth}/oauth/clients/register\` with JSON
    \`{"client_name": "...", "redirect_uris": ["http://127.0.0.1:<port>/callback"], "token_endpoint_auth_method": "none"}\`.
 3. Authorization code flow with PKCE (\`code_challenge_method=S256\`, required) at
-   \`${auth}/oauth/authorize\` with \`resource=${config.mcp_url}/auth\` and
+   \`${auth}/oauth/authorize\` with \`resource=${owner}\` and
    \`scope=${supportedScopes.join(' ')}\`. The person signs in and approves on a consent page.
 4. Exchange the code at \`${auth}/oauth/token\` (grants \`authorization_code\`, \`refresh_token\`).
    Access tokens live ten minutes; refresh tokens rotate on every use.
@@ -111,5 +167,62 @@ Give the person the \`claim_url\` (keep the token to yourself: the claim code in
 different secret). At ${registerUrl(config)} they sign in or create an account; the session's scans
 move to that account and the session's token stops working. A claim code works once. From then on
 use the account's own credentials (its service key or the OAuth flow above).
+
+## 4. Identity assertion: no browser, a person's identity proven another way
+
+The token endpoint \`${auth}/oauth/token\` accepts
+\`grant_type=${JWT_BEARER_GRANT}\` (RFC 7523) with \`assertion=<JWT>\`, where the JWT is an
+Identity Assertion JWT Authorization Grant (draft-ietf-oauth-identity-assertion-authz-grant, header
+\`typ: ${ID_JAG_TYP}\`). The answer is the same access token as the code flow, for ${owner}
+(or \`resource=${config.public_api_url}\`), living ten minutes, without a refresh token: get a new
+assertion when it expires.
+
+First register a client allowed this grant:
+\`POST ${auth}/oauth/clients/register\`
+\`{"client_name": "...", "grant_types": ["${JWT_BEARER_GRANT}"], "response_types": [], "redirect_uris": [], "token_endpoint_auth_method": "client_secret_basic"}\`.
+Keep the \`client_id\` and \`client_secret\`; authenticate at the token endpoint with them.
+
+### 4a. From your person's identity provider (ID-JAG)
+
+${trusted}
+
+1. At your identity provider, exchange the person's ID token for an ID-JAG (RFC 8693 token
+   exchange, \`requested_token_type=${ID_JAG_TOKEN_TYPE}\`, \`audience=${auth}\`,
+   \`resource=${owner}\`, \`scope=agent-service\`). It must carry \`aud\` = \`${auth}\`, your
+   \`client_id\`, a unique \`jti\`, \`exp\` and \`iat\` (at most ten minutes old).
+2. \`POST ${auth}/oauth/token\` with client authentication and
+   \`grant_type=${JWT_BEARER_GRANT}&assertion=<ID-JAG>\` (optionally \`scope\` and \`resource\`,
+   which may narrow what the ID-JAG allows, never widen it).
+3. The ID-JAG's subject must be linked to an account here: it is linked the first time when the
+   provider is trusted for email and an account has the ID-JAG's \`email\`. Otherwise the answer is
+   \`400 invalid_grant\` saying the subject is not linked.
+4. Each ID-JAG works once (its \`jti\`). Refusals are \`400 invalid_grant\` with an
+   \`error_description\` naming the check that failed.
+
+### 4b. No identity provider: a verified email (one-time code)
+
+1. \`POST ${emailCodeUrl(config)}\` \`{"email": "person@example.com", "client_id": "<your client_id>"}\`
+   -> \`201 {"request_id": "...", "expires_in": ${CODE_TTL_S}, "attempts_allowed": ${MAX_ATTEMPTS}}\`.
+   A six-digit code goes to that email. Requests are rate limited per email and per address (429).
+2. Ask the person to read you the code from the email.
+3. \`POST ${emailVerifyUrl(config)}\` \`{"request_id": "...", "code": "123456"}\`
+   -> \`200 {"assertion": "<JWT>", "assertion_type": "${VERIFIED_EMAIL_ASSERTION}", "expires_in": ${ASSERTION_TTL_S}}\`.
+   A wrong code is \`400 email_code_invalid\` with the tries left; the ${MAX_ATTEMPTS}th wrong code
+   locks it (\`403 email_code_locked\`); after ${CODE_TTL_S / 60} minutes or once used it is
+   \`410 email_code_expired\`. Then ask for a new code.
+4. Exchange the assertion as in 4a step 2, within ${ASSERTION_TTL_S / 60} minutes. You act for the account
+   with that email (one is made for it if none exists).
+
+### Sign out
+
+\`POST ${agentLogoutUrl(config)}\` with \`Authorization: Bearer <access token>\` revokes every grant the
+person gave your client: that token and any other of yours stop working at once.
+\`200 {"revoked": true, "grants_revoked": n}\`.
+
+### Security events
+
+The identity_assertion method supports the CAEP event types
+${caepEventTypes.map((t) => `\`${t}\``).join(', ')}: when the person's identity provider reports one,
+tokens issued to you may stop working before they expire; get a new assertion.
 `;
 }

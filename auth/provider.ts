@@ -51,6 +51,22 @@ export const ownerMcpUrl = (config: Config): string => `${config.mcp_url}/auth`;
  */
 export const publicApiResource = (config: Config): string => config.public_api_url;
 
+/**
+ * What a token for `indicator` looks like (RFC 8707 resource), or null when we issue none for it:
+ * the owner MCP server takes the resource scopes, the public API only the service scope.
+ */
+export function resourceServerInfo(config: Config, indicator: string) {
+  const owner = ownerMcpUrl(config);
+  if (indicator !== owner && indicator !== publicApiResource(config)) return null;
+  return {
+    scope: indicator === owner ? resourceScopes.join(' ') : SERVICE_SCOPE,
+    audience: indicator,
+    accessTokenTTL: tokenLifetimes.AccessToken,
+    accessTokenFormat: 'jwt' as const,
+    jwt: { sign: { alg: 'ES256' as const } },
+  };
+}
+
 /** Where the login and consent pages of an interaction live. */
 export const interactionUrl = (config: Config, uid: string): string =>
   `${config.auth_url}/interaction/${uid}`;
@@ -126,16 +142,12 @@ export async function createAuthorizationServer(
         defaultResource: () => resource,
         useGrantedResource: () => true,
         async getResourceServerInfo(_ctx, indicator) {
-          const apiResource = publicApiResource(config);
-          if (indicator !== resource && indicator !== apiResource)
-            throw new errors.InvalidTarget(`tokens are only issued for ${resource} and ${apiResource}`);
-          return {
-            scope: indicator === resource ? resourceScopes.join(' ') : SERVICE_SCOPE,
-            audience: indicator,
-            accessTokenTTL: tokenLifetimes.AccessToken,
-            accessTokenFormat: 'jwt',
-            jwt: { sign: { alg: 'ES256' } },
-          };
+          const info = resourceServerInfo(config, indicator);
+          if (!info)
+            throw new errors.InvalidTarget(
+              `tokens are only issued for ${resource} and ${publicApiResource(config)}`,
+            );
+          return info;
         },
       },
       pushedAuthorizationRequests: { enabled: false },

@@ -9,6 +9,7 @@ import { invalid, toServiceError } from '../servers/errors.ts';
 import { nulFields } from '../servers/input.ts';
 import type { Services } from '../servers/services.ts';
 import { signupHandler } from './anonymous/routes.ts';
+import { identityAssertionRouter } from './assertions/routes.ts';
 import { clientMetadataProblem, MAX_METADATA_BYTES, nativeWhenLoopback } from './client-metadata.ts';
 import { sendLimitPage } from './form-security.ts';
 import { interactionRouter } from './interactions/routes.ts';
@@ -111,6 +112,9 @@ export function authorizationRouter(services: Services, authz: AuthorizationServ
       if (!sendLimitPage(res, err)) next(err);
     }
   });
+
+  // The identity_assertion method: verified-email codes and the agents' sign-out (`assertions/`).
+  router.use(identityAssertionRouter(services, authz, services.emailCodes));
 
   // The anonymous method of the agent authentication descriptor (`anonymous/sessions.ts`).
   router.post('/signup', signupHandler(services));

@@ -496,6 +496,39 @@ export interface OauthAccountRevocationsTable {
   revoked_before: string;
 }
 
+// --- Identity assertions (migration 2026-11-25T1100Z_identity_assertions) --------------------
+
+/** An identity provider's subject (`iss`, `sub` of its ID-JAGs) linked to one account. */
+export interface IdentityLinksTable {
+  issuer: string;
+  subject: string;
+  account_id: string;
+  created_at: string;
+}
+
+/** `jti`s of accepted assertions, per issuer, kept until the assertion expires: each is accepted once. */
+export interface AssertionJtisTable {
+  issuer: string;
+  jti: string;
+  expires_at: string;
+}
+
+/**
+ * One-time codes of the verified-email flow (`auth/assertions/email-codes.ts`): sent to `email` for
+ * the OAuth client `client_id`, stored as an HMAC (the code itself has few digits), good for ten
+ * minutes and five tries; `used_at` once exchanged for an assertion.
+ */
+export interface EmailCodesTable {
+  id: string;
+  email: string;
+  client_id: string;
+  code_hash: string;
+  attempts: Generated<number>;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
 // --- Anonymous sessions (migration 2026-11-21T1620Z_anonymous_sessions) ----------------------
 
 /**
@@ -616,6 +649,9 @@ export interface Database {
   oauth_signing_keys: OauthSigningKeysTable;
   oauth_account_revocations: OauthAccountRevocationsTable;
   anonymous_sessions: AnonymousSessionsTable;
+  identity_links: IdentityLinksTable;
+  assertion_jtis: AssertionJtisTable;
+  email_codes: EmailCodesTable;
   payments: PaymentsTable;
   referral_handles: ReferralHandlesTable;
 }

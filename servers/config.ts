@@ -110,6 +110,10 @@ export const Config = z
       sign_in_failures_per_account: RateLimit,
       /** ...and per client address, across emails. */
       sign_in_failures_per_address: RateLimit,
+      /** One-time codes sent for the verified-email assertion, per email (`auth/assertions/email-codes.ts`)... */
+      email_codes_per_email: RateLimit,
+      /** ...and per client address, across emails (code requests and code checks both count). */
+      email_codes_per_address: RateLimit,
     }),
     outbound: z.strictObject({
       /** Lets outbound fetches reach loopback and private networks. For tests and self-hosting only. */
@@ -223,6 +227,20 @@ export const Config = z
         /** How long a session's bearer token and claim code are valid. */
         session_ttl_s: positiveInt,
       }),
+      /**
+       * Identity providers whose Identity Assertion JWT Authorization Grants (ID-JAG) the token
+       * endpoint accepts (`auth/assertions/`). `issuer` is compared byte for byte with the
+       * assertion's `iss`; `jwks_uri` is fetched through the SSRF-safe fetcher and cached.
+       * `trusted_for_email`: a subject with no link yet is linked to the account with the
+       * assertion's `email` (only when `email_verified` is not false).
+       */
+      trusted_issuers: z.array(
+        z.strictObject({
+          issuer: z.string().regex(/^https?:\/\//, 'must be an http(s) URL'),
+          jwks_uri: z.string().regex(/^https?:\/\//, 'must be an http(s) URL'),
+          trusted_for_email: z.boolean().default(false),
+        }),
+      ),
     }),
     /**
      * Keys that seal the secrets stored in the database (`servers/secrets.ts`). Environment only
@@ -442,6 +460,14 @@ export function productionChecks(config: Config): { problems: string[]; warnings
   for (const key of URL_KEYS) {
     if (!config[key].startsWith('https://')) {
       problems.push(`${key}: must be an https URL in production (got ${config[key]})`);
+    }
+  }
+  // An identity provider's keys decide who may sign in: fetched over TLS only.
+  for (const [i, trusted] of config.auth.trusted_issuers.entries()) {
+    if (!trusted.jwks_uri.startsWith('https://')) {
+      problems.push(
+        `auth.trusted_issuers.${i}.jwks_uri: must be an https URL in production (got ${trusted.jwks_uri})`,
+      );
     }
   }
   if (!config.unsafe.allow_private_networks_in_production) {

@@ -40,6 +40,12 @@ export const errorCodes = {
     title: 'A request with this Idempotency-Key is still being processed',
   },
   account_exists: { status: 409, title: 'An account cannot be created with this email' },
+  /** A one-time email code that does not match; the answer says how many tries are left. */
+  email_code_invalid: { status: 400, title: 'The code is not the one that was sent' },
+  /** The code's ten minutes are over, or it was already used: ask for a new one. */
+  email_code_expired: { status: 410, title: 'The code has expired or was already used' },
+  /** Five wrong codes: this code is locked; ask for a new one. */
+  email_code_locked: { status: 403, title: 'Too many wrong codes; this code is locked' },
   domain_not_verified: { status: 403, title: 'The domain is not verified for this account' },
   referral_handle_taken: { status: 409, title: 'The referral handle is taken' },
   brand_agent_taken: { status: 409, title: 'Another account has registered the agent of this domain' },

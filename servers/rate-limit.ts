@@ -33,6 +33,8 @@ const refusal: Partial<Record<RateLimitKind, string>> = {
   sign_in_failures_per_account: 'Too many failed sign-ins for this account',
   sign_in_failures_per_address: 'Too many failed sign-ins from this address',
   authorization_requests: 'Too many authorization requests from this address',
+  email_codes_per_email: 'Too many codes were sent to this email',
+  email_codes_per_address: 'Too many code requests or checks from this address',
 };
 
 export async function createRateLimits(

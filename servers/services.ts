@@ -7,6 +7,10 @@ import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
 import { sweepOauthRecords } from '../auth/adapter.ts';
 import { AnonymousSessions } from '../auth/anonymous/sessions.ts';
+import { EmailCodes } from '../auth/assertions/email-codes.ts';
+import { registerJwtBearerGrant } from '../auth/assertions/grant.ts';
+import { sweepAssertionRecords } from '../auth/assertions/repository.ts';
+import { CLOCK_TOLERANCE_S, IdentityAssertionVerifier } from '../auth/assertions/verify.ts';
 import { BearerVerifier } from '../auth/bearer.ts';
 import { type AuthorizationServer, createAuthorizationServer, publicApiResource } from '../auth/provider.ts';
 import type { DatabaseHandle, Dialect } from '../db/database.ts';
@@ -68,6 +72,8 @@ export interface Services {
   settler: Settler;
   /** The embedded OAuth authorization server (`auth/provider.ts`). */
   authorization: AuthorizationServer;
+  /** One-time email codes and the verified-email assertions they earn (`auth/assertions/email-codes.ts`). */
+  emailCodes: EmailCodes;
   /** Verifies access tokens for the owner-scoped MCP server (`auth/bearer.ts`). */
   bearer: BearerVerifier;
   /** Verifies access tokens issued for the public API (`resource={public_api_url}`), for Bearer writes. */
@@ -197,6 +203,21 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     facilitator: payments.facilitator,
   });
   const authorization = await createAuthorizationServer({ config, db, accounts, log, secrets });
+  // The jwt-bearer grant for identity assertions, inside the provider's token endpoint.
+  registerJwtBearerGrant(authorization.provider, {
+    services: { config, db, accounts, log },
+    verifier: new IdentityAssertionVerifier({ config, db, secrets, fetch, now }),
+    now,
+  });
+  const emailCodes = new EmailCodes({
+    db,
+    config,
+    mailer,
+    rateLimits,
+    codeKey: await serviceSecret(db, secrets, 'email_code_key'),
+    signingKey: authorization.keys.jwks.keys[0] as (typeof authorization.keys.jwks.keys)[number],
+    now,
+  });
   const bearer = new BearerVerifier({
     db,
     issuer: authorization.issuer,
@@ -237,6 +258,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     payments,
     settler,
     authorization,
+    emailCodes,
     bearer,
     publicApiBearer,
     fetch,
@@ -254,6 +276,10 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
         traffic.sweep().catch((err) => log.warn({ err }, 'traffic retention sweep failed'));
         sweepOauthRecords(db, now()).catch((err) => log.warn({ err }, 'oauth records sweep failed'));
         anonymous.sweep().catch((err) => log.warn({ err }, 'anonymous sessions sweep failed'));
+        // A jti is kept while its assertion could still be accepted, clock tolerance included.
+        sweepAssertionRecords(db, new Date(now().getTime() - 2 * CLOCK_TOLERANCE_S * 1000)).catch((err) =>
+          log.warn({ err }, 'identity assertion records sweep failed'),
+        );
         deleteExpiredResolutions(db, now().toISOString()).catch((err) =>
           log.warn({ err }, 'resolved merchants sweep failed'),
         );

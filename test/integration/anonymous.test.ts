@@ -309,10 +309,14 @@ describe.each(dialects)('anonymous sessions and claims (%s)', (dialect) => {
       skill: `${site}/auth.md`,
       skill_name: 'auth.md',
       claim_uri: `${site}/register`,
-      identity_types_supported: ['anonymous'],
+      identity_types_supported: ['identity_assertion', 'anonymous'],
     });
     const methods = descriptor.methods as { method: string }[];
-    expect(methods.map((m) => m.method)).toEqual(['oauth_dynamic_client_registration', 'anonymous']);
+    expect(methods.map((m) => m.method)).toEqual([
+      'oauth_dynamic_client_registration',
+      'identity_assertion',
+      'anonymous',
+    ]);
     expect(methods[0]).toMatchObject({
       endpoints: {
         registration: `${auth}/oauth/clients/register`,
@@ -325,12 +329,28 @@ describe.each(dialects)('anonymous sessions and claims (%s)', (dialect) => {
       credential_types_supported: ['oauth_client_credentials', 'bearer_token'],
       bearer_methods_supported: ['header'],
     });
+    // SPEC "Authentication", the identity_assertion row, and SPEC "Events".
     expect(methods[1]).toMatchObject({
+      endpoints: { token: `${auth}/oauth/token`, revocation: `${auth}/logout`, claim: `${site}/register` },
+      assertion_types_supported: ['urn:ietf:params:oauth:token-type:id-jag', 'verified_email'],
+      credential_types_supported: ['bearer_token', 'jwt'],
+      grant_types_supported: ['urn:ietf:params:oauth:grant-type:jwt-bearer'],
+      events_supported: [
+        'https://schemas.openid.net/secevent/caep/event-type/credential-change',
+        'https://schemas.openid.net/secevent/caep/event-type/session-revoked',
+        'https://schemas.openid.net/secevent/caep/event-type/token-claims-change',
+      ],
+    });
+    expect(Object.keys((methods[1] as unknown as { endpoints: object }).endpoints)).toEqual([
+      'token',
+      'revocation',
+      'claim',
+    ]);
+    expect(methods[2]).toMatchObject({
       endpoints: { token: `${auth}/signup`, claim: `${site}/register` },
       credential_types_supported: ['bearer_token'],
       scan_limit: SCAN_LIMIT,
     });
-    expect(JSON.stringify(descriptor)).not.toContain('identity_assertion');
 
     const skill = await fetch(`${site}/auth.md`);
     expect(skill.status).toBe(200);
@@ -342,6 +362,11 @@ describe.each(dialects)('anonymous sessions and claims (%s)', (dialect) => {
       `${site}/register`,
       `${auth}/oauth/clients/register`,
       `${auth}/oauth/token`,
+      `${auth}/assertions/email`,
+      `${auth}/assertions/email/verify`,
+      `${auth}/logout`,
+      'urn:ietf:params:oauth:grant-type:jwt-bearer',
+      'oauth-id-jag+jwt',
     ])
       expect(text).toContain(url);
 

@@ -145,7 +145,11 @@ describe.each(dialects)('OAuth authorization server and owner MCP (%s)', (dialec
     expect(meta.jwks_uri).toBe(`${auth}/oauth/jwks`);
     expect(meta.code_challenge_methods_supported).toEqual(['S256']);
     expect(meta.response_types_supported).toEqual(['code']);
-    expect(meta.grant_types_supported).toEqual(['authorization_code', 'refresh_token']);
+    expect(meta.grant_types_supported).toEqual([
+      'authorization_code',
+      'refresh_token',
+      'urn:ietf:params:oauth:grant-type:jwt-bearer',
+    ]);
     expect(meta.scopes_supported).toEqual(
       expect.arrayContaining(['agent-service', 'profile', 'email', 'offline_access']),
     );

@@ -112,6 +112,21 @@ describe('production mode (NODE_ENV=production)', () => {
     expect(problems.some((p) => p.startsWith('outbound.allow_private_networks:'))).toBe(true);
   });
 
+  it('reads trusted identity providers and requires their JWKS over https in production', () => {
+    const trusted = { issuer: 'https://idp.example.com', jwks_uri: 'https://idp.example.com/jwks' };
+    const config = loadConfig({ env: https, overrides: { 'auth.trusted_issuers': [trusted] } });
+    expect(config.auth.trusted_issuers).toEqual([{ ...trusted, trusted_for_email: false }]);
+    expect(() =>
+      loadConfig({
+        env: https,
+        overrides: { 'auth.trusted_issuers': [{ ...trusted, jwks_uri: 'http://idp.example.com/jwks' }] },
+      }),
+    ).toThrow(/auth\.trusted_issuers\.0\.jwks_uri: must be an https URL in production/);
+    expect(() =>
+      loadConfig({ env: {}, overrides: { 'auth.trusted_issuers': [{ issuer: 'idp', jwks_uri: 'x' }] } }),
+    ).toThrow(/auth\.trusted_issuers\.0\.issuer/);
+  });
+
   it('keeps private networks on only with the separate, explicit override', () => {
     expect(() => loadConfig({ env: { ...https, SCAN_ALLOW_PRIVATE: '1' } })).toThrow(ConfigError);
     const config = loadConfig({

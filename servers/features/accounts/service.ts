@@ -174,6 +174,15 @@ export class AccountsService {
     return this.#db.selectFrom('accounts').selectAll().where('id', '=', accountId).executeTakeFirst();
   }
 
+  /** The account with this email (compared lower-cased, as accounts store it). */
+  async getByEmail(email: string): Promise<AccountRow | undefined> {
+    return this.#db
+      .selectFrom('accounts')
+      .selectAll()
+      .where('email', '=', email.trim().toLowerCase())
+      .executeTakeFirst();
+  }
+
   async issueKey(accountId: string, label: string | null): Promise<IssuedKey> {
     return this.#insertKey(this.#db, accountId, label);
   }
