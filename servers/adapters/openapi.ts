@@ -145,7 +145,9 @@ export function openApiDocument(
           : {}),
       },
       ...(operations.some(
-        (op) => op.http?.surface === surface && (op.access === 'service_key' || op.access === 'bearer'),
+        (op) =>
+          op.http?.surface === surface &&
+          (op.access === 'service_key' || op.access === 'bearer' || op.access === 'soul'),
       )
         ? {
             securitySchemes: {
@@ -222,7 +224,7 @@ function operationEntry(
   if (op.sku) parameters.push(...paidParameters);
 
   const codes = [
-    ...(op.access === 'service_key' || op.access === 'bearer' || op.access === 'owner'
+    ...(op.access === 'service_key' || op.access === 'bearer' || op.access === 'owner' || op.access === 'soul'
       ? (['unauthorized'] as const)
       : []),
     ...(op.errors ?? []),
@@ -272,6 +274,7 @@ function operationEntry(
     ...(requestBody ? { requestBody } : {}),
     ...(op.access === 'service_key' ? { security: [{ serviceKey: [] }] } : {}),
     ...(op.access === 'bearer' ? { security: [{ bearerToken: [] }, { serviceKey: [] }] } : {}),
+    ...(op.access === 'soul' ? { security: [{ bearerToken: [] }] } : {}),
     responses,
     ...(op.mcp?.length ? { 'x-mcp-tool': op.toolName } : {}),
     ...(op.sku ? { 'x-x402': paymentTerms(op, config) } : {}),
