@@ -166,6 +166,19 @@ export function openApiDocument(
                   `resource=${config.public_api_url}, scope agent-service; discovery at ` +
                   `${config.public_api_url}/.well-known/oauth-protected-resource.`,
               },
+              ...(operations.some((op) => op.http?.surface === surface && op.access === 'soul')
+                ? {
+                    soulToken: {
+                      type: 'http',
+                      scheme: 'bearer',
+                      bearerFormat: 'JWT',
+                      description:
+                        "A JWT signed by the soul's current key (iss = agent_id, aud = " +
+                        `${config.site_url}/api/soul, exp at most 300 s after iat, single-use jti), or an ` +
+                        'access token of the linked account (as bearerToken). README "Souls".',
+                    },
+                  }
+                : {}),
             },
           }
         : {}),
@@ -274,7 +287,8 @@ function operationEntry(
     ...(requestBody ? { requestBody } : {}),
     ...(op.access === 'service_key' ? { security: [{ serviceKey: [] }] } : {}),
     ...(op.access === 'bearer' ? { security: [{ bearerToken: [] }, { serviceKey: [] }] } : {}),
-    ...(op.access === 'soul' ? { security: [{ bearerToken: [] }] } : {}),
+    // Optional at the adapter (a registration may link an account); each write requires it (401).
+    ...(op.access === 'soul' ? { security: [{ soulToken: [] }, {}] } : {}),
     responses,
     ...(op.mcp?.length ? { 'x-mcp-tool': op.toolName } : {}),
     ...(op.sku ? { 'x-x402': paymentTerms(op, config) } : {}),

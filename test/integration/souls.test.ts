@@ -283,6 +283,24 @@ describe.each(dialects)('souls (%s)', (dialect) => {
     expect(crossed.status).toBe(400);
     expect(crossed.body.errors[0].field).toBe('challenge');
 
+    // Five minutes pass (the stored expiry is moved back): the challenge no longer registers.
+    const late = await newKey('EdDSA');
+    const c4 = await challengeFor(late);
+    await service.db.handle.db
+      .updateTable('soul_challenges')
+      .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+      .where('challenge_hash', '=', createHash('sha256').update(c4).digest('hex'))
+      .execute();
+    const expired = await send('POST', `${soulApi}/agents`, {
+      ...body,
+      public_key: late.publicJwk,
+      challenge: c4,
+      signature: await signText(late, c4),
+      handle: `late-${dialect}`,
+    });
+    expect(expired.status).toBe(400);
+    expect(expired.body.errors[0].field).toBe('challenge');
+
     const taken = await register(await newKey('EdDSA'), { handle: `replay-${dialect}` });
     expect(taken.status).toBe(409);
     expect(taken.body.code).toBe('handle_taken');
@@ -315,6 +333,7 @@ describe.each(dialects)('souls (%s)', (dialect) => {
         url: `${soulApi}/agents/${agentId}`,
       }),
     ]);
+    expect((await send('GET', `${api}/soul?q=${marker}%25`)).body.souls).toEqual([]);
     const byHandle = await send('GET', `${api}/soul?q=${made.body.handle}`);
     expect(byHandle.body.souls.map((s: Json) => s.agent_id)).toEqual([agentId]);
 
@@ -384,6 +403,19 @@ describe.each(dialects)('souls (%s)', (dialect) => {
     const replayed = await send('POST', url, memory, token);
     expect(replayed.status).toBe(401);
     expect(replayed.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    // The jti is spent in the database: another process sharing it refuses the replay too.
+    const second = await startTestService(dialect, {}, { database: service.db, background: false });
+    try {
+      const elsewhere = await send(
+        'POST',
+        `${second.config.site_url}/api/soul/agents/${agentId}/memories`,
+        memory,
+        token,
+      );
+      expect(elsewhere.status).toBe(401);
+    } finally {
+      await second.close();
+    }
 
     const now = Math.floor(Date.now() / 1000);
     const expired = await send(
@@ -601,6 +633,33 @@ describe.each(dialects)('souls (%s)', (dialect) => {
     expect(checkChain(entries)).toBeNull();
     const doc = (await send('GET', `${soulApi}/agents/${agentId}`)).body;
     expect(doc.memory_counts).toEqual({ episodic: 1, semantic: 1 });
+
+    // Over MCP: an unknown soul is not_found, a known one asks for the payment.
+    const mcp = new Client({ name: 'soul-writer', version: '1' });
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(service.config.mcp_url)));
+    try {
+      const missing = (await mcp.callTool({
+        name: 'write_soul_memory',
+        arguments: {
+          agent_id: `urn:ietf:params:oauth:jwk-thumbprint:sha-256:${'C'.repeat(43)}`,
+          content: 'x',
+        },
+      })) as Json;
+      expect(missing.isError).toBe(true);
+      expect(JSON.parse(missing.content[0].text)).toMatchObject({ code: 'not_found' });
+      expect(missing.structuredContent?.x402Version).toBeUndefined();
+      const unpaid = (await mcp.callTool({
+        name: 'write_soul_memory',
+        arguments: { agent_id: agentId, content: 'x' },
+      })) as Json;
+      expect(unpaid.isError).toBe(true);
+      expect(unpaid.structuredContent).toMatchObject({
+        x402Version: 2,
+        accepts: [{ amount: '10000', payTo }],
+      });
+    } finally {
+      await mcp.close();
+    }
 
     await send('POST', `${soulApi}/agents/${agentId}/retire`, {}, await soulJwt(key, agentId));
     const retired = await post({ agent_id: agentId, content: 'x' });

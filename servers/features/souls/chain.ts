@@ -10,20 +10,21 @@
  *   previous_digest = the digest of entry sequence - 1 (null for sequence 1)
  *
  * `recorded_at` is the ISO 8601 text with milliseconds and `Z` (as `Date.toISOString` writes it).
+ * README "Souls" states the same for readers; test/integration/souls.test.ts checks logs with its
+ * own implementation of it.
  */
 import { createHash } from 'node:crypto';
 
 export const CHAIN_VERSION = 'soul-memory/1';
 
-export interface ChainEntry {
+/** The fields an entry's digest covers. */
+export interface ChainFields {
   agent_id: string;
   sequence: number;
   layer: string;
   kind: string;
-  content: string;
   content_digest: string;
   previous_digest: string | null;
-  digest: string;
   writer_kind: string;
   writer_id: string;
   recorded_at: string;
@@ -31,7 +32,7 @@ export interface ChainEntry {
 
 export const sha256Hex = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
-export function entryDigest(entry: Omit<ChainEntry, 'digest' | 'content'>): string {
+export function entryDigest(entry: ChainFields): string {
   return sha256Hex(
     JSON.stringify([
       CHAIN_VERSION,
@@ -46,23 +47,4 @@ export function entryDigest(entry: Omit<ChainEntry, 'digest' | 'content'>): stri
       entry.previous_digest,
     ]),
   );
-}
-
-/**
- * Checks a soul's whole log, in sequence order from 1: the first problem found (with its sequence),
- * or null when every entry is intact and linked.
- */
-export function verifyChain(entries: readonly ChainEntry[]): { sequence: number; problem: string } | null {
-  let previous: string | null = null;
-  for (const [index, entry] of entries.entries()) {
-    const at = entry.sequence;
-    if (at !== index + 1) return { sequence: at, problem: `expected sequence ${index + 1}` };
-    if (sha256Hex(entry.content) !== entry.content_digest)
-      return { sequence: at, problem: 'content changed' };
-    if (entry.previous_digest !== previous) return { sequence: at, problem: 'previous_digest does not link' };
-    if (entryDigest(entry) !== entry.digest)
-      return { sequence: at, problem: 'digest does not match the entry' };
-    previous = entry.digest;
-  }
-  return null;
 }

@@ -1,5 +1,5 @@
 /** Data access for souls: functions of `(db | trx)` (STYLE.md 10). */
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type {
   Database,
   SoulKeyRow,
@@ -44,7 +44,7 @@ export function soulPage(
     .selectFrom('souls')
     .selectAll()
     .$if(q !== null, (query) =>
-      query.where((eb) => eb.or([eb('handle', 'like', q as string), eb('name_key', 'like', q as string)])),
+      query.where(sql<boolean>`(souls.handle like ${q} escape '\\' or souls.name_key like ${q} escape '\\')`),
     )
     .$if(after !== null, (query) => query.where(rowsAfter('souls', after as Position)))
     .orderBy('created_at', 'desc')
