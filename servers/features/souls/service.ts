@@ -462,8 +462,11 @@ export class SoulsService {
   }
 
   /**
-   * Appends one entry to the soul's log. The head is read and the entry inserted at head + 1; the
-   * unique (agent_id, sequence) refuses a second writer of the same position, which retries.
+   * Appends one entry to the soul's log, in a transaction that first takes the soul's row (an
+   * update that only matches an active soul: on PostgreSQL a row lock, so appends to one soul and
+   * its retirement are serialized; SQLite serializes writers anyway), then reads the head and
+   * inserts at head + 1. The unique (agent_id, sequence) is the backstop: an append that still
+   * loses the position retries.
    */
   async append(
     agentId: string,
@@ -475,31 +478,43 @@ export class SoulsService {
       paymentId?: string;
     },
   ): Promise<Memory> {
-    await this.#activeSoul(agentId);
     const contentDigest = sha256Hex(entry.content);
     for (let attempt = 0; attempt < APPEND_ATTEMPTS; attempt++) {
-      const head = await headOf(this.#db, agentId);
-      const fields = {
-        agent_id: agentId,
-        sequence: (head?.sequence ?? 0) + 1,
-        layer: entry.layer,
-        kind: entry.kind,
-        content_digest: contentDigest,
-        previous_digest: head?.digest ?? null,
-        writer_kind: entry.writer.kind,
-        writer_id: entry.writer.id,
-        recorded_at: this.#now(),
-      };
-      const row: SoulMemoryRow = {
-        id: randomUUID(),
-        ...fields,
-        content: entry.content,
-        digest: entryDigest(fields),
-        payment_id: entry.paymentId ?? null,
-      };
       try {
-        await this.#db.insertInto('soul_memories').values(row).execute();
-        return memoryView(row);
+        const row = await this.#db.transaction().execute(async (trx) => {
+          const recordedAt = this.#now();
+          const held = await trx
+            .updateTable('souls')
+            .set((eb) => ({ status: eb.ref('status') }))
+            .where('agent_id', '=', agentId)
+            .where('status', '=', 'active')
+            .executeTakeFirst();
+          if (Number(held.numUpdatedRows) !== 1) return null;
+          const head = await headOf(trx, agentId);
+          const fields = {
+            agent_id: agentId,
+            sequence: (head?.sequence ?? 0) + 1,
+            layer: entry.layer,
+            kind: entry.kind,
+            content_digest: contentDigest,
+            previous_digest: head?.digest ?? null,
+            writer_kind: entry.writer.kind,
+            writer_id: entry.writer.id,
+            recorded_at: recordedAt,
+          };
+          const inserted: SoulMemoryRow = {
+            id: randomUUID(),
+            ...fields,
+            content: entry.content,
+            digest: entryDigest(fields),
+            payment_id: entry.paymentId ?? null,
+          };
+          await trx.insertInto('soul_memories').values(inserted).execute();
+          return inserted;
+        });
+        if (row) return memoryView(row);
+        await this.#activeSoul(agentId); // not found, or retired
+        throw new ServiceError('soul_retired', { detail: `${agentId} is retired` });
       } catch (err) {
         if (!isUniqueViolation(err)) throw err;
       }
