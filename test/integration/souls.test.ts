@@ -24,7 +24,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/databases.ts';
 import { authorizeInBrowser, type OwnerCredentials } from '../helpers/oauth.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { newAccount, payingFetch } from '../helpers/x402-payer.ts';
+import {
+  newAccount,
+  payingFetch,
+  paymentHeader,
+  paymentRequiredOf,
+  signPayment,
+} from '../helpers/x402-payer.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked field by field
 type Json = any;
@@ -628,11 +634,29 @@ describe.each(dialects)('souls (%s)', (dialect) => {
     expect(rows).toHaveLength(1);
     const second = await post({ agent_id: agentId, content: 'Again.' }, payingFetch(payer));
     expect(second.status).toBe(200);
+
+    // The same signed payment sent twice (and at once) pays for one entry: the replay gets the
+    // stored result, not a second append.
+    const body = { agent_id: agentId, content: 'Paid once.' };
+    const required = paymentRequiredOf(await post(body));
+    const header = paymentHeader(await signPayment(payer, required.accepts[0] as never, required.resource));
+    const sendPaid = () =>
+      fetch(skuUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'payment-signature': header },
+        body: JSON.stringify(body),
+      });
+    const [a, b] = await Promise.all([sendPaid(), sendPaid()]);
+    const c = await sendPaid();
+    expect([a.status, b.status, c.status].filter((status) => status === 200).length).toBeGreaterThanOrEqual(
+      1,
+    );
     const entries = await allMemories(agentId);
-    expect(entries).toHaveLength(2);
+    expect(entries.filter((e) => e.content === 'Paid once.')).toHaveLength(1);
+    expect(entries).toHaveLength(3);
     expect(checkChain(entries)).toBeNull();
     const doc = (await send('GET', `${soulApi}/agents/${agentId}`)).body;
-    expect(doc.memory_counts).toEqual({ episodic: 1, semantic: 1 });
+    expect(doc.memory_counts).toEqual({ episodic: 2, semantic: 1 });
 
     // Over MCP: an unknown soul is not_found, a known one asks for the payment.
     const mcp = new Client({ name: 'soul-writer', version: '1' });
