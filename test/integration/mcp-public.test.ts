@@ -66,6 +66,7 @@ describe.each(dialects)('public MCP server (%s)', (dialect) => {
       'get_scan_score',
       'get_signal',
       'get_soul',
+      'get_soul_erc8004_registration',
       'list_agents',
       'list_services',
       'list_soul_memories',

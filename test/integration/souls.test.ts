@@ -373,6 +373,13 @@ describe.each(dialects)('souls (%s)', (dialect) => {
       expect(doc.structuredContent).toEqual((await send('GET', `${soulApi}/agents/${agentId}`)).body);
       const found = await mcp.callTool({ name: 'search_souls', arguments: { q: marker } });
       expect((found.structuredContent as Json).souls[0].agent_id).toBe(agentId);
+      const file = await mcp.callTool({
+        name: 'get_soul_erc8004_registration',
+        arguments: { agent_id: agentId },
+      });
+      expect(file.structuredContent).toEqual(
+        (await send('GET', `${soulApi}/agents/${agentId}/erc-8004`)).body,
+      );
       const memories = await mcp.callTool({ name: 'list_soul_memories', arguments: { agent_id: agentId } });
       expect(memories.structuredContent).toEqual({ memories: [], next_cursor: null });
       const missing = await mcp.callTool({

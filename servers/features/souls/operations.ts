@@ -142,6 +142,7 @@ export const getSoulErc8004Registration = defineOperation({
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   access: 'public',
   http: { surface: 'site', method: 'GET', path: `${AGENT_PATH}/erc-8004`, input: 'query' },
+  mcp: ['public'],
   errors: ['validation_failed', 'not_found'],
   tags: TAGS,
   handler: (ctx, input) => ctx.services.souls.erc8004Registration(input.agent_id),
