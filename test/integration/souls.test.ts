@@ -364,6 +364,15 @@ describe.each(dialects)('souls (%s)', (dialect) => {
     });
     const all = await send('GET', `${api}/agents`);
     expect(all.body.agents.some((a: Json) => a.agent_id === agentId)).toBe(true);
+    // The directory's pages over souls hold the registry's souls, newest first, each once.
+    const listed: string[] = [];
+    cursor = null;
+    do {
+      const page: Json = await send('GET', `${api}/agents?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      listed.push(...page.body.agents.filter((a: Json) => a.kind === 'soul').map((a: Json) => a.agent_id));
+      cursor = page.body.next_cursor;
+    } while (cursor);
+    expect(listed).toEqual(seen);
 
     const mcp = new Client({ name: 'souls-test', version: '1' });
     await mcp.connect(new StreamableHTTPClientTransport(new URL(service.config.mcp_url)));
