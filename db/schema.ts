@@ -618,6 +618,91 @@ export interface ReferralHandlesTable {
   created_at: string;
 }
 
+// --- Souls: agent identities (migration 2026-11-25T1000Z_souls) ----------------------------
+
+/** A registration challenge (`POST /soul/challenge`): only its SHA-256 is kept; single use, 5 minutes. */
+export interface SoulChallengesTable {
+  challenge_hash: string;
+  /** RFC 7638 thumbprint of the public key it was issued for: only that key may answer it. */
+  key_thumbprint: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+/** A soul: a permanent agent identity whose `agent_id` is the RFC 9278 thumbprint URI of its first key. */
+export interface SoulsTable {
+  /** Internal row id (UUID): the registry's keyset pages run over `(created_at, id)`. */
+  id: string;
+  agent_id: string;
+  /** Unique, lower case. */
+  handle: string;
+  name: string;
+  /** `name` lower-cased, for registry search. */
+  name_key: string;
+  description: string;
+  image: string | null;
+  /** JSON `{mcp?, a2a?, web?}`: absolute URLs. */
+  endpoints: string;
+  /** JSON `{name?, url?, email?}`: who runs the agent, as the agent declares it. */
+  operator: string | null;
+  /** The account linked by a registration made with one of our OAuth access tokens. */
+  account_id: string | null;
+  status: 'active' | 'retired';
+  created_at: string;
+  updated_at: string;
+  retired_at: string | null;
+}
+
+/** Every key a soul has held (public JWK, Ed25519 or P-256); the current one has no `valid_until`. */
+export interface SoulKeysTable {
+  thumbprint: string;
+  agent_id: string;
+  jwk: string;
+  valid_from: string;
+  valid_until: string | null;
+}
+
+/** `jti` of soul-signed JWTs already used, kept until they expire: each is accepted once, in any process. */
+export interface SoulTokenIdsTable {
+  agent_id: string;
+  jti: string;
+  expires_at: string;
+}
+
+/** A soul's append-only, hash-chained log (`features/souls/chain.ts`); unique (agent_id, sequence). */
+export interface SoulMemoriesTable {
+  id: string;
+  agent_id: string;
+  /** Position in the soul's log, from 1. */
+  sequence: number;
+  layer: 'episodic' | 'semantic';
+  kind: 'memory' | 'validation';
+  content: string;
+  content_digest: string;
+  previous_digest: string | null;
+  digest: string;
+  /** soul: the soul itself (its agent_id); account: an account id; payer: an EVM address (soul-write). */
+  writer_kind: 'soul' | 'account' | 'payer';
+  writer_id: string;
+  /** The payment of a soul-write, when the entry was paid for. */
+  payment_id: string | null;
+  recorded_at: string;
+}
+
+/** ERC-8004 identities (registry + token id) a soul links, proven by the owning wallet's signature. */
+export interface SoulRegistrationsTable {
+  agent_id: string;
+  /** `eip155:<chain id>:<identity registry address>`. */
+  agent_registry: string;
+  /** The ERC-721 token id, decimal. */
+  erc8004_agent_id: string;
+  /** The wallet that signed the link (lower case). */
+  owner: string;
+  signature: string;
+  created_at: string;
+}
+
 export interface Database {
   service_secrets: ServiceSecretsTable;
   catalog_snapshots: CatalogSnapshotsTable;
@@ -654,6 +739,12 @@ export interface Database {
   email_codes: EmailCodesTable;
   payments: PaymentsTable;
   referral_handles: ReferralHandlesTable;
+  soul_challenges: SoulChallengesTable;
+  souls: SoulsTable;
+  soul_keys: SoulKeysTable;
+  soul_token_ids: SoulTokenIdsTable;
+  soul_memories: SoulMemoriesTable;
+  soul_registrations: SoulRegistrationsTable;
 }
 
 export type ReturnRequestRow = Selectable<ReturnRequestsTable>;
@@ -673,3 +764,7 @@ export type BrandAgentRow = Selectable<BrandAgentsTable>;
 export type ResolvedMerchantRow = Selectable<ResolvedMerchantsTable>;
 export type DeclaredDescriptorRow = Selectable<DeclaredDescriptorsTable>;
 export type NewTrafficEvent = Insertable<TrafficEventsTable>;
+export type SoulRow = Selectable<SoulsTable>;
+export type SoulKeyRow = Selectable<SoulKeysTable>;
+export type SoulMemoryRow = Selectable<SoulMemoriesTable>;
+export type SoulRegistrationRow = Selectable<SoulRegistrationsTable>;

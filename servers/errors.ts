@@ -54,6 +54,14 @@ export const errorCodes = {
    * brand, or a domain whose descriptors another account declared (`charges/declarations.ts`).
    */
   descriptor_taken: { status: 409, title: 'The statement descriptor belongs to another brand' },
+  /** Souls (README "Souls"): a handle is unique across the registry. */
+  handle_taken: { status: 409, title: 'The handle is taken' },
+  /** A key belongs to one soul, ever: it cannot register a second one or be rotated into another. */
+  soul_key_taken: { status: 409, title: 'This key already belongs to a soul' },
+  /** A retired soul stays readable and takes no more writes (nor payments for them). */
+  soul_retired: { status: 409, title: 'The soul is retired' },
+  /** The state changed under the request (another request rotated the key first, a link exists). */
+  conflict: { status: 409, title: 'The request conflicts with the current state' },
   illegal_transition: { status: 409, title: 'That status change is not allowed from the current status' },
   /**
    * The site named in the input could not be crawled (unreachable, refused by the outbound policy,

@@ -9,16 +9,19 @@ import { type AnonymousPrincipal, invalidToken } from '../auth/anonymous/session
 import type { OwnerGrant } from '../auth/bearer.ts';
 import { type ErrorCode, type FieldError, invalid, ServiceError } from './errors.ts';
 import type { AccountPrincipal } from './features/accounts/service.ts';
+import { soulIssuerOf } from './features/souls/keys.ts';
 import { nulFields } from './input.ts';
 import type { PaymentContext } from './payments/service.ts';
 import type { Services } from './services.ts';
 
 /** Who may call an operation; the adapters enforce it before the handler runs. */
 export const Access = z
-  .enum(['public', 'service_key', 'bearer', 'owner', 'paid'])
+  .enum(['public', 'service_key', 'bearer', 'owner', 'paid', 'soul'])
   .describe(
     'public: no authentication; service_key: x-service-key header; bearer: access token of the ' +
-      'authorization server; owner: OAuth token for the owner-scoped MCP server; paid: x402 payment.',
+      'authorization server; owner: OAuth token for the owner-scoped MCP server; paid: x402 payment; ' +
+      'soul: the soul API - Bearer with an access token of the authorization server (resource = the public API) or a JWT ' +
+      "signed by a soul's current key, verified by the adapter; the handler checks it stands for the soul it writes.",
   );
 export type Access = z.infer<typeof Access>;
 
@@ -95,6 +98,11 @@ export interface OperationContext {
    */
   grant?: OwnerGrant;
   /**
+   * The soul a soul-signed JWT stood for (`access: 'soul'`): verified (signature by its current key,
+   * audience, lifetime) and its `jti` spent before the handler runs (`features/souls/service.ts`).
+   */
+  soul?: { agentId: string };
+  /**
    * The anonymous session (`POST {auth_url}/signup`) whose token came as `Authorization: Bearer`;
    * resolved for every operation except owner ones, which only an OAuth grant may call.
    */
@@ -127,6 +135,11 @@ export interface Sku<I> {
    * (featured-bid: bid x days; boost: amount_usdc). Never below `usdc`. Absent: always `usdc`.
    */
   amount?: (input: I) => number;
+  /**
+   * Checks of the validated input against stored state, run after availability and before any
+   * payment is asked for or taken (soul-write: the soul exists and is active): a 4xx, never a 402.
+   */
+  check?: (ctx: OperationContext, input: I) => Promise<void>;
   /**
    * Why the SKU cannot run on this deployment (not configured, not built yet), or null. Checked
    * after the input and before any payment: an unavailable SKU answers 503 `sku_unavailable`.
@@ -315,7 +328,18 @@ async function authenticate(op: AnyOperation, ctx: OperationContext): Promise<vo
   }
   if (!ctx.grant && op.access !== 'owner') {
     const token = bearerToken(ctx.request.headers.authorization);
-    if (token !== undefined && isJwt(token)) {
+    const soulIssuer = op.access === 'soul' && token !== undefined ? soulIssuerOf(token) : null;
+    if (token !== undefined && soulIssuer !== null) {
+      // A JWT the soul signed itself (README "Souls": iss = agent_id, aud = the soul API URL).
+      const verdict = await ctx.services.souls.verifySoulToken(token, soulIssuer);
+      if (!verdict.ok) {
+        throw new ServiceError('invalid_token', {
+          detail: verdict.description,
+          headers: { 'WWW-Authenticate': bearerChallenge(ctx, 'invalid_token') },
+        });
+      }
+      ctx.soul = { agentId: soulIssuer };
+    } else if (token !== undefined && isJwt(token)) {
       // An access token of our authorization server for the public API (resource={public_api_url}).
       const result = await ctx.services.publicApiBearer.verify(`Bearer ${token}`, undefined);
       if (!result.ok) {
@@ -326,7 +350,8 @@ async function authenticate(op: AnyOperation, ctx: OperationContext): Promise<vo
       }
       // It stands for the account on Bearer writes only: a client the owner approved must not
       // manage the account's service keys or sites (those take the key itself).
-      if (op.access === 'bearer' && !ctx.account) ctx.account = { id: result.grant.accountId, keyId: null };
+      if ((op.access === 'bearer' || op.access === 'soul') && !ctx.account)
+        ctx.account = { id: result.grant.accountId, keyId: null };
     } else if (token !== undefined) {
       const session = await ctx.services.anonymous.authenticate(token);
       if (!session) throw invalidToken();
@@ -367,7 +392,7 @@ function bearerToken(header: string | undefined): string | undefined {
 const isJwt = (token: string): boolean => /^[\w-]+\.[\w-]+\.[\w-]+$/.test(token);
 
 /** RFC 6750 section 3 challenge pointing at the public API's protected resource metadata (RFC 9728). */
-function bearerChallenge(ctx: OperationContext, error?: string): string {
+export function bearerChallenge(ctx: Pick<OperationContext, 'services'>, error?: string): string {
   const { config } = ctx.services;
   const params = [`resource_metadata="${publicApiResourceMetadataUrl(config)}"`, 'scope="agent-service"'];
   if (error) params.push(`error="${error}"`);

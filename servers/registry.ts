@@ -25,6 +25,7 @@ import { brandRequestOperations } from './features/returns/brand-operations.ts';
 import { returnOperations } from './features/returns/operations.ts';
 import { scanOperations } from './features/scans/operations.ts';
 import { siteOperations } from './features/sites/operations.ts';
+import { soulOperations } from './features/souls/operations.ts';
 import { trafficOperations } from './features/traffic/operations.ts';
 import type { AnyOperation } from './operation.ts';
 import { paymentOperations } from './payments/operations.ts';
@@ -52,6 +53,7 @@ export const operations: readonly AnyOperation[] = checkedOperations([
   ...peopleSearchOperations,
   ...entityOperations,
   ...llmsTxtOperations,
+  ...soulOperations,
   ...soulWriteOperations,
   ...embodimentOperations,
   ...paymentOperations,

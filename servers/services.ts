@@ -29,6 +29,7 @@ import { ReturnsService, statusUrl } from './features/returns/service.ts';
 import type { LiveTraffic, LiveTrafficProvider } from './features/scans/scoring.ts';
 import { ScansService } from './features/scans/service.ts';
 import { SitesService } from './features/sites/service.ts';
+import { SoulsService } from './features/souls/service.ts';
 import { loadAgentDirectory } from './features/traffic/agents.ts';
 import { Classifier } from './features/traffic/classify.ts';
 import type { LiveTraffic as SiteTrafficSummary } from './features/traffic/schemas.ts';
@@ -65,6 +66,8 @@ export interface Services {
   sites: SitesService;
   scans: ScansService;
   directory: DirectoryService;
+  /** Agent identities and their hash-chained memories (`features/souls/`). */
+  souls: SoulsService;
   traffic: TrafficService;
   /** x402: charges paid operations (`servers/payments/`). */
   payments: PaymentsService;
@@ -261,6 +264,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     emailCodes,
     bearer,
     publicApiBearer,
+    souls: new SoulsService({ db, config, now }),
     fetch,
     siteFetch,
     secrets,

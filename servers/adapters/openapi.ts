@@ -145,7 +145,9 @@ export function openApiDocument(
           : {}),
       },
       ...(operations.some(
-        (op) => op.http?.surface === surface && (op.access === 'service_key' || op.access === 'bearer'),
+        (op) =>
+          op.http?.surface === surface &&
+          (op.access === 'service_key' || op.access === 'bearer' || op.access === 'soul'),
       )
         ? {
             securitySchemes: {
@@ -164,6 +166,19 @@ export function openApiDocument(
                   `resource=${config.public_api_url}, scope agent-service; discovery at ` +
                   `${config.public_api_url}/.well-known/oauth-protected-resource.`,
               },
+              ...(operations.some((op) => op.http?.surface === surface && op.access === 'soul')
+                ? {
+                    soulToken: {
+                      type: 'http',
+                      scheme: 'bearer',
+                      bearerFormat: 'JWT',
+                      description:
+                        "A JWT signed by the soul's current key (iss = agent_id, aud = " +
+                        `${config.site_url}/api/soul, exp at most 300 s after iat, single-use jti), or an ` +
+                        'access token of the linked account (as bearerToken). README "Souls".',
+                    },
+                  }
+                : {}),
             },
           }
         : {}),
@@ -222,7 +237,7 @@ function operationEntry(
   if (op.sku) parameters.push(...paidParameters);
 
   const codes = [
-    ...(op.access === 'service_key' || op.access === 'bearer' || op.access === 'owner'
+    ...(op.access === 'service_key' || op.access === 'bearer' || op.access === 'owner' || op.access === 'soul'
       ? (['unauthorized'] as const)
       : []),
     ...(op.errors ?? []),
@@ -272,6 +287,8 @@ function operationEntry(
     ...(requestBody ? { requestBody } : {}),
     ...(op.access === 'service_key' ? { security: [{ serviceKey: [] }] } : {}),
     ...(op.access === 'bearer' ? { security: [{ bearerToken: [] }, { serviceKey: [] }] } : {}),
+    // Optional at the adapter (a registration may link an account); each write requires it (401).
+    ...(op.access === 'soul' ? { security: [{ soulToken: [] }, {}] } : {}),
     responses,
     ...(op.mcp?.length ? { 'x-mcp-tool': op.toolName } : {}),
     ...(op.sku ? { 'x-x402': paymentTerms(op, config) } : {}),

@@ -116,6 +116,7 @@ export class PaymentsService {
 
     const reason = sku.unavailable?.(ctx.services) ?? this.unavailable();
     if (reason) throw new ServiceError('sku_unavailable', { detail: `${sku.id}: ${reason}` });
+    await sku.check?.(ctx, input as never);
 
     const requirements = requirementsFor(config, amountOf(op, input)) as PaymentRequirements;
     const resource = resourceOf(config, op, ctx.request.via);

@@ -138,7 +138,6 @@ const NOT_BUILT: Record<string, number> = {
   boost: 12,
   'people-search': 13,
   entity: 13,
-  'soul-write': 11,
   embodiment: 12,
 };
 
@@ -386,7 +385,7 @@ describe.each(dialects)('paid catalog (%s)', (dialect) => {
     expect(ours.has('DELETE /account/keys/{key_id} x-service-key')).toBe(true);
   });
 
-  it('serves the same content live, now, with the seven SKUs not built yet unavailable and why', async () => {
+  it('serves the same content live, now, with the six SKUs not built yet unavailable and why', async () => {
     const strip = ({ updated: _u, snapshot: _s, ...rest }: Json) => ({
       ...rest,
       skus: rest.skus.map(({ available: _a, unavailable_reason: _r, ...entry }: Json) => entry),
@@ -506,7 +505,10 @@ describe.each(dialects)('paid catalog (%s)', (dialect) => {
       boostUrl: { domain: 'example.com', url: 'https://example.com/launch', amount_usdc: 5 },
       researchPerson: { name: 'Jane Doe', location: 'Berlin' },
       auditEntity: { domain: 'https://Example.com/about' },
-      writeSoulMemory: { agent_id: 'agent-7', content: 'Delivered on time.' },
+      writeSoulMemory: {
+        agent_id: `urn:ietf:params:oauth:jwk-thumbprint:sha-256:${'A'.repeat(43)}`,
+        content: 'Delivered on time.',
+      },
       bookEmbodiment: { contact: '+14155550123', agent_handle: 'shop-agent' },
     };
     /** Each attack changes one field; the answer must name it. */
@@ -555,7 +557,6 @@ describe.each(dialects)('paid catalog (%s)', (dialect) => {
       boostUrl: 12,
       researchPerson: 13,
       auditEntity: 13,
-      writeSoulMemory: 11,
       bookEmbodiment: 12,
     })) {
       const op = byName(name);

@@ -27,6 +27,9 @@ type Json = any;
 type Input = Record<string, unknown>;
 
 const SOME_ID = '8a0e5f7c-3b1d-4c2e-9f00-1234567890ab';
+/** A soul that does not exist, and a well-formed public key. */
+const SOUL_ID = `urn:ietf:params:oauth:jwk-thumbprint:sha-256:${'A'.repeat(43)}`;
+const soulKey = () => ({ kty: 'OKP', crv: 'Ed25519', x: 'B'.repeat(43) });
 /** The account's own verified brand domain (registrable, as return requests require). */
 const BRAND = 'nul-attack-brand.com';
 /** Ids of the account's own resources, set before the attacks, so the attacks name real ones. */
@@ -154,7 +157,33 @@ const validInputs = (): Record<string, Input> => ({
   boostUrl: { domain: BRAND, url: `https://${BRAND}/launch`, amount_usdc: 5, note: 'Launch week.' },
   researchPerson: { name: 'Jane Doe', context: 'Engineer at Example Corp', location: 'Berlin' },
   auditEntity: { domain: BRAND, brand: 'Example Shop' },
-  writeSoulMemory: { agent_id: 'agent-7', content: 'Delivered the order on time.', layer: 'semantic' },
+  writeSoulMemory: { agent_id: SOUL_ID, content: 'Delivered the order on time.', layer: 'semantic' },
+  createSoulChallenge: { public_key: soulKey() },
+  registerSoul: {
+    public_key: soulKey(),
+    challenge: 'soul-challenge.x',
+    signature: 'aGVhZA.cGF5bG9hZA.c2ln',
+    handle: 'nul-attacker',
+    name: 'Attacker',
+    description: 'Sends NUL.',
+    endpoints: { mcp: 'https://agent.example/mcp' },
+    operator: { name: 'Ops', email: 'ops@agent.example' },
+  },
+  getSoul: { agent_id: SOUL_ID },
+  listSoulMemories: { agent_id: SOUL_ID, layer: 'episodic' },
+  searchSouls: { q: 'agent' },
+  getSoulErc8004Registration: { agent_id: SOUL_ID },
+  updateSoulProfile: { agent_id: SOUL_ID, name: 'Renamed' },
+  rotateSoulKey: { agent_id: SOUL_ID, public_key: soulKey(), proof: 'aGVhZA.cGF5bG9hZA.c2ln' },
+  addSoulMemory: { agent_id: SOUL_ID, content: 'Remembered.' },
+  retireSoul: { agent_id: SOUL_ID },
+  linkSoulErc8004: {
+    agent_id: SOUL_ID,
+    agent_registry: 'eip155:8453:0x8004A169FB4a3325136EB29fA0ceB6D2e539a432',
+    erc8004_agent_id: '1',
+    owner: '0x8004A169FB4a3325136EB29fA0ceB6D2e539a432',
+    signature: `0x${'ab'.repeat(65)}`,
+  },
   bookEmbodiment: { contact: 'ops@example.com', agent_handle: 'shop-agent', duration_days: 2 },
   buySignalCheck: { domain: 'example.com' },
   buyFullScan: { domain: 'example.com', public: false },
@@ -495,7 +524,7 @@ describe.each(dialects)('malformed input on every route (%s)', (dialect) => {
         cursors.push(await send(`${op.http?.path} cursor`, rest(op, { ...validInput(op), cursor })));
       }
     }
-    expect(cursors.length).toBe(leaderboard.length + 3 * keyset.length);
+    expect(cursors.length).toBe(leaderboard.length + 5 * keyset.length);
     expect(misses(cursors, (o) => o.status === 400 && o.body.errors?.[0]?.field === 'cursor')).toEqual([]);
   });
 

@@ -246,15 +246,18 @@ export const RegisterBrandAgentInput = z.strictObject({
 export type RegisterBrandAgentInput = z.infer<typeof RegisterBrandAgentInput>;
 
 export const AgentKind = z
-  .enum(['brand', 'registered'])
+  .enum(['brand', 'soul'])
   .describe(
-    'brand: the agent a brand registered for its verified domain (POST /brand-agent); registered: an agent ' +
-      'identity from the soul registry (joins this list when that registry ships).',
+    'brand: the agent a brand registered for its verified domain (POST /brand-agent); soul: a registered agent ' +
+      'identity from the soul registry (GET /soul).',
   );
 
 export const Agent = z.object({
   kind: AgentKind,
-  agent_id: z.uuid(),
+  agent_id: z
+    .string()
+    .describe("A brand agent's UUID, or a soul's agent_id (its key's RFC 9278 thumbprint URI)."),
+  handle: z.string().nullable().describe("A soul's handle; null for brand agents."),
   name: z.string(),
   domain: z.string().nullable().describe('The verified domain a brand agent speaks for.'),
   endpoint: z.string(),

@@ -5,12 +5,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { isUniqueViolation } from '../../../db/database.ts';
-import type { BrandAgentRow, Database, ListingRow } from '../../../db/schema.ts';
+import type { BrandAgentRow, Database, ListingRow, SoulRow } from '../../../db/schema.ts';
 import type { Config } from '../../config.ts';
 import { ServiceError } from '../../errors.ts';
 import { DEFAULT_LIMIT, decodeCursor, encodeCursor } from '../../pagination.ts';
 import type { BrandMatcher } from '../charges/matcher.ts';
 import type { ReturnsService } from '../returns/service.ts';
+import { soulPage } from '../souls/repository.ts';
+import { soulDocumentUrl } from '../souls/service.ts';
 import {
   brandAgentPage,
   countBrandAgents,
@@ -61,8 +63,9 @@ export interface ListingView {
 }
 
 export interface AgentView {
-  kind: 'brand' | 'registered';
+  kind: 'brand' | 'soul';
   agent_id: string;
+  handle: string | null;
   name: string;
   domain: string | null;
   endpoint: string;
@@ -234,20 +237,31 @@ export class DirectoryService {
   }
 
   async listAgents(input: {
-    kind?: 'brand' | 'registered' | undefined;
+    kind?: 'brand' | 'soul' | undefined;
     cursor?: string | undefined;
     limit?: number | undefined;
   }): Promise<{ agents: AgentView[]; next_cursor: string | null }> {
     const limit = input.limit ?? DEFAULT_LIMIT;
     const after = decodeCursor(input.cursor);
-    // Registered agent identities (souls) join here when their registry ships; there are none yet.
-    if (input.kind === 'registered') return { agents: [], next_cursor: null };
-    const rows = await brandAgentPage(this.#deps.db, after, limit + 1);
+    // Brand agents and souls share the keyset order (created_at desc, id desc): the next page of
+    // each, merged, gives the next page of both.
+    const [brands, souls] = await Promise.all([
+      input.kind === 'soul' ? [] : brandAgentPage(this.#deps.db, after, limit + 1),
+      input.kind === 'brand' ? [] : soulPage(this.#deps.db, null, after, limit + 1),
+    ]);
+    const rows = [
+      ...brands.map((row) => ({ at: row.created_at, id: row.id, view: agentView(row) })),
+      ...souls.map((row) => ({
+        at: row.created_at,
+        id: row.id,
+        view: soulAgentView(row, this.#deps.config),
+      })),
+    ].sort((a, b) => (a.at === b.at ? (a.id < b.id ? 1 : -1) : a.at < b.at ? 1 : -1));
     const page = rows.slice(0, limit);
     const last = page.at(-1);
     return {
-      agents: page.map(agentView),
-      next_cursor: rows.length > limit && last ? encodeCursor({ at: last.created_at, id: last.id }) : null,
+      agents: page.map((row) => row.view),
+      next_cursor: rows.length > limit && last ? encodeCursor({ at: last.at, id: last.id }) : null,
     };
   }
 }
@@ -268,11 +282,37 @@ function listingView(row: ListingRow, score: number | null): ListingView {
   };
 }
 
+/** A soul in the agent directory: its first endpoint (MCP, then A2A, then web), else its document. */
+function soulAgentView(row: SoulRow, config: Config): AgentView {
+  const endpoints = JSON.parse(row.endpoints) as { mcp?: string; a2a?: string; web?: string };
+  const operator = row.operator ? (JSON.parse(row.operator) as { url?: string; email?: string }) : null;
+  const protocols: AgentProtocol[] = [];
+  if (endpoints.mcp) protocols.push('mcp');
+  if (endpoints.a2a) protocols.push('a2a');
+  return {
+    kind: 'soul',
+    agent_id: row.agent_id,
+    handle: row.handle,
+    name: row.name,
+    domain: null,
+    endpoint: endpoints.mcp ?? endpoints.a2a ?? endpoints.web ?? soulDocumentUrl(config, row.agent_id),
+    protocols,
+    support_contact: {
+      ...(operator?.email ? { email: operator.email } : {}),
+      ...(operator?.url ? { url: operator.url } : {}),
+    },
+    return_policy: null,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
 /** The public face of a brand agent: no secret, no return contact. */
 function agentView(row: BrandAgentRow): AgentView {
   return {
     kind: 'brand',
     agent_id: row.id,
+    handle: null,
     name: row.name,
     domain: row.domain,
     endpoint: row.endpoint,
