@@ -10,6 +10,7 @@ import type { OwnerGrant } from '../auth/bearer.ts';
 import { type ErrorCode, type FieldError, invalid, ServiceError } from './errors.ts';
 import type { AccountPrincipal } from './features/accounts/service.ts';
 import { nulFields } from './input.ts';
+import type { ProviderStatus } from './outbound/search.ts';
 import type { PaymentContext } from './payments/service.ts';
 import type { Services } from './services.ts';
 
@@ -132,6 +133,11 @@ export interface Sku<I> {
    * after the input and before any payment: an unavailable SKU answers 503 `sku_unavailable`.
    */
   unavailable?: (services: Services) => string | null;
+  /**
+   * The outside providers the SKU calls (search, language models) and whether each is configured
+   * here: the live catalog lists them, so a buyer sees what an answer will be made from.
+   */
+  providers?: (services: Services) => ProviderStatus[];
 }
 
 export interface OperationSpec<I extends z.ZodType, O extends z.ZodType> {
