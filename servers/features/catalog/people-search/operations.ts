@@ -85,7 +85,12 @@ export type PeopleDossier = z.infer<typeof PeopleDossier>;
 
 const unbuilt = notBuiltYet(13);
 
-const sku: Sku<PeopleSearchInput> = { id: 'people-search', usdc: 0.01, unavailable: unbuilt.unavailable };
+const sku: Sku<PeopleSearchInput> = {
+  id: 'people-search',
+  usdc: 0.01,
+  unavailable: unbuilt.unavailable,
+  providers: (services) => services.researchProviders,
+};
 
 export const researchPerson = defineSku({
   name: 'researchPerson',
