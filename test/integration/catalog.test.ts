@@ -17,6 +17,7 @@ import {
 } from '../../servers/adapters/catalog.ts';
 import { jsonSchemaOf } from '../../servers/adapters/openapi.ts';
 import { loadConfig } from '../../servers/config.ts';
+import { noSearchProvider } from '../../servers/features/catalog/people-search/operations.ts';
 import type { AnyOperation } from '../../servers/operation.ts';
 import { checkedOperations, operations } from '../../servers/registry.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
@@ -136,7 +137,6 @@ const NOT_BUILT: Record<string, number> = {
   'featured-bid': 12,
   spotlight: 12,
   boost: 12,
-  'people-search': 13,
   'soul-write': 11,
   embodiment: 12,
 };
@@ -405,6 +405,14 @@ describe.each(dialects)('paid catalog (%s)', (dialect) => {
         unavailable_reason: `not built yet (issue ${issue})`,
       });
     }
+    // people-search is built and needs a web search provider, which this deployment has none of.
+    expect(again.skus.find((s: Json) => s.sku === 'people-search')).toMatchObject({
+      available: false,
+      unavailable_reason: noSearchProvider,
+      providers: expect.arrayContaining([
+        expect.objectContaining({ kind: 'search', name: 'searxng', configured: false }),
+      ]),
+    });
     // The public MCP tool get_catalog is the live catalog.
     const result = (await client.callTool({ name: 'get_catalog', arguments: {} })) as Json;
     expect(result.isError).toBeFalsy();
@@ -556,7 +564,6 @@ describe.each(dialects)('paid catalog (%s)', (dialect) => {
       bidFeaturedSlot: 12,
       buySpotlight: 12,
       boostUrl: 12,
-      researchPerson: 13,
       writeSoulMemory: 11,
       bookEmbodiment: 12,
     })) {
@@ -574,6 +581,19 @@ describe.each(dialects)('paid catalog (%s)', (dialect) => {
       const bad = (await client.callTool({ name: op.toolName, arguments: { surprise: 1 } })) as Json;
       expect(JSON.parse(bad.content[0].text).code).toBe('validation_failed');
     }
+    // Built, but without a search provider here: unavailable, before any 402, over REST and MCP.
+    const people = byName('researchPerson');
+    const unavailable = await post(people, valid.researchPerson);
+    expect(unavailable.status).toBe(503);
+    expect(unavailable.body).toMatchObject({
+      code: 'sku_unavailable',
+      detail: `people-search: ${noSearchProvider}`,
+    });
+    const called = (await client.callTool({
+      name: people.toolName,
+      arguments: valid.researchPerson,
+    })) as Json;
+    expect(JSON.parse(called.content[0].text).code).toBe('sku_unavailable');
   });
 
   it('keeps the snapshot time across restarts and processes, and moves it only when the content changes', async () => {
