@@ -138,6 +138,12 @@ export interface Sku<I> {
    * here: the live catalog lists them, so a buyer sees what an answer will be made from.
    */
   providers?: (services: Services) => ProviderStatus[];
+  /**
+   * false for SKUs whose output is personal data (people-search): the payment ledger clears the
+   * result once it is delivered, so only the receipt remains, and a replay of the same payment
+   * answers `payment_already_used` instead of the stored result. Default true.
+   */
+  keepsResult?: boolean;
 }
 
 export interface OperationSpec<I extends z.ZodType, O extends z.ZodType> {

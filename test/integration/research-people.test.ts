@@ -222,7 +222,21 @@ describe.each(dialects)('people-search dossier (%s)', (dialect) => {
         ]),
       );
       expect(brave.every((r) => r.token === search.braveToken)).toBe(true);
-      expect((paid._meta as Json)['x402/payment-response']).toMatchObject({ success: true });
+      const receipt = (paid._meta as Json)['x402/payment-response'] as Json;
+      expect(receipt).toMatchObject({ success: true });
+
+      // Not stored past delivery: the ledger keeps the receipt, not the dossier, and the same
+      // payment sent again cannot fetch it a second time.
+      const row = (await ledger(braveAndModel)).find((p) => p.id === receipt.id);
+      expect(row).toMatchObject({ sku: 'people-search', status: 'authorized', result: null });
+      const replay = await client.callTool({
+        name: 'research_person',
+        arguments: args,
+        _meta: { 'x402/payment': payload },
+      });
+      expect(replay.isError).toBe(true);
+      expect(JSON.stringify(replay.structuredContent ?? replay.content)).toMatch(/payment_already_used/);
+      expect(JSON.stringify(replay)).not.toMatch(/Acme Robotics/);
     } finally {
       await client.close();
     }

@@ -111,6 +111,8 @@ const sku: Sku<PeopleSearchInput> = {
   usdc: 0.01,
   unavailable: (services) => (services.search ? null : noSearchProvider),
   providers: (services) => services.researchProviders,
+  // The dossier is about a person: not kept past delivery, only the payment receipt is.
+  keepsResult: false,
 };
 
 export const researchPerson = defineSku({
