@@ -74,6 +74,9 @@ export interface SiteEvidence {
   pages_read: number;
 }
 
+/** Pages of the brand's site read for its ground truth. */
+const ENTITY_MAX_PAGES = 30;
+
 const aboutPath = /^\/(?:[a-z]{2}(?:-[a-z]{2})?\/)?(?:about(?:-us)?|company|who-we-are|our-story|story)\/?$/i;
 
 /** Crawls the brand's site and reads what it says about itself. */
@@ -98,6 +101,8 @@ export async function readSite(ctx: OperationContext, domain: string): Promise<S
       },
     },
     ctx.signal,
+    // The entity is stated on a few pages (home, about, products): not a full scan's 200.
+    { max_pages: ENTITY_MAX_PAGES },
   );
   if (pagesRead === 0) {
     throw new ServiceError('site_unreachable', {

@@ -137,7 +137,7 @@ function statedFacts(text: string): { field: EntityField; value: string }[] {
     /\b(?:founded|established|started|incorporated)\s+(?:in\s+)?(?:\w+\s+)?((?:19|20)\d{2})\b/i.exec(text);
   if (founded?.[1]) facts.push({ field: 'founded', value: founded[1] });
   const hq =
-    /\b(?:headquartered|headquarters (?:are|is)|based|located)\s+in\s+((?:[A-Z][\p{L}'-]+(?:\s+[A-Z][\p{L}'-]+)*)(?:,\s*[A-Z][\p{L}'-]+(?:\s+[A-Z][\p{L}'-]+)*)*)/u.exec(
+    /\b(?:[Hh]eadquartered|[Hh]eadquarters (?:are|is)|[Bb]ased|[Ll]ocated)\s+in\s+((?:[A-Z][\p{L}'-]+(?:\s+[A-Z][\p{L}'-]+)*)(?:,\s*[A-Z][\p{L}'-]+(?:\s+[A-Z][\p{L}'-]+)*)*)/u.exec(
       text,
     );
   if (hq?.[1]) facts.push({ field: 'headquarters', value: hq[1] });
