@@ -76,6 +76,7 @@ describe.each(dialects)('people-search dossier (%s)', (dialect) => {
         'research.llm.providers': [
           { name: 'summarizer', base_url: llm.url, model: 'summarizer-1', api_key_env: null },
         ],
+        'research.llm.timeout_ms': 1000,
       },
       { env: { TEST_PEOPLE_BRAVE_KEY: search.braveToken } },
     );
@@ -239,6 +240,25 @@ describe.each(dialects)('people-search dossier (%s)', (dialect) => {
       expect(JSON.stringify(replay)).not.toMatch(/Acme Robotics/);
     } finally {
       await client.close();
+    }
+  });
+
+  it('falls back to the extractive summary when the summary model does not answer in time, and still delivers', async () => {
+    llm.delayMs = 2500;
+    try {
+      const res = await payingFetch(newAccount())(skuUrl(braveAndModel), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'Jane Doe', location: 'Halifax' }),
+      });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as Json;
+      expect(body.summary_source).toBe('extractive');
+      expect(body.summary).toMatch(/summarizer did not answer: summarizer: no answer within 1000 ms/);
+      expect((body.candidates as Json[])[0]?.description).toMatch(/Coastal University/);
+      expectEveryCitationFetched(body);
+    } finally {
+      llm.delayMs = 0;
     }
   });
 
