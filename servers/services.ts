@@ -186,6 +186,15 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
   const search = searchProviderOf(config, env);
   const languageModels = languageModelsOf(config, env);
   const researchProviders = [...searchProviderStatus(config, env), ...languageModelStatus(config, env)];
+  for (const provider of researchProviders) {
+    // A language model the operator listed but cannot use is a mistake worth naming (STYLE.md 8).
+    if (provider.kind === 'llm' && !provider.configured) {
+      log.warn(
+        { provider: provider.name },
+        `research.llm.providers: ${provider.name} is not used: ${provider.reason}`,
+      );
+    }
+  }
   const declarations = new DescriptorDeclarations({ db, brands, now });
   const resolver = new MerchantResolver({
     db,

@@ -43,7 +43,12 @@ export interface DossierBody {
   }[];
 }
 
-/** Clusters pages that share an organisation (or, for pages naming none, a place). */
+/**
+ * Clusters pages that share an organisation. A page naming no organisation joins by place: the one
+ * organisation cluster that shares its place, or other such pages of that place - never two
+ * clusters at once (two people of one name in one city stay apart), so when the place is ambiguous
+ * it stays alone.
+ */
 export function clusterPages(pages: readonly SourcedPage[]): SourcedPage[][] {
   const parent = pages.map((_, i) => i);
   const find = (i: number): number => {
@@ -58,16 +63,29 @@ export function clusterPages(pages: readonly SourcedPage[]): SourcedPage[][] {
   };
   const orgKeys = pages.map((p) => new Set(p.evidence.organizations.map((o) => normalizeName(o.name))));
   const placeKeys = pages.map((p) => new Set(p.evidence.locations.map(cityKey)));
-  for (let i = 0; i < pages.length; i++) {
-    for (let j = i + 1; j < pages.length; j++) {
-      const a = orgKeys[i] as Set<string>;
-      const b = orgKeys[j] as Set<string>;
-      const sharedOrg = [...a].some((k) => b.has(k));
-      const noOrgOnOneSide = a.size === 0 || b.size === 0;
-      const sharedPlace = [...(placeKeys[i] as Set<string>)].some((k) =>
-        (placeKeys[j] as Set<string>).has(k),
-      );
-      if (sharedOrg || (noOrgOnOneSide && sharedPlace)) union(i, j);
+  const shares = (a: Set<string>, b: Set<string>) => [...a].some((k) => b.has(k));
+  const withOrg = pages.map((_, i) => i).filter((i) => (orgKeys[i] as Set<string>).size > 0);
+  const withoutOrg = pages.map((_, i) => i).filter((i) => (orgKeys[i] as Set<string>).size === 0);
+  for (const i of withOrg) {
+    for (const j of withOrg) {
+      if (i < j && shares(orgKeys[i] as Set<string>, orgKeys[j] as Set<string>)) union(i, j);
+    }
+  }
+  /** Organisation clusters that share a place with page i. */
+  const placeClusters = (i: number) =>
+    new Set(
+      withOrg.filter((j) => shares(placeKeys[i] as Set<string>, placeKeys[j] as Set<string>)).map(find),
+    );
+  const unplaced: number[] = [];
+  for (const i of withoutOrg) {
+    const clusters = placeClusters(i);
+    if (clusters.size === 1) union(i, [...clusters][0] as number);
+    else if (clusters.size === 0) unplaced.push(i);
+  }
+  // Pages without an organisation whose place no organisation cluster shares: together by place.
+  for (const i of unplaced) {
+    for (const j of unplaced) {
+      if (i < j && shares(placeKeys[i] as Set<string>, placeKeys[j] as Set<string>)) union(i, j);
     }
   }
   const groups = new Map<number, SourcedPage[]>();
