@@ -99,6 +99,13 @@ export async function readSite(ctx: OperationContext, domain: string): Promise<S
           ctx.log.warn({ err, url }, 'entity: page could not be read');
         }
       },
+      ...(ctx.reportProgress
+        ? {
+            onProgress: (p) => {
+              ctx.reportProgress?.(p.done, p.total, p.message)?.catch(() => {});
+            },
+          }
+        : {}),
     },
     ctx.signal,
     // The entity is stated on a few pages (home, about, products): not a full scan's 200.

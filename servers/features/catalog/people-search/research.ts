@@ -74,7 +74,11 @@ export async function researchDossier(
     location: input.location?.trim() ?? null,
   };
 
+  const progress = (done: number, message: string) => {
+    ctx.reportProgress?.(done, 3, message)?.catch(() => {});
+  };
   const queries = formulations(input);
+  progress(0, `searching ${queries.length} formulations of the name`);
   const settled = await Promise.allSettled(
     queries.map((q) => search.search(q, { limit: settings.results_per_query, signal: ctx.signal })),
   );
@@ -104,6 +108,7 @@ export async function researchDossier(
     concurrency: READ_CONCURRENCY,
     now: services.now,
   });
+  progress(1, `reading ${urls.length} result pages`);
   const outcomes = await reader.readAll(urls, ctx.signal);
   const pages: SourcedPage[] = [];
   const skippedByRobots: string[] = [];
@@ -134,6 +139,7 @@ export async function researchDossier(
     });
   }
 
+  progress(2, `clustering ${pages.length} pages about the person`);
   const body = buildDossier(query.name, query, pages);
   const { summary, source } = await summarize(ctx, query.name, body, read);
   return {
