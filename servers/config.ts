@@ -58,6 +58,9 @@ const SecretsKeyText = z.string().transform((text, ctx) => {
   return key;
 });
 
+/** The name of an environment variable that holds a secret (the secret itself is never in a file). */
+const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,100}$/, 'must be an environment variable name');
+
 /** An EVM address (20 bytes, 0x-prefixed hex), e.g. the `payTo` that receives USDC. */
 const EvmAddress = z
   .string()
@@ -189,7 +192,45 @@ export const Config = z
       search: z.strictObject({
         /** A SearXNG instance with the `json` format enabled (`search.formats` in its settings.yml). */
         searxng_url: absoluteUrl.nullable(),
+        /**
+         * The Brave Search API (a commercial web search with its own index), used when the
+         * environment variable named here holds a subscription token; SearXNG's fallback when both are set.
+         */
+        brave: z.strictObject({
+          url: absoluteUrl,
+          api_key_env: EnvName.nullable(),
+        }),
         timeout_ms: positiveInt,
+      }),
+      /** Language models: OpenAI-compatible chat-completions endpoints (`servers/outbound/llm.ts`). */
+      llm: z.strictObject({
+        providers: z
+          .array(
+            z.strictObject({
+              /** What answers cite (`openai`, `local-llama`); unique. */
+              name: z.string().regex(/^[A-Za-z0-9_.-]{1,40}$/, 'must be 1-40 letters, digits, _ . or -'),
+              /** The API base, such as `https://api.openai.com/v1` or `http://localhost:11434/v1` (Ollama). */
+              base_url: absoluteUrl,
+              model: z.string().min(1).max(200),
+              /** The environment variable holding the API key; null for a server without keys. */
+              api_key_env: EnvName.nullable(),
+            }),
+          )
+          .max(8)
+          .refine(
+            (list) => new Set(list.map((p) => p.name)).size === list.length,
+            'provider names must be unique',
+          ),
+        /** Per request to a provider; a provider past it fails the paid call, uncharged. */
+        timeout_ms: positiveInt.max(120_000),
+      }),
+      people_search: z.strictObject({
+        /** Results asked of the search provider per formulation of the query. */
+        results_per_query: positiveInt.max(20),
+        /** Result pages fetched and read (robots.txt permitting). */
+        max_pages: positiveInt.max(30),
+        /** Largest body read of a result page. */
+        max_page_bytes: positiveInt,
       }),
     }),
     returns: z.strictObject({
@@ -342,6 +383,8 @@ export const envBindings: Record<string, EnvBinding> = {
   },
   CHARGES_RESOLUTION_DNS_SERVERS: { key: 'charges.live_resolution.dns_servers', parse: list },
   SEARXNG_URL: { key: 'research.search.searxng_url', parse: nullIfEmpty },
+  RESEARCH_LLM_PROVIDERS: { key: 'research.llm.providers', parse: jsonOrRaw },
+  RESEARCH_LLM_TIMEOUT_MS: { key: 'research.llm.timeout_ms', parse: numberOrRaw },
   SMTP_URL: { key: 'smtp.url' },
   TRAFFIC_QUEUE_MAX_EVENTS: { key: 'traffic.queue_max_events', parse: numberOrRaw },
   TRAFFIC_FLUSH_INTERVAL_MS: { key: 'traffic.flush_interval_ms', parse: numberOrRaw },
@@ -360,6 +403,13 @@ export const envBindings: Record<string, EnvBinding> = {
 
 function numberOrRaw(raw: string): unknown {
   return raw.trim() !== '' && Number.isFinite(Number(raw)) ? Number(raw) : raw;
+}
+function jsonOrRaw(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw;
+  }
 }
 function nullIfEmpty(raw: string): string | null {
   return raw.trim() === '' ? null : raw.trim();

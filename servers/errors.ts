@@ -72,6 +72,16 @@ export const errorCodes = {
   unsupported_media_type: { status: 415, title: 'Unsupported content type' },
   rate_limited: { status: 429, title: 'Too many requests' },
   internal_error: { status: 500, title: 'Internal error' },
+  /**
+   * An outside provider the request depends on (web search, a language model) failed or did not
+   * answer in time: nothing is charged. The detail names the provider and what happened (no
+   * answer within N ms, the HTTP status it answered), written for the caller, so it is shown.
+   */
+  provider_unavailable: {
+    status: 502,
+    title: 'An outside provider this request depends on failed or did not answer in time',
+    expose: true,
+  },
   service_unavailable: { status: 503, title: 'Service temporarily unavailable' },
   /**
    * The SKU cannot run on this deployment (not configured, not built yet): nothing is charged. Its

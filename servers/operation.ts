@@ -11,6 +11,7 @@ import { type ErrorCode, type FieldError, invalid, ServiceError } from './errors
 import type { AccountPrincipal } from './features/accounts/service.ts';
 import { soulIssuerOf } from './features/souls/keys.ts';
 import { nulFields } from './input.ts';
+import type { ProviderStatus } from './outbound/search.ts';
 import type { PaymentContext } from './payments/service.ts';
 import type { Services } from './services.ts';
 
@@ -145,6 +146,17 @@ export interface Sku<I> {
    * after the input and before any payment: an unavailable SKU answers 503 `sku_unavailable`.
    */
   unavailable?: (services: Services) => string | null;
+  /**
+   * The outside providers the SKU calls (search, language models) and whether each is configured
+   * here: the live catalog lists them, so a buyer sees what an answer will be made from.
+   */
+  providers?: (services: Services) => ProviderStatus[];
+  /**
+   * false for SKUs whose output is personal data (people-search): the payment ledger clears the
+   * result once it is delivered, so only the receipt remains, and a replay of the same payment
+   * answers `payment_already_used` instead of the stored result. Default true.
+   */
+  keepsResult?: boolean;
 }
 
 export interface OperationSpec<I extends z.ZodType, O extends z.ZodType> {

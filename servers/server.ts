@@ -73,6 +73,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       config,
       database,
       log,
+      env: options.env ?? process.env,
       ...(options.brands ? { brands: options.brands } : {}),
       ...(options.traffic ? { traffic: options.traffic } : {}),
       ...(options.facilitator ? { facilitator: options.facilitator } : {}),

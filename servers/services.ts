@@ -35,8 +35,14 @@ import { Classifier } from './features/traffic/classify.ts';
 import type { LiveTraffic as SiteTrafficSummary } from './features/traffic/schemas.ts';
 import { TrafficService } from './features/traffic/service.ts';
 import { sweepIdempotencyKeys } from './idempotency.ts';
+import { type LanguageModel, languageModelStatus, languageModelsOf } from './outbound/llm.ts';
 import { createSafeFetch, type SafeFetch } from './outbound/safe-fetch.ts';
-import { type SearchProvider, searchProviderOf } from './outbound/search.ts';
+import {
+  type ProviderStatus,
+  type SearchProvider,
+  searchProviderOf,
+  searchProviderStatus,
+} from './outbound/search.ts';
 import type { PaymentFacilitator } from './payments/facilitator.ts';
 import { PaymentsService } from './payments/service.ts';
 import { Settler } from './payments/settler.ts';
@@ -57,6 +63,10 @@ export interface Services {
   resolver: MerchantResolver;
   /** The configured web search provider (`research.search`), or null. */
   search: SearchProvider | null;
+  /** The usable language model providers (`research.llm.providers`), in configuration order. */
+  languageModels: LanguageModel[];
+  /** Every research provider the configuration names, configured or not (the live catalog says). */
+  researchProviders: ProviderStatus[];
   returns: ReturnsService;
   deliveries: DeliveryWorker;
   rateLimits: RateLimits;
@@ -106,6 +116,8 @@ export interface CreateServicesOptions {
   traffic?: LiveTrafficProvider;
   /** Another x402 facilitator than the configured one (benchmarks). */
   facilitator?: PaymentFacilitator;
+  /** Where providers' keys are read (the variables the configuration names); default `process.env`. */
+  env?: NodeJS.ProcessEnv;
 }
 
 const HOUR_MS = 3_600_000;
@@ -179,7 +191,19 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     now,
   });
   const directory = new DirectoryService({ db, config, brands, returns, now });
-  const search = searchProviderOf(config);
+  const env = options.env ?? process.env;
+  const search = searchProviderOf(config, env);
+  const languageModels = languageModelsOf(config, env);
+  const researchProviders = [...searchProviderStatus(config, env), ...languageModelStatus(config, env)];
+  for (const provider of researchProviders) {
+    // A language model the operator listed but cannot use is a mistake worth naming (STYLE.md 8).
+    if (provider.kind === 'llm' && !provider.configured) {
+      log.warn(
+        { provider: provider.name },
+        `research.llm.providers: ${provider.name} is not used: ${provider.reason}`,
+      );
+    }
+  }
   const declarations = new DescriptorDeclarations({ db, brands, now });
   const resolver = new MerchantResolver({
     db,
@@ -249,6 +273,8 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     declarations,
     resolver,
     search,
+    languageModels,
+    researchProviders,
     returns,
     deliveries,
     rateLimits,

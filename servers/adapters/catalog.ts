@@ -26,6 +26,7 @@ import {
   SERVICE_KEY_HEADER,
   skuUnavailableReason,
 } from '../operation.ts';
+import type { ProviderStatus } from '../outbound/search.ts';
 import type { Services } from '../services.ts';
 import { type JsonSchema, jsonSchemaOf, surfaceUrl } from './openapi.ts';
 
@@ -76,6 +77,19 @@ export type CatalogSku = z.infer<typeof CatalogSku>;
 export const LiveCatalogSku = CatalogSku.extend({
   available: z.boolean().describe('Whether this deployment sells the SKU now.'),
   unavailable_reason: z.string().optional().describe('Why not, when available is false.'),
+  providers: z
+    .array(
+      z.object({
+        kind: z.enum(['search', 'llm']).describe('search: web search; llm: a language model.'),
+        name: z.string(),
+        configured: z.boolean(),
+        reason: z.string().optional().describe('Why not, when configured is false.'),
+      }),
+    )
+    .optional()
+    .describe(
+      'The outside providers this SKU calls and which are configured here (SKUs that call none omit it).',
+    ),
 });
 export type LiveCatalogSku = z.infer<typeof LiveCatalogSku>;
 
@@ -125,7 +139,12 @@ export type LiveCatalog = z.infer<typeof LiveCatalog>;
 /** What a view adds to the content: the snapshot's `updated`, or the time and availability now. */
 export type CatalogView =
   | { live: false; updated: string }
-  | { live: true; now: Date; unavailableReason: (op: AnyOperation) => string | null };
+  | {
+      live: true;
+      now: Date;
+      unavailableReason: (op: AnyOperation) => string | null;
+      providers?: (op: AnyOperation) => ProviderStatus[] | undefined;
+    };
 
 export function catalogDocument(
   operations: readonly AnyOperation[],
@@ -135,7 +154,12 @@ export function catalogDocument(
 export function catalogDocument(
   operations: readonly AnyOperation[],
   config: Config,
-  view: { live: true; now: Date; unavailableReason: (op: AnyOperation) => string | null },
+  view: {
+    live: true;
+    now: Date;
+    unavailableReason: (op: AnyOperation) => string | null;
+    providers?: (op: AnyOperation) => ProviderStatus[] | undefined;
+  },
 ): LiveCatalog;
 export function catalogDocument(
   operations: readonly AnyOperation[],
@@ -149,10 +173,14 @@ export function catalogDocument(
     updated: view.now.toISOString(),
     ...content,
     skus: content.skus.map((entry, i) => {
-      const reason = view.unavailableReason(sold[i] as AnyOperation);
-      return reason === null
-        ? { ...entry, available: true }
-        : { ...entry, available: false, unavailable_reason: reason };
+      const op = sold[i] as AnyOperation;
+      const reason = view.unavailableReason(op);
+      const providers = view.providers?.(op);
+      return {
+        ...entry,
+        ...(reason === null ? { available: true } : { available: false, unavailable_reason: reason }),
+        ...(providers ? { providers } : {}),
+      };
     }),
     snapshot: false,
   };
@@ -407,6 +435,7 @@ export const getCatalog = defineOperation({
       live: true,
       now: ctx.services.now(),
       unavailableReason: (op) => skuUnavailableReason(op, ctx.services),
+      providers: (op) => op.sku?.providers?.(ctx.services),
     }),
 });
 

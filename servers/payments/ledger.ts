@@ -86,6 +86,19 @@ export async function storeResult(db: Db, id: string, result: string, now: strin
     .execute();
 }
 
+/**
+ * Clears a delivered result (SKUs whose output is personal data: `Sku.keepsResult` false). Only
+ * once the payment has its outcome: a reservation still needs its result to be reconciled.
+ */
+export async function forgetResult(db: Db, id: string, now: string): Promise<void> {
+  await db
+    .updateTable('payments')
+    .set({ result: null, updated_at: now })
+    .where('id', '=', id)
+    .where('status', '<>', 'reserved')
+    .execute();
+}
+
 export type Outcome =
   | { status: 'authorized'; result: string }
   | { status: 'settled'; result: string; transaction: string }

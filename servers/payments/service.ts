@@ -36,6 +36,7 @@ import {
   findByAuthorization,
   findHandle,
   findPayment,
+  forgetResult,
   type NewPayment,
   type Outcome,
   recordOutcome,
@@ -224,6 +225,11 @@ export class PaymentsService {
         'payment left its reservation meanwhile',
       );
     }
+    if (outcome.status !== 'failed' && sku.keepsResult === false) {
+      await forgetResult(this.deps.db, row.id, now()).catch((err: unknown) =>
+        this.deps.log.error({ err, payment_id: row.id }, 'could not clear a delivered result'),
+      );
+    }
     if (outcome.status === 'failed') {
       throw this.refuse(
         terms,
@@ -291,8 +297,15 @@ export class PaymentsService {
       case 'settled':
       case 'authorized':
       case 'reconciling':
-        if (row.request_hash !== requestHash || row.result === null || !sameSignature(row, paid)) {
+        if (row.request_hash !== requestHash || !sameSignature(row, paid)) {
           throw this.alreadyUsed(terms, paid.version, 'already paid for another request');
+        }
+        if (row.result === null) {
+          throw this.alreadyUsed(
+            terms,
+            paid.version,
+            'already paid for this request, whose result is not kept once delivered',
+          );
         }
         payment.id = row.id;
         payment.payer = paid.exact.authorization.from;

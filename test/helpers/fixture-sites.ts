@@ -17,6 +17,14 @@
  * - `merchant`: the home page of a small business, Halcyon Roasters, a coffee roaster in Oakland,
  *   that names itself in its title, `og:site_name` and a schema.org `CafeOrCoffeeShop` JSON-LD
  *   node with its address - what live merchant resolution reads - whatever `Host` it is asked for.
+ * - `brand`: Northwind Labs, a data pipeline software company founded in 2012 and headquartered in
+ *   Lisbon, Portugal, saying so consistently in its Organization JSON-LD, title, og:site_name, meta
+ *   description, about page and llms.txt (the entity audit's ground truth);
+ * - `brandConflicting`: the same site whose home page `<title>` names another company (Southbay
+ *   Analytics) than its JSON-LD does;
+ * - `people`: result pages about two different people named Jane Doe (a robotics CTO in Portland and
+ *   a marine biologist in Halifax), each page saying who she is in JSON-LD and prose with dated
+ *   statements; robots.txt keeps `/private/` from the scanner's token.
  * Every request is recorded so tests can check what the crawler did (and did not) fetch.
  */
 import http from 'node:http';
@@ -31,7 +39,10 @@ export type FixtureKind =
   | 'spaWithDocuments'
   | 'catchAllJson'
   | 'catchAllText'
-  | 'merchant';
+  | 'merchant'
+  | 'brand'
+  | 'brandConflicting'
+  | 'people';
 
 export interface FixtureRequest {
   path: string;
@@ -410,6 +421,171 @@ const merchant: Record<string, Route> = {
   },
 };
 
+/** Northwind Labs, consistent in every source (or, `conflicting`, with another company's title). */
+function brandSite(conflicting: boolean): Record<string, Route> {
+  const description = 'Northwind Labs builds data pipeline software for small analytics teams.';
+  const html = (origin: string, title: string, head: string, body: string) =>
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>${head}</head>
+<body><header><a href="${origin}/">Northwind Labs</a> <a href="/about">About</a> <a href="/products/streamline">Streamline</a></header>
+<main>${body}</main><footer>Rua Augusta 100, Lisbon, Portugal</footer></body></html>`;
+  return {
+    '/robots.txt': (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nAllow: /\n');
+    },
+    '/llms.txt': (_req, res, { origin }) => {
+      res
+        .writeHead(200, { 'content-type': 'text/plain; charset=utf-8' })
+        .end(
+          `# Northwind Labs\n\n> ${description}\n\n## Docs\n\n- [About](${origin}/about): who we are\n- [Streamline](${origin}/products/streamline): the product\n`,
+        );
+    },
+    '/': (_req, res, { origin }) => {
+      const jsonLd = {
+        '@context': 'https://schema.org',
+        '@type': 'Organization',
+        name: 'Northwind Labs',
+        url: `${origin}/`,
+        logo: `${origin}/logo.png`,
+        description,
+        foundingDate: '2012',
+        address: { '@type': 'PostalAddress', addressLocality: 'Lisbon', addressCountry: 'Portugal' },
+        founder: [{ '@type': 'Person', name: 'Ana Ferreira' }],
+        sameAs: [
+          'https://www.wikidata.org/wiki/Q999999999',
+          'https://www.linkedin.com/company/northwind-labs',
+        ],
+      };
+      const title = conflicting
+        ? 'Southbay Analytics | Home'
+        : 'Northwind Labs | Data pipelines for small teams';
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(
+        html(
+          origin,
+          title,
+          `<meta name="description" content="${description}">
+<meta property="og:site_name" content="Northwind Labs"><meta property="og:description" content="${description}">
+<script type="application/ld+json">${JSON.stringify(jsonLd)}</script>`,
+          `<h1>Data pipelines for small teams</h1><p>${description} ${words(40, 'pipelines')}</p>`,
+        ),
+      );
+    },
+    '/about': (_req, res, { origin }) => {
+      res
+        .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+        .end(
+          html(
+            origin,
+            'About Northwind Labs',
+            `<script type="application/ld+json">${JSON.stringify({ '@context': 'https://schema.org', '@type': 'AboutPage' })}</script>`,
+            '<h1>About us</h1><p>Northwind Labs was founded in 2012 by Ana Ferreira and is headquartered in Lisbon, Portugal. We build data pipeline software for small analytics teams.</p>',
+          ),
+        );
+    },
+    '/products/streamline': (_req, res, { origin }) => {
+      res
+        .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+        .end(
+          html(
+            origin,
+            'Streamline - Northwind Labs',
+            `<script type="application/ld+json">${JSON.stringify({ '@context': 'https://schema.org', '@type': 'Product', name: 'Streamline', description: 'Managed data pipelines.' })}</script>`,
+            '<h1>Streamline</h1><p>Managed data pipelines for analytics teams.</p>',
+          ),
+        );
+    },
+  };
+}
+
+/** Pages about two people named Jane Doe, as a search engine would find them. */
+function personPage(
+  origin: string,
+  title: string,
+  person: Record<string, unknown> | null,
+  paragraphs: string[],
+): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>
+<meta name="description" content="${paragraphs[0]?.slice(0, 150) ?? ''}">
+${person ? `<script type="application/ld+json">${JSON.stringify({ '@context': 'https://schema.org', ...person })}</script>` : ''}
+</head><body><main><h1>${title}</h1>${paragraphs.map((p) => `<p>${p}</p>`).join('\n')}</main>
+<footer><a href="${origin}/">Home</a></footer></body></html>`;
+}
+
+const people: Record<string, Route> = {
+  '/robots.txt': (_req, res) => {
+    res
+      .writeHead(200, { 'content-type': 'text/plain' })
+      .end(`User-agent: ${scannerToken}\nDisallow: /private/\n\nUser-agent: *\nAllow: /\n`);
+  },
+  '/team/jane-doe': (_req, res, { origin }) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(
+      personPage(
+        origin,
+        'Jane Doe - Chief Technology Officer - Acme Robotics',
+        {
+          '@type': 'Person',
+          name: 'Jane Doe',
+          jobTitle: 'Chief Technology Officer',
+          worksFor: { '@type': 'Organization', name: 'Acme Robotics' },
+          address: { '@type': 'PostalAddress', addressLocality: 'Portland', addressRegion: 'OR' },
+          sameAs: ['https://github.com/janedoe-robotics', 'https://www.linkedin.com/in/janedoe-acme'],
+        },
+        [
+          'Jane Doe is the Chief Technology Officer of Acme Robotics, based in Portland, Oregon.',
+          'She joined Acme Robotics in 2019 after eight years building warehouse robots.',
+        ],
+      ),
+    );
+  },
+  '/news/acme-robotics-cto': (_req, res, { origin }) => {
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end(
+        personPage(origin, 'Acme Robotics names Jane Doe CTO', null, [
+          'PORTLAND - On March 4, 2019 Acme Robotics named Jane Doe its Chief Technology Officer.',
+          'Jane Doe previously led engineering at Lumen Automation in Portland.',
+        ]),
+      );
+  },
+  '/faculty/jane-doe': (_req, res, { origin }) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(
+      personPage(
+        origin,
+        'Dr. Jane Doe, Professor of Marine Biology - Coastal University',
+        {
+          '@type': 'Person',
+          name: 'Jane Doe',
+          jobTitle: 'Professor of Marine Biology',
+          affiliation: { '@type': 'CollegeOrUniversity', name: 'Coastal University' },
+          address: { '@type': 'PostalAddress', addressLocality: 'Halifax', addressRegion: 'NS' },
+        },
+        [
+          'Dr. Jane Doe is a Professor of Marine Biology at Coastal University in Halifax, Nova Scotia.',
+          'She received her PhD in 2008 and has studied North Atlantic kelp forests since 2010.',
+        ],
+      ),
+    );
+  },
+  '/papers/kelp-2015': (_req, res, { origin }) => {
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end(
+        personPage(origin, 'Kelp forest decline in the North Atlantic (2015)', null, [
+          'Jane Doe, Coastal University, Halifax. Published in 2015 in the Journal of Marine Ecology.',
+        ]),
+      );
+  },
+  '/private/jane-doe': (_req, res, { origin }) => {
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end(personPage(origin, 'Private', null, ['Jane Doe private notes that must not be read.']));
+  },
+  '/unrelated': (_req, res, { origin }) => {
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end(personPage(origin, 'Gardening tips', null, ['Nothing about the person asked for here.']));
+  },
+};
+
 const routes: Record<FixtureKind, Record<string, Route>> = {
   wellPrepared,
   bare,
@@ -420,6 +596,9 @@ const routes: Record<FixtureKind, Record<string, Route>> = {
   catchAllJson: {},
   catchAllText: {},
   merchant,
+  brand: brandSite(false),
+  brandConflicting: brandSite(true),
+  people,
 };
 
 /** What a kind answers for a path it has no route for; a 404 unless listed here. */

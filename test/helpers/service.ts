@@ -22,11 +22,17 @@ export interface TestService extends RunningService {
 export async function startTestService(
   dialect: Dialect,
   overrides: Record<string, unknown> = {},
-  options: { background?: boolean; database?: TestDatabase; operations?: readonly AnyOperation[] } = {},
+  options: {
+    background?: boolean;
+    database?: TestDatabase;
+    operations?: readonly AnyOperation[];
+    /** The environment providers' keys are read from (the variables the configuration names). */
+    env?: NodeJS.ProcessEnv;
+  } = {},
 ): Promise<TestService> {
   const db = options.database ?? (await createTestDatabase(dialect));
   const service = await startService({
-    env: {},
+    env: options.env ?? {},
     overrides: {
       port: 0,
       host: '127.0.0.1',

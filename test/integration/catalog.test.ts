@@ -17,6 +17,7 @@ import {
 } from '../../servers/adapters/catalog.ts';
 import { jsonSchemaOf } from '../../servers/adapters/openapi.ts';
 import { loadConfig } from '../../servers/config.ts';
+import { noSearchProvider } from '../../servers/features/catalog/people-search/operations.ts';
 import type { AnyOperation } from '../../servers/operation.ts';
 import { checkedOperations, operations } from '../../servers/registry.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
@@ -136,8 +137,6 @@ const NOT_BUILT: Record<string, number> = {
   'featured-bid': 12,
   spotlight: 12,
   boost: 12,
-  'people-search': 13,
-  entity: 13,
   embodiment: 12,
 };
 
@@ -321,11 +320,13 @@ describe.each(dialects)('paid catalog (%s)', (dialect) => {
       expect(doc.live_endpoint).toBe(`${config.functions_url}/catalog`);
       expect(doc.free_endpoints.every((e: unknown) => typeof e === 'string')).toBe(true);
       for (const entry of doc.skus) {
+        // The live catalog adds availability, and the providers of the SKUs that call outside ones.
         const extra = doc.snapshot
           ? []
-          : entry.available
-            ? ['available']
-            : ['available', 'unavailable_reason'];
+          : [
+              ...(entry.available ? ['available'] : ['available', 'unavailable_reason']),
+              ...(['entity', 'people-search'].includes(entry.sku) ? ['providers'] : []),
+            ];
         expect(Object.keys(entry), entry.sku).toEqual([...skuFields, ...extra]);
         expect(typeof entry.price_usdc).toBe('number');
         expect(entry.url).toBe(`${config.site_url}${entry.endpoint}`);
@@ -385,10 +386,12 @@ describe.each(dialects)('paid catalog (%s)', (dialect) => {
     expect(ours.has('DELETE /account/keys/{key_id} x-service-key')).toBe(true);
   });
 
-  it('serves the same content live, now, with the six SKUs not built yet unavailable and why', async () => {
+  it('serves the same content live, now, with the SKUs not built yet unavailable and why', async () => {
     const strip = ({ updated: _u, snapshot: _s, ...rest }: Json) => ({
       ...rest,
-      skus: rest.skus.map(({ available: _a, unavailable_reason: _r, ...entry }: Json) => entry),
+      skus: rest.skus.map(
+        ({ available: _a, unavailable_reason: _r, providers: _p, ...entry }: Json) => entry,
+      ),
     });
     expect(strip(live)).toEqual(strip(snapshot));
     const before = Date.now();
@@ -401,6 +404,14 @@ describe.each(dialects)('paid catalog (%s)', (dialect) => {
         unavailable_reason: `not built yet (issue ${issue})`,
       });
     }
+    // people-search is built and needs a web search provider, which this deployment has none of.
+    expect(again.skus.find((s: Json) => s.sku === 'people-search')).toMatchObject({
+      available: false,
+      unavailable_reason: noSearchProvider,
+      providers: expect.arrayContaining([
+        expect.objectContaining({ kind: 'search', name: 'searxng', configured: false }),
+      ]),
+    });
     // The public MCP tool get_catalog is the live catalog.
     const result = (await client.callTool({ name: 'get_catalog', arguments: {} })) as Json;
     expect(result.isError).toBeFalsy();
@@ -555,8 +566,6 @@ describe.each(dialects)('paid catalog (%s)', (dialect) => {
       bidFeaturedSlot: 12,
       buySpotlight: 12,
       boostUrl: 12,
-      researchPerson: 13,
-      auditEntity: 13,
       bookEmbodiment: 12,
     })) {
       const op = byName(name);
@@ -573,6 +582,19 @@ describe.each(dialects)('paid catalog (%s)', (dialect) => {
       const bad = (await client.callTool({ name: op.toolName, arguments: { surprise: 1 } })) as Json;
       expect(JSON.parse(bad.content[0].text).code).toBe('validation_failed');
     }
+    // Built, but without a search provider here: unavailable, before any 402, over REST and MCP.
+    const people = byName('researchPerson');
+    const unavailable = await post(people, valid.researchPerson);
+    expect(unavailable.status).toBe(503);
+    expect(unavailable.body).toMatchObject({
+      code: 'sku_unavailable',
+      detail: `people-search: ${noSearchProvider}`,
+    });
+    const called = (await client.callTool({
+      name: people.toolName,
+      arguments: valid.researchPerson,
+    })) as Json;
+    expect(JSON.parse(called.content[0].text).code).toBe('sku_unavailable');
   });
 
   it('keeps the snapshot time across restarts and processes, and moves it only when the content changes', async () => {

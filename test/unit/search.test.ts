@@ -5,7 +5,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../servers/config.ts';
-import { SearchProviderError, SearxngSearch, searchProviderOf } from '../../servers/outbound/search.ts';
+import {
+  BraveSearch,
+  FallbackSearch,
+  SearchProviderError,
+  SearxngSearch,
+  searchProviderOf,
+  searchProviderStatus,
+} from '../../servers/outbound/search.ts';
 import { startSearchServer, type TestSearchServer } from '../helpers/search-server.ts';
 
 describe('SearXNG search provider', () => {
@@ -65,8 +72,74 @@ describe('SearXNG search provider', () => {
   });
 
   it('is configured by research.search.searxng_url (SEARXNG_URL), and absent without it', () => {
-    expect(searchProviderOf(loadConfig({ env: {} }))).toBeNull();
-    const provider = searchProviderOf(loadConfig({ env: { SEARXNG_URL: server.url } }));
+    expect(searchProviderOf(loadConfig({ env: {} }), {})).toBeNull();
+    const provider = searchProviderOf(loadConfig({ env: { SEARXNG_URL: server.url } }), {});
     expect(provider?.name).toBe('searxng');
+  });
+});
+
+describe('Brave Search API provider', () => {
+  let server: TestSearchServer;
+  const braveOf = (apiKey: string) =>
+    new BraveSearch({ url: `${server.url}/res/v1`, apiKey, timeoutMs: 5000, userAgent: 'test-agent/1.0' });
+
+  beforeAll(async () => {
+    server = await startSearchServer();
+  });
+  afterAll(() => server?.close());
+
+  it('asks GET /res/v1/web/search with q, count and the key in X-Subscription-Token; strips highlight marks', async () => {
+    server.results.set('jane doe', [
+      { url: 'https://example.org/jane', title: 'Jane Doe', content: 'Engineer at Acme' },
+      { url: 'https://example.org/jane', title: 'duplicate' },
+      { url: 'https://example.net/j', title: 'Jane', content: 'Another' },
+    ]);
+    const before = server.requests.length;
+    const results = await braveOf(server.braveToken).search('jane doe', { limit: 5 });
+    expect(results).toEqual([
+      { url: 'https://example.org/jane', title: 'Jane Doe', snippet: 'Engineer at Acme' },
+      { url: 'https://example.net/j', title: 'Jane', snippet: 'Another' },
+    ]);
+    const request = server.requests[before];
+    expect(request?.path).toBe('/res/v1/web/search');
+    expect(request?.query.get('q')).toBe('jane doe');
+    expect(request?.query.get('count')).toBe('5');
+    expect(request?.token).toBe(server.braveToken);
+  });
+
+  it('fails with a hint on a wrong key (401)', async () => {
+    await expect(braveOf('wrong').search('jane doe', { limit: 5 })).rejects.toThrow(
+      /401.*subscription token/,
+    );
+  });
+
+  it('is configured only when the environment variable named by api_key_env holds a key', () => {
+    const config = loadConfig({
+      env: {},
+      overrides: { 'research.search.brave': { url: `${server.url}/res/v1`, api_key_env: 'TEST_BRAVE_KEY' } },
+    });
+    expect(searchProviderOf(config, {})).toBeNull();
+    expect(searchProviderStatus(config, {}).find((p) => p.name === 'brave')).toMatchObject({
+      configured: false,
+      reason: expect.stringContaining('TEST_BRAVE_KEY'),
+    });
+    expect(searchProviderOf(config, { TEST_BRAVE_KEY: 'k' })?.name).toBe('brave');
+    const both = loadConfig({
+      env: { SEARXNG_URL: server.url },
+      overrides: { 'research.search.brave': { url: `${server.url}/res/v1`, api_key_env: 'TEST_BRAVE_KEY' } },
+    });
+    expect(searchProviderOf(both, { TEST_BRAVE_KEY: 'k' })?.name).toBe('searxng+brave');
+  });
+
+  it('falls back to the next provider when the first fails, and fails when all do', async () => {
+    server.results.set('fallback query', [{ url: 'https://example.org/f', title: 'F' }]);
+    const broken = new SearxngSearch({ url: 'http://127.0.0.1:9/', timeoutMs: 2000, userAgent: 'x/1' });
+    const chain = new FallbackSearch([broken, braveOf(server.braveToken)]);
+    expect((await chain.search('fallback query', { limit: 3 })).map((r) => r.url)).toEqual([
+      'https://example.org/f',
+    ]);
+    await expect(new FallbackSearch([broken, braveOf('wrong')]).search('x', { limit: 3 })).rejects.toThrow(
+      /401/,
+    );
   });
 });

@@ -458,14 +458,21 @@ export class ScansService {
     rawDomain: string,
     observe: Pick<CrawlRequest, 'onPage' | 'onProgress'>,
     signal: AbortSignal,
+    /** Tighter limits than a full scan's (the entity audit reads fewer pages). */
+    limits: Partial<Pick<CrawlLimits, 'max_pages' | 'scan_timeout_ms'>> = {},
   ): Promise<SiteFacts> {
     const domain = this.normalize(rawDomain);
+    const full = this.limitsFor('full');
     try {
       return await crawlSite({
         domain,
         fetch: this.deps.fetch,
         userAgent: this.deps.config.scanner.user_agent,
-        limits: this.limitsFor('full'),
+        limits: {
+          ...full,
+          max_pages: Math.min(full.max_pages, limits.max_pages ?? full.max_pages),
+          scan_timeout_ms: Math.min(full.scan_timeout_ms, limits.scan_timeout_ms ?? full.scan_timeout_ms),
+        },
         signal,
         schemes: isLocalDomain(domain) ? ['http'] : ['https', 'http'],
         ...observe,

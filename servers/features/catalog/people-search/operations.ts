@@ -1,15 +1,10 @@
 /**
  * people-search (SPEC "SKUs and their inputs"): a research dossier on a person from public records
- * and the open web. Sold from now on with its inputs and price; the research is issue 13.
+ * and the open web (`research.ts`: search, read, cluster, cite).
  */
 import { z } from 'zod';
 import { defineSku, type Sku } from '../../../operation.ts';
-import { notBuiltYet } from '../inputs.ts';
-
-/** What every dossier says about itself (SPEC: "not a consumer report or a background check"). */
-export const RESEARCH_ONLY =
-  'Research output only, not a consumer report or a background check: do not use it for decisions about ' +
-  'employment, credit, housing or insurance.';
+import { RESEARCH_ONLY, researchDossier } from './research.ts';
 
 const text = (max: number) =>
   z
@@ -27,14 +22,22 @@ export const PeopleSearchInput = z.strictObject({
 export type PeopleSearchInput = z.infer<typeof PeopleSearchInput>;
 
 const SourceIds = z.array(z.string()).describe('Ids of the sources (in sources) that support this.');
+const CandidateId = z
+  .string()
+  .nullable()
+  .describe('The candidate (in candidates) this is about: people with the same name are kept apart.');
 
 export const PeopleDossier = z.object({
   query: z.object({ name: z.string(), context: z.string().nullable(), location: z.string().nullable() }),
   summary: z.string().describe('A few sentences on who the person most likely is, with the uncertainty.'),
-  key_facts: z.array(z.object({ fact: z.string(), source_ids: SourceIds })),
+  summary_source: z
+    .string()
+    .describe('Who wrote the summary: "extractive" (from the pages) or "llm:<provider>".'),
+  key_facts: z.array(z.object({ fact: z.string(), source_ids: SourceIds, candidate_id: CandidateId })),
   candidates: z
     .array(
       z.object({
+        id: z.string(),
         name: z.string(),
         description: z.string().describe('Who this candidate is: role, organisation, place.'),
         location: z.string().nullable(),
@@ -42,13 +45,16 @@ export const PeopleDossier = z.object({
         source_ids: SourceIds,
       }),
     )
-    .describe('Distinct people who match the name, most likely first.'),
+    .describe(
+      'Distinct people who match the name, most likely first: pages clustered by the organisations and places they name together.',
+    ),
   timeline: z
     .array(
       z.object({
         date: z.string().describe('ISO 8601 date, or a year or year-month when only that is known.'),
         event: z.string(),
         source_ids: SourceIds,
+        candidate_id: CandidateId,
       }),
     )
     .describe('Dated statements, oldest first.'),
@@ -58,6 +64,7 @@ export const PeopleDossier = z.object({
       role: z.string().nullable(),
       period: z.string().nullable().describe('When, as the sources state it.'),
       source_ids: SourceIds,
+      candidate_id: CandidateId,
     }),
   ),
   digital_footprint: z
@@ -66,9 +73,10 @@ export const PeopleDossier = z.object({
         kind: z.enum(['profile', 'domain', 'publication', 'other']),
         url: z.string(),
         label: z.string().describe('Platform or site name, or the title.'),
+        candidate_id: CandidateId,
       }),
     )
-    .describe('Profiles, domains and publications found.'),
+    .describe('Profiles, domains and publications found (pages read, and the profiles they link to).'),
   sources: z.array(
     z.object({
       id: z.string(),
@@ -77,15 +85,35 @@ export const PeopleDossier = z.object({
       retrieved_at: z.string().describe('ISO 8601 time it was fetched.'),
     }),
   ),
+  searches: z
+    .array(z.object({ query: z.string(), results: z.number().int() }))
+    .describe('The formulations searched and how many results each gave.'),
+  pages: z
+    .object({
+      read: z.number().int().describe('Result pages fetched and read.'),
+      about_person: z.number().int().describe('Pages that name the person (the sources).'),
+      skipped_by_robots: z.array(z.string()).describe("Result pages their site's robots.txt keeps from us."),
+      failed: z.number().int().describe('Result pages that could not be fetched or are not pages.'),
+    })
+    .describe('What became of the result pages.'),
   next_steps: z.array(z.string()).describe('What to search or ask next to settle what is still open.'),
   disclaimer: z.string().describe(RESEARCH_ONLY),
   generated_at: z.string().describe('ISO 8601 time of the research.'),
 });
 export type PeopleDossier = z.infer<typeof PeopleDossier>;
 
-const unbuilt = notBuiltYet(13);
+/** SPEC: people-search needs a search provider; without one it is not sold. */
+export const noSearchProvider =
+  'no web search provider is configured (research.search.searxng_url, or the Brave Search key named by research.search.brave.api_key_env)';
 
-const sku: Sku<PeopleSearchInput> = { id: 'people-search', usdc: 0.01, unavailable: unbuilt.unavailable };
+const sku: Sku<PeopleSearchInput> = {
+  id: 'people-search',
+  usdc: 0.01,
+  unavailable: (services) => (services.search ? null : noSearchProvider),
+  providers: (services) => services.researchProviders,
+  // The dossier is about a person: not kept past delivery, only the payment receipt is.
+  keepsResult: false,
+};
 
 export const researchPerson = defineSku({
   name: 'researchPerson',
@@ -93,14 +121,15 @@ export const researchPerson = defineSku({
   description:
     'Research dossier on a person over public records and the open web, with summary, key facts, candidate ' +
     'matches, timeline, affiliations, digital footprint, cited sources and next steps. Give context and ' +
-    'location to tell apart people with the same name. Paid with x402 in USDC on base. It is research ' +
-    'output only, not a consumer report or a background check.',
+    'location to tell apart people with the same name. Several formulations of the name are searched, the ' +
+    'top result pages read (robots.txt obeyed), and every fact cites a page that was fetched; people with the same name are kept apart as candidates with a confidence. Paid with x402 in USDC on base; a search provider that fails or times out (provider_unavailable) is not charged. The dossier is not stored. It is research ' +
+    'output only, not a consumer report or a background check, and may not be used for employment, credit, housing or insurance decisions.',
   input: PeopleSearchInput,
   output: PeopleDossier,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   sku,
-  errors: ['validation_failed', 'sku_unavailable'],
-  handler: unbuilt.handler,
+  errors: ['validation_failed', 'sku_unavailable', 'provider_unavailable'],
+  handler: (ctx, input) => researchDossier(ctx, input),
 });
 
 export const peopleSearchOperations = [researchPerson];
