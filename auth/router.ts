@@ -10,6 +10,7 @@ import { nulFields } from '../servers/input.ts';
 import type { Services } from '../servers/services.ts';
 import { signupHandler } from './anonymous/routes.ts';
 import { clientMetadataProblem, MAX_METADATA_BYTES, nativeWhenLoopback } from './client-metadata.ts';
+import { securityEventsRouter } from './events/routes.ts';
 import { sendLimitPage } from './form-security.ts';
 import { interactionRouter } from './interactions/routes.ts';
 import type { AuthorizationServer } from './provider.ts';
@@ -111,6 +112,9 @@ export function authorizationRouter(services: Services, authz: AuthorizationServ
       if (!sendLimitPage(res, err)) next(err);
     }
   });
+
+  // Security events: the CAEP receiver's push endpoint (`events/routes.ts`).
+  router.use(securityEventsRouter(services));
 
   // The anonymous method of the agent authentication descriptor (`anonymous/sessions.ts`).
   router.post('/signup', signupHandler(services));

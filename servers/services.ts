@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import { sweepOauthRecords } from '../auth/adapter.ts';
 import { AnonymousSessions } from '../auth/anonymous/sessions.ts';
 import { BearerVerifier } from '../auth/bearer.ts';
+import { SecurityEventReceiver } from '../auth/events/receiver.ts';
 import { type AuthorizationServer, createAuthorizationServer, publicApiResource } from '../auth/provider.ts';
 import type { DatabaseHandle, Dialect } from '../db/database.ts';
 import type { Database } from '../db/schema.ts';
@@ -70,6 +71,8 @@ export interface Services {
   authorization: AuthorizationServer;
   /** Verifies access tokens for the owner-scoped MCP server (`auth/bearer.ts`). */
   bearer: BearerVerifier;
+  /** Security events (`auth/events/`): the CAEP receiver. */
+  securityEvents: { receiver: SecurityEventReceiver };
   /** Verifies access tokens issued for the public API (`resource={public_api_url}`), for Bearer writes. */
   publicApiBearer: BearerVerifier;
   /** SSRF-safe fetch for brand webhooks (address policy `outbound.allow_private_networks`). */
@@ -214,6 +217,16 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     now,
   });
 
+  const securityEvents = {
+    receiver: new SecurityEventReceiver({
+      db,
+      config,
+      fetch,
+      log: log.child({ component: 'security-events' }),
+      now,
+    }),
+  };
+
   let housekeeping: NodeJS.Timeout | undefined;
   return {
     config,
@@ -239,6 +252,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     authorization,
     bearer,
     publicApiBearer,
+    securityEvents,
     fetch,
     siteFetch,
     secrets,
