@@ -8,7 +8,10 @@ import type { Logger } from 'pino';
 import { sweepOauthRecords } from '../auth/adapter.ts';
 import { AnonymousSessions } from '../auth/anonymous/sessions.ts';
 import { BearerVerifier } from '../auth/bearer.ts';
+import { SetDeliveryWorker } from '../auth/events/outbox.ts';
 import { SecurityEventReceiver } from '../auth/events/receiver.ts';
+import { SecurityEventTransmitter } from '../auth/events/transmitter.ts';
+import type { SigningJwk } from '../auth/keys.ts';
 import { type AuthorizationServer, createAuthorizationServer, publicApiResource } from '../auth/provider.ts';
 import type { DatabaseHandle, Dialect } from '../db/database.ts';
 import type { Database } from '../db/schema.ts';
@@ -71,8 +74,12 @@ export interface Services {
   authorization: AuthorizationServer;
   /** Verifies access tokens for the owner-scoped MCP server (`auth/bearer.ts`). */
   bearer: BearerVerifier;
-  /** Security events (`auth/events/`): the CAEP receiver. */
-  securityEvents: { receiver: SecurityEventReceiver };
+  /** Security events (`auth/events/`): the CAEP receiver, our transmitter and its delivery outbox. */
+  securityEvents: {
+    receiver: SecurityEventReceiver;
+    transmitter: SecurityEventTransmitter;
+    worker: SetDeliveryWorker;
+  };
   /** Verifies access tokens issued for the public API (`resource={public_api_url}`), for Bearer writes. */
   publicApiBearer: BearerVerifier;
   /** SSRF-safe fetch for brand webhooks (address policy `outbound.allow_private_networks`). */
@@ -217,14 +224,25 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     now,
   });
 
+  const securityEventLog = log.child({ component: 'security-events' });
+  const setWorker = new SetDeliveryWorker({
+    db,
+    dialect: database.dialect,
+    config,
+    log: securityEventLog,
+    fetch,
+    secrets,
+    now,
+  });
   const securityEvents = {
-    receiver: new SecurityEventReceiver({
-      db,
+    receiver: new SecurityEventReceiver({ db, config, fetch, log: securityEventLog, now }),
+    transmitter: new SecurityEventTransmitter({
       config,
-      fetch,
-      log: log.child({ component: 'security-events' }),
+      signingKey: authorization.keys.jwks.keys[0] as SigningJwk,
       now,
+      nudge: () => setWorker.nudge(),
     }),
+    worker: setWorker,
   };
 
   let housekeeping: NodeJS.Timeout | undefined;
@@ -261,6 +279,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
       deliveries.start();
       scans.worker.start();
       settler.start();
+      setWorker.start();
       const sweep = () => {
         sweepIdempotencyKeys(db, new Date(now().getTime() - 24 * HOUR_MS)).catch((err) =>
           log.warn({ err }, 'idempotency sweep failed'),
@@ -283,6 +302,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
         deliveries.stop(),
         scans.worker.stop(),
         settler.stop(),
+        setWorker.stop(),
         resolver.stop(),
       ]);
       mailer?.close();

@@ -8,15 +8,12 @@ import { randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { generateKeyPair } from 'jose';
-import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/databases.ts';
-import { authorizeInBrowser, type OwnerCredentials } from '../helpers/oauth.ts';
+import { type OwnerCredentials, OwnerTokenClient } from '../helpers/oauth.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { type LocalTransmitter, startTransmitter } from '../helpers/ssf.ts';
 
-const insecure = { [oauth.allowInsecureRequests]: true };
-const redirectUri = 'http://127.0.0.1:7778/callback';
 const CAEP = 'https://schemas.openid.net/secevent/caep/event-type';
 const SESSION_REVOKED = `${CAEP}/session-revoked`;
 const CREDENTIAL_CHANGE = `${CAEP}/credential-change`;
@@ -28,8 +25,7 @@ describe.each(dialects)('CAEP receiver (%s)', (dialect) => {
   let transmitter: LocalTransmitter;
   let untrusted: LocalTransmitter;
   let guarded: LocalTransmitter;
-  let as: oauth.AuthorizationServer;
-  let client: oauth.Client;
+  let oauthClient: OwnerTokenClient;
   const owners: OwnerCredentials[] = ['revoked', 'credential', 'claims', 'replay'].map((name) => ({
     email: `${name}-${dialect}@example.com`,
     password: 'a long enough passphrase',
@@ -56,24 +52,7 @@ describe.each(dialects)('CAEP receiver (%s)', (dialect) => {
       ],
     });
     for (const owner of owners) accountIds.push((await service.services.accounts.create(owner)).account.id);
-    const issuer = new URL(service.config.auth_url);
-    as = await oauth.processDiscoveryResponse(
-      issuer,
-      await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }),
-    );
-    const registered = await oauth.processDynamicClientRegistrationResponse(
-      await oauth.dynamicClientRegistrationRequest(
-        as,
-        {
-          client_name: 'CAEP test client',
-          redirect_uris: [redirectUri],
-          grant_types: ['authorization_code', 'refresh_token'],
-          token_endpoint_auth_method: 'none',
-        },
-        insecure,
-      ),
-    );
-    client = { client_id: registered.client_id, token_endpoint_auth_method: 'none' };
+    oauthClient = await OwnerTokenClient.register(service.config.auth_url);
   });
   afterAll(async () => {
     for (const c of open) await c.close().catch(() => {});
@@ -84,33 +63,7 @@ describe.each(dialects)('CAEP receiver (%s)', (dialect) => {
   const mcpUrl = () => `${service.config.mcp_url}/auth`;
 
   /** A code flow for `owner`: the access and refresh tokens a real client holds. */
-  async function tokensFor(owner: OwnerCredentials): Promise<oauth.TokenEndpointResponse> {
-    const verifier = oauth.generateRandomCodeVerifier();
-    const state = oauth.generateRandomState();
-    const url = new URL(as.authorization_endpoint as string);
-    url.search = new URLSearchParams({
-      client_id: client.client_id,
-      redirect_uri: redirectUri,
-      response_type: 'code',
-      scope: 'agent-service offline_access',
-      state,
-      resource: mcpUrl(),
-      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-    }).toString();
-    const flow = await authorizeInBrowser(url.href, owner);
-    const params = oauth.validateAuthResponse(as, client, flow.redirect, state);
-    const response = await oauth.authorizationCodeGrantRequest(
-      as,
-      client,
-      oauth.None(),
-      params,
-      redirectUri,
-      verifier,
-      { additionalParameters: { resource: mcpUrl() }, ...insecure },
-    );
-    return oauth.processAuthorizationCodeResponse(as, client, response);
-  }
+  const tokensFor = (owner: OwnerCredentials) => oauthClient.tokens(owner, mcpUrl());
 
   /** An MCP SDK client connected to the owner server with `token`. */
   async function mcpClient(token: string): Promise<Client> {
@@ -130,13 +83,7 @@ describe.each(dialects)('CAEP receiver (%s)', (dialect) => {
     return (result.structuredContent as { account_id: string }).account_id;
   }
 
-  async function refresh(refreshToken: string) {
-    return oauth.processRefreshTokenResponse(
-      as,
-      client,
-      await oauth.refreshTokenGrantRequest(as, client, oauth.None(), refreshToken, insecure),
-    );
-  }
+  const refresh = (refreshToken: string) => oauthClient.refresh(refreshToken);
 
   function push(token: string, headers: Record<string, string> = {}) {
     return fetch(`${service.config.auth_url}/ssf/push`, {
