@@ -8,8 +8,8 @@ import type { Logger } from 'pino';
 import { sweepOauthRecords } from '../auth/adapter.ts';
 import { AnonymousSessions } from '../auth/anonymous/sessions.ts';
 import { BearerVerifier } from '../auth/bearer.ts';
-import { SetDeliveryWorker } from '../auth/events/outbox.ts';
-import { SecurityEventReceiver } from '../auth/events/receiver.ts';
+import { SetDeliveryWorker, sweepSetDeliveries } from '../auth/events/outbox.ts';
+import { SecurityEventReceiver, sweepSecurityEventReceipts } from '../auth/events/receiver.ts';
 import { SecurityEventTransmitter } from '../auth/events/transmitter.ts';
 import type { SigningJwk } from '../auth/keys.ts';
 import { type AuthorizationServer, createAuthorizationServer, publicApiResource } from '../auth/provider.ts';
@@ -287,6 +287,10 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
         traffic.sweep().catch((err) => log.warn({ err }, 'traffic retention sweep failed'));
         sweepOauthRecords(db, now()).catch((err) => log.warn({ err }, 'oauth records sweep failed'));
         anonymous.sweep().catch((err) => log.warn({ err }, 'anonymous sessions sweep failed'));
+        sweepSecurityEventReceipts(db, now()).catch((err) =>
+          log.warn({ err }, 'security event receipts sweep failed'),
+        );
+        sweepSetDeliveries(db, now()).catch((err) => log.warn({ err }, 'security event outbox sweep failed'));
         deleteExpiredResolutions(db, now().toISOString()).catch((err) =>
           log.warn({ err }, 'resolved merchants sweep failed'),
         );

@@ -188,3 +188,16 @@ function parseRetryAfter(value: string | null, now: Date): number | undefined {
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now.getTime());
 }
+
+/** How long delivered and failed SETs are kept (for support), after which they are deleted. */
+export const SETTLED_SET_RETENTION_MS = 30 * 24 * 3_600_000;
+
+/** Deletes settled SETs past their retention; returns how many. Run by the housekeeping timer. */
+export async function sweepSetDeliveries(db: Kysely<Database>, now: Date): Promise<number> {
+  const result = await db
+    .deleteFrom('ssf_deliveries')
+    .where('state', 'in', ['delivered', 'failed'])
+    .where('created_at', '<', new Date(now.getTime() - SETTLED_SET_RETENTION_MS).toISOString())
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -54,6 +54,16 @@ export type PushResult =
   | { ok: false; status: 400 | 401 | 403; err: PushErrorCode; description: string }
   | { ok: false; status: 503; err: 'temporarily_unavailable'; description: string };
 
+/**
+ * Oldest SET accepted (by `iat`), and how long receipts are kept: a SET older than this is refused,
+ * so a receipt can be deleted once it is older too and a replay still cannot take effect again.
+ */
+export const MAX_SET_AGE_S = 7 * 24 * 3600;
+/** Receipts are kept a day longer than the oldest SET accepted (clock skew). */
+export const RECEIPT_RETENTION_MS = (MAX_SET_AGE_S + 24 * 3600) * 1000;
+/** How far in the future a SET's `iat` may be (transmitter clock skew). */
+const CLOCK_TOLERANCE_S = 300;
+
 /** Largest JWKS read from a transmitter. */
 const MAX_JWKS_BYTES = 64 * 1024;
 /** How long a transmitter's keys are used before they are fetched again (jose `cacheMaxAge`). */
@@ -176,9 +186,20 @@ export class SecurityEventReceiver {
         algorithms: SET_ALGORITHMS,
         requiredClaims: ['jti', 'iat'],
         currentDate: this.#deps.now(),
-        clockTolerance: 60,
+        clockTolerance: CLOCK_TOLERANCE_S,
+        maxTokenAge: MAX_SET_AGE_S,
       }));
     } catch (err) {
+      if (
+        (err instanceof joseErrors.JWTClaimValidationFailed || err instanceof joseErrors.JWTExpired) &&
+        err.claim === 'iat'
+      ) {
+        return refuse(
+          400,
+          'invalid_request',
+          `The SET's iat is in the future or more than ${MAX_SET_AGE_S / 86400} days old`,
+        );
+      }
       if (err instanceof joseErrors.JWTClaimValidationFailed) {
         if (err.claim === 'aud')
           return refuse(400, 'invalid_audience', 'The SET audience is not this receiver');
@@ -350,4 +371,13 @@ function bearerMatches(authorization: string | undefined, expected: string): boo
     .update(match[1] as string)
     .digest();
   return timingSafeEqual(given, createHash('sha256').update(expected).digest());
+}
+
+/** Deletes receipts older than any SET still accepted; returns how many. Run by the housekeeping timer. */
+export async function sweepSecurityEventReceipts(db: Kysely<Database>, now: Date): Promise<number> {
+  const result = await db
+    .deleteFrom('security_event_receipts')
+    .where('received_at', '<', new Date(now.getTime() - RECEIPT_RETENTION_MS).toISOString())
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }

@@ -58,7 +58,7 @@ export async function startTransmitter(audience: () => string): Promise<LocalTra
         .setIssuer(transmitter.issuer)
         .setAudience(options.audience ?? audience())
         .setJti(options.jti ?? randomUUID())
-        .setIssuedAt()
+        .setIssuedAt(typeof options.claims?.iat === 'number' ? options.claims.iat : undefined)
         .sign(options.key ?? privateKey);
     },
     close: () => close(server),

@@ -243,6 +243,18 @@ describe.each(dialects)('CAEP receiver (%s)', (dialect) => {
       400,
       'invalid_request',
     );
+    // Older than the receipts are kept (so a replay could not be told apart), or from the future.
+    const day = 86_400;
+    await refused(
+      await push(await revoke({ claims: { iat: Math.floor(Date.now() / 1000) - 8 * day } })),
+      400,
+      'invalid_request',
+    );
+    await refused(
+      await push(await revoke({ claims: { iat: Math.floor(Date.now() / 1000) + day } })),
+      400,
+      'invalid_request',
+    );
     // The guarded transmitter must send its push token, and may only send session-revoked.
     const guardedSet = await guarded.sign(SESSION_REVOKED, {}, { format: 'email', email: owners[3]?.email });
     await refused(await push(guardedSet), 401, 'authentication_failed');

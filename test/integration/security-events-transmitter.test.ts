@@ -9,7 +9,7 @@ import { dialects } from '../helpers/databases.ts';
 import { type OwnerCredentials, OwnerTokenClient } from '../helpers/oauth.ts';
 import { waitFor } from '../helpers/receivers.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { type LocalSetReceiver, startSetReceiver } from '../helpers/ssf.ts';
+import { type LocalSetReceiver, type ReceivedSet, startSetReceiver } from '../helpers/ssf.ts';
 
 const CAEP = 'https://schemas.openid.net/secevent/caep/event-type';
 const SESSION_REVOKED = `${CAEP}/session-revoked`;
@@ -17,6 +17,10 @@ const CREDENTIAL_CHANGE = `${CAEP}/credential-change`;
 const TOKEN_CLAIMS_CHANGE = `${CAEP}/token-claims-change`;
 const VERIFICATION = 'https://schemas.openid.net/secevent/ssf/event-type/verification';
 const PUSH = 'urn:ietf:rfc:8935';
+
+/** The event of `type` in a received SET. */
+const eventOf = (set: ReceivedSet | undefined, type: string): unknown =>
+  (set?.payload?.events as Record<string, unknown> | undefined)?.[type];
 
 describe.each(dialects)('SSF transmitter (%s)', (dialect) => {
   let service: TestService;
@@ -236,15 +240,15 @@ describe.each(dialects)('SSF transmitter (%s)', (dialect) => {
       expect(Object.keys(set?.payload?.events as object)).toHaveLength(1);
       expect(set?.payload?.sub).toBeUndefined();
     }
-    expect((session?.payload?.events as Record<string, unknown>)[SESSION_REVOKED]).toMatchObject({
+    expect(eventOf(session, SESSION_REVOKED)).toMatchObject({
       event_timestamp: expect.any(Number),
       initiating_entity: 'user',
     });
-    expect((credential?.payload?.events as Record<string, unknown>)[CREDENTIAL_CHANGE]).toMatchObject({
+    expect(eventOf(credential, CREDENTIAL_CHANGE)).toMatchObject({
       credential_type: 'password',
       change_type: 'update',
     });
-    expect((claims?.payload?.events as Record<string, unknown>)[TOKEN_CLAIMS_CHANGE]).toMatchObject({
+    expect(eventOf(claims, TOKEN_CLAIMS_CHANGE)).toMatchObject({
       claims: { email: newEmail },
     });
     // Each SET has its own jti; every one was delivered once.
@@ -317,8 +321,6 @@ describe.each(dialects)('SSF transmitter (%s)', (dialect) => {
     expect(pending).toEqual([{ state: 'pending' }]);
     expect((await status({ stream_id, status: 'enabled' })).status).toBe(200);
     await waitFor(() => paused.received.length === 1);
-    expect(
-      (paused.received[0]?.payload?.events as Record<string, { state: string }>)[VERIFICATION]?.state,
-    ).toBe('held');
+    expect(eventOf(paused.received[0], VERIFICATION)).toEqual({ state: 'held' });
   });
 });
