@@ -27,6 +27,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Database } from '../../db/schema.ts';
 import type { Config, TrustedTransmitter } from '../../servers/config.ts';
+import { nulFields } from '../../servers/input.ts';
 import { readLimitedBody, type SafeFetch } from '../../servers/outbound/safe-fetch.ts';
 import { raiseRevokedBefore, revokeAccountAuthorizationsIn } from '../bearer.ts';
 import {
@@ -222,6 +223,9 @@ export class SecurityEventReceiver {
       return refuse(400, 'invalid_key', "The SET signature does not verify with the transmitter's keys");
     }
 
+    if (nulFields(payload).length > 0) {
+      return refuse(400, 'invalid_request', 'The SET claims must not contain NUL characters');
+    }
     const jti = payload.jti as string;
     if (jti.length > 255) return refuse(400, 'invalid_request', 'jti is longer than 255 characters');
     const events = payload.events;

@@ -10,6 +10,7 @@
 import express, { type Request, type RequestHandler, Router } from 'express';
 import type { z } from 'zod';
 import { invalid, notFound, ServiceError, toServiceError } from '../../servers/errors.ts';
+import { nulFields } from '../../servers/input.ts';
 import { fieldErrors } from '../../servers/operation.ts';
 import { requireCallableDestination } from '../../servers/outbound/safe-fetch.ts';
 import type { Services } from '../../servers/services.ts';
@@ -118,6 +119,9 @@ async function streamOwner(services: Services, req: Request): Promise<string> {
 }
 
 function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
+  // Stored text cannot hold NUL on PostgreSQL (`servers/input.ts`): refused naming the field.
+  const nul = nulFields(value);
+  if (nul.length > 0) throw invalid(nul);
   const parsed = schema.safeParse(value ?? {});
   if (!parsed.success) throw invalid(fieldErrors(parsed.error));
   return parsed.data;

@@ -243,6 +243,12 @@ describe.each(dialects)('CAEP receiver (%s)', (dialect) => {
       400,
       'invalid_request',
     );
+    // NUL cannot be stored (PostgreSQL): refused, not a 500.
+    await refused(
+      await push(await transmitter.sign(TOKEN_CLAIMS_CHANGE, { claims: { name: 'a\u0000b' } }, subject)),
+      400,
+      'invalid_request',
+    );
     // Older than the receipts are kept (so a replay could not be told apart), or from the future.
     const day = 86_400;
     await refused(

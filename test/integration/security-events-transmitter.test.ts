@@ -131,6 +131,14 @@ describe.each(dialects)('SSF transmitter (%s)', (dialect) => {
     const problem = (await bad.json()) as { errors: { field: string }[] };
     expect(problem.errors.map((e) => e.field).sort()).toEqual(['delivery.endpoint_url', 'delivery.method']);
 
+    const nul = await api('/ssf/streams', {
+      method: 'POST',
+      key: serviceKey,
+      body: JSON.stringify({ delivery: { method: PUSH, endpoint_url: r.url }, description: 'a\u0000b' }),
+    });
+    expect(nul.status).toBe(400);
+    expect(((await nul.json()) as { errors: { field: string }[] }).errors[0]?.field).toBe('description');
+
     const stream = await createStream(r);
     expect(stream).toEqual({
       stream_id: expect.any(String),
