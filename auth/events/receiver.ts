@@ -212,7 +212,16 @@ export class SecurityEventReceiver {
       if (err instanceof joseErrors.JWTInvalid)
         return refuse(400, 'invalid_request', 'The SET claims are malformed');
       if (err instanceof joseErrors.JWKSTimeout || !(err instanceof joseErrors.JOSEError)) {
-        this.#deps.log.warn({ err, issuer: transmitter.issuer }, 'transmitter keys could not be fetched');
+        // A jwks_uri the outbound policy refuses is a configuration error here, not the transmitter's.
+        const blocked =
+          (err as Error).name === 'BlockedDestinationError' ||
+          (err as { cause?: Error }).cause?.name === 'BlockedDestinationError';
+        this.#deps.log[blocked ? 'error' : 'warn'](
+          { err, issuer: transmitter.issuer, jwks_uri: transmitter.jwks_uri },
+          blocked
+            ? 'transmitter jwks_uri is not an allowed destination'
+            : 'transmitter keys could not be fetched',
+        );
         return {
           ok: false,
           status: 503,

@@ -23,6 +23,7 @@ import {
   findStream,
   insertStream,
   listStreams,
+  MIN_VERIFICATION_INTERVAL_S,
   ReplaceStream,
   StreamId,
   setStreamStatus,
@@ -31,6 +32,7 @@ import {
   UpdateStream,
   updateStream,
   VerificationRequest,
+  verificationWait,
 } from './streams.ts';
 import { SSF_CONFIGURATION_PATH, ssfConfiguration } from './transmitter.ts';
 
@@ -243,7 +245,15 @@ export function securityEventsRouter(services: Services): Router {
     json,
     managed(async (accountId, req, res) => {
       const input = parse(VerificationRequest, req.body);
-      await transmitter.verify(db, await owned(accountId, input.stream_id), input.state);
+      const row = await owned(accountId, input.stream_id);
+      const wait = await verificationWait(db, row.id, services.now());
+      if (wait > 0) {
+        throw new ServiceError('rate_limited', {
+          detail: `One verification per stream every ${MIN_VERIFICATION_INTERVAL_S} seconds (min_verification_interval)`,
+          headers: { 'Retry-After': String(wait) },
+        });
+      }
+      await transmitter.verify(db, row, input.state);
       res.status(204).end();
     }),
   );

@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Database, SsfStreamRow } from '../../db/schema.ts';
 import { type SecretBox, ssfAuthorizationPlace } from '../../servers/secrets.ts';
-import { CAEP_EVENT_TYPES, PUSH_DELIVERY_METHOD } from './set.ts';
+import { CAEP_EVENT_TYPES, PUSH_DELIVERY_METHOD, VERIFICATION_EVENT } from './set.ts';
 
 export const StreamDelivery = z.strictObject({
   method: z
@@ -72,6 +72,9 @@ const eventsOf = (row: SsfStreamRow): string[] =>
 export const eventsDelivered = (row: SsfStreamRow): string[] =>
   eventsOf(row).filter((type) => (CAEP_EVENT_TYPES as readonly string[]).includes(type));
 
+/** SSF 1.0 section 8.1.1 `min_verification_interval`: least seconds between two verification requests. */
+export const MIN_VERIFICATION_INTERVAL_S = 10;
+
 /** The `aud` of the stream's SETs: its endpoint, which the receiver knows. */
 export const streamAudience = (row: Pick<SsfStreamRow, 'endpoint_url'>): string => row.endpoint_url;
 
@@ -86,7 +89,26 @@ export function streamConfiguration(row: SsfStreamRow, issuer: string) {
     events_requested: eventsOf(row),
     events_delivered: eventsDelivered(row),
     description: row.description,
+    min_verification_interval: MIN_VERIFICATION_INTERVAL_S,
   };
+}
+
+/** Seconds until the stream may ask for another verification event, or 0. */
+export async function verificationWait(db: Kysely<Database>, streamId: string, now: Date): Promise<number> {
+  const since = new Date(now.getTime() - MIN_VERIFICATION_INTERVAL_S * 1000).toISOString();
+  const last = await db
+    .selectFrom('ssf_deliveries')
+    .select('created_at')
+    .where('stream_id', '=', streamId)
+    .where('event_type', '=', VERIFICATION_EVENT)
+    .where('created_at', '>', since)
+    .orderBy('created_at', 'desc')
+    .executeTakeFirst();
+  if (!last) return 0;
+  return Math.max(
+    1,
+    Math.ceil((Date.parse(last.created_at) + MIN_VERIFICATION_INTERVAL_S * 1000 - now.getTime()) / 1000),
+  );
 }
 
 export async function countStreams(db: Kysely<Database>, accountId: string): Promise<number> {

@@ -308,3 +308,34 @@ describe.each(dialects)('CAEP receiver (%s)', (dialect) => {
     expect(receipts).toEqual([]);
   });
 });
+
+describe.each(dialects)('CAEP receiver behind the outbound address policy (%s)', (dialect) => {
+  let service: TestService;
+  let transmitter: LocalTransmitter;
+
+  beforeAll(async () => {
+    transmitter = await startTransmitter(() => service.config.auth_url);
+    service = await startTestService(dialect, {
+      'outbound.allow_private_networks': false,
+      'auth.trusted_transmitters': [{ issuer: transmitter.issuer, jwks_uri: transmitter.jwksUri }],
+    });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await transmitter?.close();
+  });
+
+  it('fetches the JWKS through the SSRF-safe fetcher: a loopback jwks_uri is never called', async () => {
+    const set = await transmitter.sign(SESSION_REVOKED, {}, { format: 'opaque', id: randomUUID() });
+    const res = await fetch(`${service.config.auth_url}/ssf/push`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/secevent+jwt' },
+      body: set,
+    });
+    expect(res.status).toBe(503);
+    expect(((await res.json()) as { err: string }).err).toBe('temporarily_unavailable');
+    expect(transmitter.jwksFetches).toBe(0);
+    const receipts = await service.services.db.selectFrom('security_event_receipts').selectAll().execute();
+    expect(receipts).toEqual([]);
+  });
+});

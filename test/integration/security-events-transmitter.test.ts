@@ -149,6 +149,7 @@ describe.each(dialects)('SSF transmitter (%s)', (dialect) => {
       events_requested: [SESSION_REVOKED, CREDENTIAL_CHANGE, TOKEN_CLAIMS_CHANGE, 'urn:example:unknown'],
       events_delivered: [SESSION_REVOKED, CREDENTIAL_CHANGE, TOKEN_CLAIMS_CHANGE],
       description: 'test receiver',
+      min_verification_interval: 10,
     });
     const id = stream.stream_id;
     expect(await (await api(`/ssf/streams?stream_id=${id}`, { key: serviceKey })).json()).toEqual(stream);
@@ -199,6 +200,13 @@ describe.each(dialects)('SSF transmitter (%s)', (dialect) => {
         })
       ).status,
     ).toBe(204);
+    const soon = await api('/ssf/verify', {
+      method: 'POST',
+      key: serviceKey,
+      body: JSON.stringify({ stream_id }),
+    });
+    expect(soon.status).toBe(429);
+    expect(Number(soon.headers.get('retry-after'))).toBeGreaterThan(0);
     await waitFor(() => r.received.length === 1);
     const verification = r.received[0];
     expect(verification?.error).toBeUndefined();
