@@ -481,7 +481,9 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const key = issue.path.join('.') || '(root)';
-      const where = origin.get(key) ?? path.basename(file);
+      // A member of a value set as a whole (a JSON list from the environment) names that source.
+      const where =
+        origin.get(key) ?? [...origin].find(([set]) => key.startsWith(`${set}.`))?.[1] ?? path.basename(file);
       const keys = issue.code === 'unrecognized_keys' ? ` (${issue.keys.join(', ')})` : '';
       problems.push(`${key}: ${issue.message}${keys} [from ${where}]`);
     }
