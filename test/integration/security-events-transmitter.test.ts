@@ -5,7 +5,7 @@
  * verifies them against our JWKS with jose, retried when the receiver fails at first.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialects } from '../helpers/databases.ts';
+import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
 import { type OwnerCredentials, OwnerTokenClient } from '../helpers/oauth.ts';
 import { waitFor } from '../helpers/receivers.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
@@ -338,5 +338,71 @@ describe.each(dialects)('SSF transmitter (%s)', (dialect) => {
     expect((await status({ stream_id, status: 'enabled' })).status).toBe(200);
     await waitFor(() => paused.received.length === 1);
     expect(eventOf(paused.received[0], VERIFICATION)).toEqual({ state: 'held' });
+  });
+});
+
+describe.each(dialects)('SSF transmitter outbox across a restart (%s)', (dialect) => {
+  let database: TestDatabase;
+  let receiver: LocalSetReceiver | undefined;
+  let running: TestService | undefined;
+
+  beforeAll(async () => {
+    database = await createTestDatabase(dialect);
+  });
+  afterAll(async () => {
+    await running?.close();
+    await receiver?.close();
+    await database?.drop();
+  });
+
+  const start = () =>
+    startTestService(dialect, { 'auth.security_events.delivery.poll_interval_ms': 50 }, { database });
+
+  it('delivers a SET queued before the process stopped, signed with the persisted key', async () => {
+    running = await start();
+    const { config } = running;
+    receiver = await startSetReceiver(() => ({
+      issuer: config.auth_url,
+      jwksUri: `${(running as TestService).config.auth_url}/oauth/jwks`,
+    }));
+    const { account, key } = await running.services.accounts.create({
+      email: `restart-${dialect}@example.com`,
+    });
+    const headers = { 'content-type': 'application/json', 'x-service-key': key.service_key };
+    const created = await fetch(`${config.auth_url}/ssf/streams`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ delivery: { method: PUSH, endpoint_url: receiver.url } }),
+    });
+    const { stream_id } = (await created.json()) as { stream_id: string };
+    // Paused, so the SET stays in the outbox while the process stops.
+    await fetch(`${config.auth_url}/ssf/status`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ stream_id, status: 'paused' }),
+    });
+    const revoked = await fetch(`${config.public_api_url}/account/revoke-tokens`, {
+      method: 'POST',
+      headers,
+      body: '{}',
+    });
+    expect(await revoked.json()).toMatchObject({ security_events_queued: 1 });
+    await running.close();
+
+    running = await start();
+    const restarted = running.config;
+    await fetch(`${restarted.auth_url}/ssf/status`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ stream_id, status: 'enabled' }),
+    });
+    await waitFor(() => (receiver as LocalSetReceiver).received.length === 1);
+    const [set] = receiver.received;
+    expect(set?.error).toBeUndefined();
+    // Signed by the first process (its issuer: port 0 gives the restarted one another address),
+    // verified against the keys the restarted process publishes: the same, kept in the database.
+    expect(set?.payload?.iss).toBe(config.auth_url);
+    expect(set?.payload?.sub_id).toEqual({ format: 'iss_sub', iss: config.auth_url, sub: account.id });
+    expect(eventOf(set, SESSION_REVOKED)).toMatchObject({ initiating_entity: 'user' });
   });
 });
