@@ -246,6 +246,9 @@ export function securityEventsRouter(services: Services): Router {
     managed(async (accountId, req, res) => {
       const input = parse(VerificationRequest, req.body);
       const row = await owned(accountId, input.stream_id);
+      if (row.status === 'disabled') {
+        throw new ServiceError('forbidden', { detail: 'The stream is disabled; enable it to verify it' });
+      }
       const wait = await verificationWait(db, row.id, services.now());
       if (wait > 0) {
         throw new ServiceError('rate_limited', {

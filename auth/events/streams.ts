@@ -195,7 +195,17 @@ export async function setStreamStatus(
   at: Date,
 ): Promise<SsfStreamRow> {
   const next = { status, status_reason: reason, updated_at: at.toISOString() };
-  await db.updateTable('ssf_streams').set(next).where('id', '=', row.id).execute();
+  await db.transaction().execute(async (trx) => {
+    await trx.updateTable('ssf_streams').set(next).where('id', '=', row.id).execute();
+    // SSF 1.0 section 8.1.2: a disabled stream neither transmits nor holds events.
+    if (status === 'disabled') {
+      await trx
+        .deleteFrom('ssf_deliveries')
+        .where('stream_id', '=', row.id)
+        .where('state', '=', 'pending')
+        .execute();
+    }
+  });
   return { ...row, ...next };
 }
 

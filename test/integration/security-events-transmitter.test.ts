@@ -337,6 +337,15 @@ describe.each(dialects)('SSF transmitter (%s)', (dialect) => {
     expect(pending).toEqual([{ state: 'pending' }]);
     expect((await status({ stream_id, status: 'enabled' })).status).toBe(200);
     await waitFor(() => paused.received.length === 1);
+
+    // A disabled stream gets nothing and holds nothing: verifying it is refused.
+    expect((await status({ stream_id: refused.stream_id, status: 'disabled' })).status).toBe(200);
+    const disabled = await api('/ssf/verify', {
+      method: 'POST',
+      key: serviceKey,
+      body: JSON.stringify({ stream_id: refused.stream_id }),
+    });
+    expect(disabled.status).toBe(403);
     expect(eventOf(paused.received[0], VERIFICATION)).toEqual({ state: 'held' });
   });
 });
