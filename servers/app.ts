@@ -164,6 +164,7 @@ function siteRouter(services: Services, operations: readonly AnyOperation[]): Re
         agent_auth: descriptorUrl(config),
         agent_auth_skill: skillUrl(config),
         anonymous_signup: signupUrl(config),
+        security_events: `${config.auth_url}/.well-known/ssf-configuration`,
       },
     });
   });
