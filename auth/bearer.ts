@@ -209,9 +209,23 @@ export async function revokeAccountAuthorizations(
   db: Kysely<Database>,
   accountId: string,
   now: Date,
+  also?: (trx: Kysely<Database>, revocation: AccountRevocation) => Promise<void>,
+): Promise<AccountRevocation> {
+  return db.transaction().execute(async (trx) => {
+    const revocation = await revokeAccountAuthorizationsIn(trx, accountId, now);
+    await also?.(trx, revocation);
+    return revocation;
+  });
+}
+
+/** `revokeAccountAuthorizations` inside the caller's transaction (a security event's receipt). */
+export async function revokeAccountAuthorizationsIn(
+  trx: Kysely<Database>,
+  accountId: string,
+  now: Date,
 ): Promise<AccountRevocation> {
   const revokedBefore = new Date(Math.floor(now.getTime() / 1000) * 1000);
-  return db.transaction().execute(async (trx) => {
+  {
     const grants = await trx
       .selectFrom('oauth_records')
       .select('id')
@@ -232,11 +246,30 @@ export async function revokeAccountAuthorizations(
       .where('model', '=', 'Session')
       .where('account_id', '=', accountId)
       .executeTakeFirst();
-    await revokeAccountTokens(trx, accountId, revokedBefore);
+    await raiseRevokedBefore(trx, accountId, revokedBefore);
     return {
       revokedBefore,
       grantsRevoked: grantIds.length,
       sessionsEnded: Number(sessions.numDeletedRows),
     };
-  });
+  }
+}
+
+/**
+ * Refuses the account's access tokens issued before `at`, never moving an earlier revocation's
+ * later time back (security events may arrive out of order).
+ */
+export async function raiseRevokedBefore(db: Kysely<Database>, accountId: string, at: Date): Promise<void> {
+  const revoked_before = at.toISOString();
+  await db
+    .insertInto('oauth_account_revocations')
+    .values({ account_id: accountId, revoked_before })
+    .onConflict((oc) => oc.column('account_id').doNothing())
+    .execute();
+  await db
+    .updateTable('oauth_account_revocations')
+    .set({ revoked_before })
+    .where('account_id', '=', accountId)
+    .where('revoked_before', '<', revoked_before)
+    .execute();
 }

@@ -11,6 +11,7 @@ import type { Services } from '../servers/services.ts';
 import { signupHandler } from './anonymous/routes.ts';
 import { identityAssertionRouter } from './assertions/routes.ts';
 import { clientMetadataProblem, MAX_METADATA_BYTES, nativeWhenLoopback } from './client-metadata.ts';
+import { securityEventsRouter } from './events/routes.ts';
 import { sendLimitPage } from './form-security.ts';
 import { interactionRouter } from './interactions/routes.ts';
 import type { AuthorizationServer } from './provider.ts';
@@ -115,6 +116,8 @@ export function authorizationRouter(services: Services, authz: AuthorizationServ
 
   // The identity_assertion method: verified-email codes and the agents' sign-out (`assertions/`).
   router.use(identityAssertionRouter(services, authz, services.emailCodes));
+  // Security events: the CAEP receiver's push endpoint (`events/routes.ts`).
+  router.use(securityEventsRouter(services));
 
   // The anonymous method of the agent authentication descriptor (`anonymous/sessions.ts`).
   router.post('/signup', signupHandler(services));

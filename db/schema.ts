@@ -703,6 +703,70 @@ export interface SoulRegistrationsTable {
   created_at: string;
 }
 
+// --- Security events (migration 2026-11-25T1200Z_security_events) ----------------------------
+
+/**
+ * A Security Event Token accepted at the push endpoint (`auth/events/receiver.ts`), one row per
+ * transmitter (`issuer`) and `jti`: a SET takes effect once. `digest` (SHA-256 of the compact
+ * token) tells a transmitter's retry of the same SET (answered 202 again) from another SET
+ * reusing the `jti` (refused). `account_id` is the account the subject named, or null.
+ */
+export interface SecurityEventReceiptsTable {
+  issuer: string;
+  jti: string;
+  digest: string;
+  event_type: string;
+  account_id: string | null;
+  received_at: string;
+}
+
+/** Claims a trusted transmitter reported changed for an account (CAEP token-claims-change), merged per issuer. */
+export interface AccountEventClaimsTable {
+  account_id: string;
+  issuer: string;
+  /** JSON object: the claims as last reported. */
+  claims: string;
+  changed_at: string;
+}
+
+/**
+ * A receiver's stream at our transmitter (SSF 1.0 section 8): SETs about the owning account are
+ * pushed (RFC 8935) to `endpoint_url` with `authorization_header` (sealed, `ssfAuthorizationPlace`).
+ * `events_requested` is a JSON array of event type URIs; `status` enabled | paused | disabled.
+ */
+export interface SsfStreamsTable {
+  id: string;
+  account_id: string;
+  endpoint_url: string;
+  authorization_header: string | null;
+  events_requested: string;
+  description: string | null;
+  status: 'enabled' | 'paused' | 'disabled';
+  status_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/**
+ * Outbox of signed SETs for a stream, delivered like `deliveries` (lease, retries with backoff).
+ * `id` is the SET's `jti`; `token` the compact SET, signed when the event happened, so every
+ * attempt sends the same bytes.
+ */
+export interface SsfDeliveriesTable {
+  id: string;
+  stream_id: string;
+  event_type: string;
+  token: string;
+  state: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  next_attempt_at: string;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  last_error: string | null;
+  created_at: string;
+  delivered_at: string | null;
+}
+
 export interface Database {
   service_secrets: ServiceSecretsTable;
   catalog_snapshots: CatalogSnapshotsTable;
@@ -745,12 +809,18 @@ export interface Database {
   soul_token_ids: SoulTokenIdsTable;
   soul_memories: SoulMemoriesTable;
   soul_registrations: SoulRegistrationsTable;
+  security_event_receipts: SecurityEventReceiptsTable;
+  account_event_claims: AccountEventClaimsTable;
+  ssf_streams: SsfStreamsTable;
+  ssf_deliveries: SsfDeliveriesTable;
 }
 
 export type ReturnRequestRow = Selectable<ReturnRequestsTable>;
 export type NewReturnRequest = Insertable<ReturnRequestsTable>;
 export type ReturnEventRow = Selectable<ReturnEventsTable>;
 export type DeliveryRow = Selectable<DeliveriesTable>;
+export type SsfStreamRow = Selectable<SsfStreamsTable>;
+export type SsfDeliveryRow = Selectable<SsfDeliveriesTable>;
 export type BrandChannelRow = Selectable<BrandChannelsTable>;
 export type AccountRow = Selectable<AccountsTable>;
 export type ServiceKeyRow = Selectable<ServiceKeysTable>;

@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
 import { anonymousSiteRouter } from '../auth/anonymous/routes.ts';
 import { descriptorUrl, signupUrl, skillUrl } from '../auth/descriptor.ts';
+import { ssfConfigurationMirror } from '../auth/events/routes.ts';
 import {
   ownerMcpEndpoint,
   protectedResourceMetadataUrls,
@@ -93,6 +94,7 @@ export function createApp(services: Services, operations: readonly AnyOperation[
     [config.public_api_url, publicApi],
     [config.site_url, siteRouter(services, operations)],
     [config.site_url, authorizationMetadataMirror(services.authorization)],
+    [config.site_url, ssfConfigurationMirror(services)],
     [config.site_url, anonymousSiteRouter(services, services.authorization.keys.cookieKeys[0] as string)],
     // After the site's own routes (same depth, kept in order): the paid SKUs at
     // {site_url}/api/public/x402/<sku>; requests the public API router (mounted deeper, at
@@ -162,6 +164,7 @@ function siteRouter(services: Services, operations: readonly AnyOperation[]): Re
         agent_auth: descriptorUrl(config),
         agent_auth_skill: skillUrl(config),
         anonymous_signup: signupUrl(config),
+        security_events: `${config.auth_url}/.well-known/ssf-configuration`,
       },
     });
   });

@@ -76,6 +76,38 @@ const SettlerKeyText = z.string().transform((text, ctx) => {
   return key;
 });
 
+/** Event types of CAEP 1.0 that the receiver acts on and the transmitter sends (SPEC "Events"). */
+export const CAEP_EVENT_TYPES = [
+  'https://schemas.openid.net/secevent/caep/event-type/session-revoked',
+  'https://schemas.openid.net/secevent/caep/event-type/credential-change',
+  'https://schemas.openid.net/secevent/caep/event-type/token-claims-change',
+] as const;
+
+/**
+ * A Shared Signals transmitter whose Security Event Tokens the push endpoint
+ * (`{auth_url}/ssf/push`) accepts (README "Security events"):
+ * - `issuer`: the SETs' `iss`, compared exactly;
+ * - `jwks_uri`: its JSON Web Key Set, fetched through the SSRF-safe fetcher and cached;
+ * - `audience`: the `aud` its SETs must carry; null means our issuer (`auth_url`);
+ * - `push_token`: if set, the transmitter must also send `Authorization: Bearer <push_token>`
+ *   (the SSF stream's `authorization_header`); compared in constant time;
+ * - `events`: the event types accepted from it (default: the three of SPEC "Events");
+ * - `email_subjects`: whether its `email` subject identifiers may name our accounts (a transmitter
+ *   that does not verify the emails it names should not be trusted with this).
+ */
+export const TrustedTransmitter = z.strictObject({
+  issuer: z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' }),
+  jwks_uri: z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' }),
+  audience: z.string().min(1).nullable().default(null),
+  push_token: z.string().min(16, 'must be at least 16 characters').nullable().default(null),
+  events: z
+    .array(z.enum(CAEP_EVENT_TYPES))
+    .min(1)
+    .default([...CAEP_EVENT_TYPES]),
+  email_subjects: z.boolean().default(true),
+});
+export type TrustedTransmitter = z.infer<typeof TrustedTransmitter>;
+
 export const Config = z
   .object({
     port: z.number().int().min(0).max(65535),
@@ -282,6 +314,27 @@ export const Config = z
           trusted_for_email: z.boolean().default(false),
         }),
       ),
+      /** Transmitters whose Security Event Tokens are accepted (`TrustedTransmitter`); issuers unique. */
+      trusted_transmitters: z
+        .array(TrustedTransmitter)
+        .refine(
+          (list) => new Set(list.map((t) => t.issuer)).size === list.length,
+          'each issuer may be listed once',
+        ),
+      /** Our own transmitter (`auth/events/`): receivers' streams and the SET delivery outbox. */
+      security_events: z.strictObject({
+        /** Streams one account may hold. */
+        max_streams_per_account: positiveInt,
+        /** Pushes to receivers: poll, batch, lease and retries with exponential backoff, as for returns. */
+        delivery: z.strictObject({
+          poll_interval_ms: positiveInt,
+          batch_size: positiveInt,
+          lease_ms: positiveInt,
+          max_attempts: positiveInt,
+          base_delay_ms: positiveInt,
+          max_delay_ms: positiveInt,
+        }),
+      }),
     }),
     /**
      * Keys that seal the secrets stored in the database (`servers/secrets.ts`). Environment only
@@ -394,6 +447,9 @@ export const envBindings: Record<string, EnvBinding> = {
   SMTP_FROM: { key: 'smtp.from' },
   ANONYMOUS_SCAN_LIMIT: { key: 'auth.anonymous.scan_limit', parse: numberOrRaw },
   ANONYMOUS_SESSION_TTL_S: { key: 'auth.anonymous.session_ttl_s', parse: numberOrRaw },
+  AUTH_TRUSTED_TRANSMITTERS: { key: 'auth.trusted_transmitters', parse: jsonOrRaw },
+  SSF_DELIVERY_BASE_DELAY_MS: { key: 'auth.security_events.delivery.base_delay_ms', parse: numberOrRaw },
+  SSF_DELIVERY_MAX_ATTEMPTS: { key: 'auth.security_events.delivery.max_attempts', parse: numberOrRaw },
   RATE_LIMIT_WRITES_PER_MINUTE: { key: 'rate_limits.unauthenticated_writes.points', parse: numberOrRaw },
   DELIVERY_BASE_DELAY_MS: { key: 'returns.delivery.base_delay_ms', parse: numberOrRaw },
   DELIVERY_MAX_ATTEMPTS: { key: 'returns.delivery.max_attempts', parse: numberOrRaw },
@@ -486,7 +542,9 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const key = issue.path.join('.') || '(root)';
-      const where = origin.get(key) ?? path.basename(file);
+      // A member of a value set as a whole (a JSON list from the environment) names that source.
+      const where =
+        origin.get(key) ?? [...origin].find(([set]) => key.startsWith(`${set}.`))?.[1] ?? path.basename(file);
       const keys = issue.code === 'unrecognized_keys' ? ` (${issue.keys.join(', ')})` : '';
       problems.push(`${key}: ${issue.message}${keys} [from ${where}]`);
     }
@@ -533,6 +591,10 @@ export function productionChecks(config: Config): { problems: string[]; warnings
         `outbound.allow_private_networks: lets brand webhooks reach this network's private addresses; turn off OUTBOUND_ALLOW_PRIVATE in production, ${overrides}`,
       );
     }
+  }
+  for (const [i, transmitter] of config.auth.trusted_transmitters.entries()) {
+    if (!transmitter.jwks_uri.startsWith('https://'))
+      problems.push(`auth.trusted_transmitters.${i}.jwks_uri: must be an https URL in production`);
   }
   if (!config.payments.pay_to) warnings.push(payToMissing);
   if (!config.secrets.key) {

@@ -153,6 +153,9 @@ export async function serviceSecret(
 export const serviceSecretPlace = (name: string): string => `service_secrets/${name}`;
 export const signingKeyPlace = (kid: string): string => `oauth_signing_keys/${kid}/private_jwk`;
 export const webhookSecretPlace = (domain: string): string => `brand_channels/${domain}/webhook_secret`;
+/** A receiver's Authorization header for its SSF stream (`auth/events/streams.ts`). */
+export const ssfAuthorizationPlace = (streamId: string): string =>
+  `ssf_streams/${streamId}/authorization_header`;
 
 /**
  * Brings every stored secret to the box's current form: seals clear values once a key is set, and
@@ -207,6 +210,23 @@ export async function resealStoredSecrets(db: Kysely<Database>, box: SecretBox):
         .set({ webhook_secret: value })
         .where('brand_domain', '=', row.brand_domain)
         .where('webhook_secret', '=', secret)
+        .executeTakeFirst();
+      return result.numUpdatedRows;
+    });
+  }
+  const streams = await db
+    .selectFrom('ssf_streams')
+    .select(['id', 'authorization_header'])
+    .where('authorization_header', 'is not', null)
+    .execute();
+  for (const row of streams) {
+    const header = row.authorization_header as string;
+    await reseal(header, ssfAuthorizationPlace(row.id), async (value) => {
+      const result = await db
+        .updateTable('ssf_streams')
+        .set({ authorization_header: value })
+        .where('id', '=', row.id)
+        .where('authorization_header', '=', header)
         .executeTakeFirst();
       return result.numUpdatedRows;
     });

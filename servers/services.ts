@@ -12,6 +12,10 @@ import { registerJwtBearerGrant } from '../auth/assertions/grant.ts';
 import { sweepAssertionRecords } from '../auth/assertions/repository.ts';
 import { CLOCK_TOLERANCE_S, IdentityAssertionVerifier } from '../auth/assertions/verify.ts';
 import { BearerVerifier } from '../auth/bearer.ts';
+import { SetDeliveryWorker, sweepSetDeliveries } from '../auth/events/outbox.ts';
+import { SecurityEventReceiver, sweepSecurityEventReceipts } from '../auth/events/receiver.ts';
+import { SecurityEventTransmitter } from '../auth/events/transmitter.ts';
+import type { SigningJwk } from '../auth/keys.ts';
 import { type AuthorizationServer, createAuthorizationServer, publicApiResource } from '../auth/provider.ts';
 import type { DatabaseHandle, Dialect } from '../db/database.ts';
 import type { Database } from '../db/schema.ts';
@@ -89,6 +93,12 @@ export interface Services {
   emailCodes: EmailCodes;
   /** Verifies access tokens for the owner-scoped MCP server (`auth/bearer.ts`). */
   bearer: BearerVerifier;
+  /** Security events (`auth/events/`): the CAEP receiver, our transmitter and its delivery outbox. */
+  securityEvents: {
+    receiver: SecurityEventReceiver;
+    transmitter: SecurityEventTransmitter;
+    worker: SetDeliveryWorker;
+  };
   /** Verifies access tokens issued for the public API (`resource={public_api_url}`), for Bearer writes. */
   publicApiBearer: BearerVerifier;
   /** SSRF-safe fetch for brand webhooks (address policy `outbound.allow_private_networks`). */
@@ -262,6 +272,27 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     now,
   });
 
+  const securityEventLog = log.child({ component: 'security-events' });
+  const setWorker = new SetDeliveryWorker({
+    db,
+    dialect: database.dialect,
+    config,
+    log: securityEventLog,
+    fetch,
+    secrets,
+    now,
+  });
+  const securityEvents = {
+    receiver: new SecurityEventReceiver({ db, config, fetch, log: securityEventLog, now }),
+    transmitter: new SecurityEventTransmitter({
+      config,
+      signingKey: authorization.keys.jwks.keys[0] as SigningJwk,
+      now,
+      nudge: () => setWorker.nudge(),
+    }),
+    worker: setWorker,
+  };
+
   let housekeeping: NodeJS.Timeout | undefined;
   return {
     config,
@@ -291,6 +322,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     bearer,
     publicApiBearer,
     souls: new SoulsService({ db, config, now }),
+    securityEvents,
     fetch,
     siteFetch,
     secrets,
@@ -299,6 +331,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
       deliveries.start();
       scans.worker.start();
       settler.start();
+      setWorker.start();
       const sweep = () => {
         sweepIdempotencyKeys(db, new Date(now().getTime() - 24 * HOUR_MS)).catch((err) =>
           log.warn({ err }, 'idempotency sweep failed'),
@@ -310,6 +343,10 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
         sweepAssertionRecords(db, new Date(now().getTime() - 2 * CLOCK_TOLERANCE_S * 1000)).catch((err) =>
           log.warn({ err }, 'identity assertion records sweep failed'),
         );
+        sweepSecurityEventReceipts(db, now()).catch((err) =>
+          log.warn({ err }, 'security event receipts sweep failed'),
+        );
+        sweepSetDeliveries(db, now()).catch((err) => log.warn({ err }, 'security event outbox sweep failed'));
         deleteExpiredResolutions(db, now().toISOString()).catch((err) =>
           log.warn({ err }, 'resolved merchants sweep failed'),
         );
@@ -325,6 +362,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
         deliveries.stop(),
         scans.worker.stop(),
         settler.stop(),
+        setWorker.stop(),
         resolver.stop(),
       ]);
       mailer?.close();

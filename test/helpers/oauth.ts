@@ -3,6 +3,9 @@
  * redirects by hand with a cookie jar and submits the forms it is shown.
  */
 import http from 'node:http';
+import * as oauth from 'oauth4webapi';
+
+const insecure = { [oauth.allowInsecureRequests]: true };
 
 export class CookieJar {
   readonly #cookies = new Map<string, string>();
@@ -205,4 +208,91 @@ export function rawRequest(
 /** The `name=value` pairs a response sets, as a Cookie header. */
 export function cookiesOf(headers: http.IncomingHttpHeaders): string {
   return (headers['set-cookie'] ?? []).map((line) => line.split(';')[0]).join('; ');
+}
+
+/**
+ * An independent OAuth client (oauth4webapi) registered at the authorization server, which gets an
+ * owner's tokens through the code flow with PKCE, the sign-in and consent pages driven as a browser
+ * would.
+ */
+export class OwnerTokenClient {
+  readonly #as: oauth.AuthorizationServer;
+  readonly #client: oauth.Client;
+  readonly redirectUri: string;
+
+  private constructor(as: oauth.AuthorizationServer, client: oauth.Client, redirectUri: string) {
+    this.#as = as;
+    this.#client = client;
+    this.redirectUri = redirectUri;
+  }
+
+  get clientId(): string {
+    return this.#client.client_id;
+  }
+
+  static async register(
+    authUrl: string,
+    redirectUri = 'http://127.0.0.1:7779/callback',
+  ): Promise<OwnerTokenClient> {
+    const issuer = new URL(authUrl);
+    const as = await oauth.processDiscoveryResponse(
+      issuer,
+      await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }),
+    );
+    const registered = await oauth.processDynamicClientRegistrationResponse(
+      await oauth.dynamicClientRegistrationRequest(
+        as,
+        {
+          client_name: 'Owner token test client',
+          redirect_uris: [redirectUri],
+          grant_types: ['authorization_code', 'refresh_token'],
+          token_endpoint_auth_method: 'none',
+        },
+        insecure,
+      ),
+    );
+    return new OwnerTokenClient(
+      as,
+      { client_id: registered.client_id, token_endpoint_auth_method: 'none' },
+      redirectUri,
+    );
+  }
+
+  /** The owner's tokens for `resource` (the owner MCP URL, or the public API). */
+  async tokens(owner: OwnerCredentials, resource: string): Promise<oauth.TokenEndpointResponse> {
+    const verifier = oauth.generateRandomCodeVerifier();
+    const state = oauth.generateRandomState();
+    const url = new URL(this.#as.authorization_endpoint as string);
+    url.search = new URLSearchParams({
+      client_id: this.#client.client_id,
+      redirect_uri: this.redirectUri,
+      response_type: 'code',
+      scope: 'agent-service offline_access',
+      state,
+      resource,
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    }).toString();
+    const flow = await authorizeInBrowser(url.href, owner);
+    const params = oauth.validateAuthResponse(this.#as, this.#client, flow.redirect, state);
+    const response = await oauth.authorizationCodeGrantRequest(
+      this.#as,
+      this.#client,
+      oauth.None(),
+      params,
+      this.redirectUri,
+      verifier,
+      { additionalParameters: { resource }, ...insecure },
+    );
+    return oauth.processAuthorizationCodeResponse(this.#as, this.#client, response);
+  }
+
+  /** A refresh grant; rejects with the OAuth error (`invalid_grant` for a revoked refresh token). */
+  async refresh(refreshToken: string): Promise<oauth.TokenEndpointResponse> {
+    return oauth.processRefreshTokenResponse(
+      this.#as,
+      this.#client,
+      await oauth.refreshTokenGrantRequest(this.#as, this.#client, oauth.None(), refreshToken, insecure),
+    );
+  }
 }

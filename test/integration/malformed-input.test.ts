@@ -67,6 +67,11 @@ const validInputs = (): Record<string, Input> => ({
   createAccount: { email: 'new-owner@example.com', password: 'correct horse battery staple' },
   createServiceKey: { label: 'ci' },
   revokeServiceKey: { key_id: ids.key },
+  changePassword: {
+    current_password: 'correct horse battery staple',
+    new_password: 'another long passphrase',
+  },
+  changeEmail: { email: 'moved-owner@example.com' },
   installPixel: {
     domain: 'shop.example.com',
     email: 'pixel@example.com',

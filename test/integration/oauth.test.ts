@@ -581,6 +581,7 @@ describe.each(dialects)('OAuth authorization server and owner MCP (%s)', (dialec
       revoked_before: expect.any(String),
       grants_revoked: expect.any(Number),
       sessions_ended: expect.any(Number),
+      security_events_queued: 0,
     });
     expect(body.grants_revoked).toBeGreaterThan(0);
     expect(body.sessions_ended).toBeGreaterThan(0);

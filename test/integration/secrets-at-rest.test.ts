@@ -15,6 +15,7 @@ import { startTestService, type TestService } from '../helpers/service.ts';
 // biome-ignore lint/suspicious/noExplicitAny: JSON bodies
 type Json = any;
 
+const STREAM_HEADER = 'Bearer stream-receiver-secret';
 const newKey = () => randomBytes(32).toString('base64');
 const keyId = (text: string) => (SecretsKey.parse(text) as SecretsKey).id;
 
@@ -83,6 +84,9 @@ describe.each(dialects)('secrets at rest (%s)', (dialect) => {
       ...(await db.handle.db.selectFrom('brand_channels').select('webhook_secret').execute()).map(
         (r) => r.webhook_secret as string,
       ),
+      ...(await db.handle.db.selectFrom('ssf_streams').select('authorization_header').execute()).map(
+        (r) => r.authorization_header as string,
+      ),
     ];
     return rows;
   }
@@ -140,12 +144,26 @@ describe.each(dialects)('secrets at rest (%s)', (dialect) => {
     );
     expect(registered.status).toBe(200);
     await deliverOne(service);
+    // A security event stream's Authorization header, sent with each push of our SETs.
+    const stream = await fetch(`${service.config.auth_url}/ssf/streams`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-key': key },
+      body: JSON.stringify({
+        delivery: {
+          method: 'urn:ietf:rfc:8935',
+          endpoint_url: receiver.url,
+          authorization_header: STREAM_HEADER,
+        },
+      }),
+    });
+    expect(stream.status).toBe(201);
 
     const stored = await storedSecrets();
-    expect(stored.length).toBeGreaterThanOrEqual(4); // rate-limit key, cookie key, signing key, webhook secret
+    expect(stored.length).toBeGreaterThanOrEqual(5); // rate-limit, cookie and signing keys, webhook secret, stream header
     for (const value of stored) expect(value.startsWith(`sealed:v1:${keyId(first)}:`)).toBe(true);
     const dump = stored.join('\n');
     expect(dump).not.toContain(receiver.secret);
+    expect(dump).not.toContain(STREAM_HEADER);
     expect(dump).not.toContain('"d":'); // no private JWK member in clear
     kids = await jwksKids(service);
     await service.close();

@@ -11,6 +11,7 @@ import {
   mcpAllowedHosts,
   productionChecks,
   projectRoot,
+  type TrustedTransmitter,
 } from '../../servers/config.ts';
 
 describe('configuration', () => {
@@ -39,6 +40,65 @@ describe('configuration', () => {
     expect(config.mcp_url).toBe('https://mcp.example.com');
     expect(config.log_level).toBe('debug');
     expect(mcpAllowedHosts(config)).toEqual(['mcp.example.com']);
+  });
+
+  it('reads trusted transmitters from AUTH_TRUSTED_TRANSMITTERS with defaults, and names each bad member', () => {
+    const config = loadConfig({
+      env: {
+        AUTH_TRUSTED_TRANSMITTERS: JSON.stringify([
+          { issuer: 'https://idp.example.com', jwks_uri: 'https://idp.example.com/jwks.json' },
+        ]),
+      },
+    });
+    expect(config.auth.trusted_transmitters).toEqual([
+      {
+        issuer: 'https://idp.example.com',
+        jwks_uri: 'https://idp.example.com/jwks.json',
+        audience: null,
+        push_token: null,
+        events: [
+          'https://schemas.openid.net/secevent/caep/event-type/session-revoked',
+          'https://schemas.openid.net/secevent/caep/event-type/credential-change',
+          'https://schemas.openid.net/secevent/caep/event-type/token-claims-change',
+        ],
+        email_subjects: true,
+      },
+    ]);
+    let error: unknown;
+    try {
+      loadConfig({
+        env: {
+          AUTH_TRUSTED_TRANSMITTERS: JSON.stringify([
+            { issuer: 'https://a.example', jwks_uri: 'ftp://a.example/jwks', push_token: 'short' },
+            { issuer: 'https://a.example', jwks_uri: 'https://a.example/jwks', events: ['urn:x'] },
+          ]),
+        },
+      });
+    } catch (err) {
+      error = err;
+    }
+    const problems = (error as ConfigError).problems.join('\n');
+    expect(problems).toMatch(
+      /auth\.trusted_transmitters\.0\.jwks_uri: .*\[from environment AUTH_TRUSTED_TRANSMITTERS\]/,
+    );
+    expect(problems).toMatch(/auth\.trusted_transmitters\.0\.push_token/);
+    expect(problems).toMatch(/auth\.trusted_transmitters\.1\.events\.0/);
+    const production = productionChecks({
+      ...config,
+      mode: 'production',
+      auth: {
+        ...config.auth,
+        trusted_transmitters: [
+          {
+            ...(config.auth.trusted_transmitters[0] as TrustedTransmitter),
+            jwks_uri: 'http://idp.example.com/jwks',
+          },
+        ],
+      },
+    });
+    expect(production.problems).toContain(
+      'auth.trusted_transmitters.0.jwks_uri: must be an https URL in production',
+    );
   });
 
   it('reports every problem at once, naming the key and where the value came from', () => {

@@ -1,7 +1,12 @@
 import { revokeAccountAuthorizations } from '../../../auth/bearer.ts';
+import { CREDENTIAL_CHANGE, SESSION_REVOKED, TOKEN_CLAIMS_CHANGE } from '../../../auth/events/set.ts';
 import type { ServiceKeyRow } from '../../../db/schema.ts';
 import { defineOperation, requireAccount } from '../../operation.ts';
 import {
+  ChangeEmailInput,
+  ChangeEmailResult,
+  ChangePasswordInput,
+  ChangePasswordResult,
   CreateAccountInput,
   CreateAccountResult,
   CreateServiceKeyInput,
@@ -104,12 +109,82 @@ export const revokeOAuthTokens = defineOperation({
   http: { surface: 'public_api', method: 'POST', path: '/account/revoke-tokens', input: 'body' },
   tags: ['accounts'],
   handler: async (ctx) => {
-    const done = await revokeAccountAuthorizations(ctx.services.db, requireAccount(ctx).id, new Date());
+    const accountId = requireAccount(ctx).id;
+    const { transmitter } = ctx.services.securityEvents;
+    let queued = 0;
+    const done = await revokeAccountAuthorizations(ctx.services.db, accountId, new Date(), async (trx) => {
+      queued = await transmitter.emit(trx, accountId, SESSION_REVOKED, { initiating_entity: 'user' });
+    });
+    if (queued > 0) transmitter.queued();
     return {
       revoked_before: done.revokedBefore.toISOString(),
       grants_revoked: done.grantsRevoked,
       sessions_ended: done.sessionsEnded,
+      security_events_queued: queued,
     };
+  },
+});
+
+export const changePassword = defineOperation({
+  name: 'changePassword',
+  title: "Change the account's password",
+  description:
+    'Set the password used on the OAuth sign-in page. current_password is required when the account has one. ' +
+    "The account's security event streams receive a CAEP credential-change event. Tokens already issued are " +
+    'not revoked; use revokeOAuthTokens for that.',
+  input: ChangePasswordInput,
+  output: ChangePasswordResult,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  access: 'service_key',
+  http: { surface: 'public_api', method: 'POST', path: '/account/password', input: 'body' },
+  errors: ['validation_failed'],
+  tags: ['accounts'],
+  handler: async (ctx, input) => {
+    const accountId = requireAccount(ctx).id;
+    const { transmitter } = ctx.services.securityEvents;
+    let queued = 0;
+    await ctx.services.accounts.changePassword(
+      accountId,
+      input.current_password,
+      input.new_password,
+      async (trx, replaced) => {
+        queued = await transmitter.emit(trx, accountId, CREDENTIAL_CHANGE, {
+          credential_type: 'password',
+          change_type: replaced ? 'update' : 'create',
+          initiating_entity: 'user',
+        });
+      },
+    );
+    if (queued > 0) transmitter.queued();
+    return { changed_at: ctx.services.now().toISOString(), security_events_queued: queued };
+  },
+});
+
+export const changeEmail = defineOperation({
+  name: 'changeEmail',
+  title: "Change the account's email",
+  description:
+    'Change the email of the calling account (also its sign-in name). An email another account has is refused ' +
+    "with 409. The account's security event streams receive a CAEP token-claims-change event with the new email.",
+  input: ChangeEmailInput,
+  output: ChangeEmailResult,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  access: 'service_key',
+  http: { surface: 'public_api', method: 'POST', path: '/account/email', input: 'body' },
+  errors: ['validation_failed', 'account_exists'],
+  tags: ['accounts'],
+  handler: async (ctx, input) => {
+    const accountId = requireAccount(ctx).id;
+    const { transmitter } = ctx.services.securityEvents;
+    let queued = 0;
+    const account = await ctx.services.accounts.changeEmail(accountId, input.email, async (trx) => {
+      queued = await transmitter.emit(trx, accountId, TOKEN_CLAIMS_CHANGE, {
+        claims: { email: input.email.trim().toLowerCase() },
+        initiating_entity: 'user',
+      });
+    });
+    if (queued > 0) transmitter.queued();
+    return { account_id: account.id, email: account.email, security_events_queued: queued };
   },
 });
 
@@ -119,4 +194,6 @@ export const accountOperations = [
   listServiceKeys,
   revokeServiceKey,
   revokeOAuthTokens,
+  changePassword,
+  changeEmail,
 ];

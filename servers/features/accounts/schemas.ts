@@ -74,4 +74,36 @@ export const RevokeOAuthTokensResult = z.object({
     .int()
     .describe('Client approvals deleted, with their refresh tokens; each client must ask again.'),
   sessions_ended: z.number().int().describe('Sign-ins at the authorization server that were ended.'),
+  security_events_queued: z
+    .number()
+    .int()
+    .describe("session-revoked SETs queued for the account's security event streams."),
+});
+
+export const ChangePasswordInput = z.strictObject({
+  current_password: z
+    .string()
+    .max(200)
+    .optional()
+    .describe('The present password; required when the account has one.'),
+  new_password: Password,
+});
+
+export const ChangePasswordResult = z.object({
+  changed_at: z.iso.datetime(),
+  security_events_queued: z
+    .number()
+    .int()
+    .describe("credential-change SETs queued for the account's security event streams."),
+});
+
+export const ChangeEmailInput = z.strictObject({ email: Email });
+
+export const ChangeEmailResult = z.object({
+  account_id: z.uuid(),
+  email: z.string().describe('The account email now (lower case).'),
+  security_events_queued: z
+    .number()
+    .int()
+    .describe("token-claims-change SETs queued for the account's security event streams."),
 });

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { isUniqueViolation } from '../../../db/database.ts';
 import type { AccountRow, Database, ServiceKeyRow } from '../../../db/schema.ts';
-import { notFound, ServiceError } from '../../errors.ts';
+import { invalid, notFound, ServiceError } from '../../errors.ts';
 import type { RateLimits } from '../../rate-limit.ts';
 import {
   generateServiceKey,
@@ -168,6 +168,61 @@ export class AccountsService {
       .executeTakeFirst();
     const ok = await verifyPassword(password, account?.password_hash ?? DUMMY_HASH);
     return ok && account?.password_hash ? account : null;
+  }
+
+  /**
+   * Sets the account's password; `current` must match when it has one. `also` runs in the same
+   * transaction (the security event it emits). Returns whether a password existed before.
+   */
+  async changePassword(
+    accountId: string,
+    current: string | undefined,
+    next: string,
+    also?: (trx: Kysely<Database>, replaced: boolean) => Promise<void>,
+  ): Promise<{ replaced: boolean }> {
+    const account = await this.get(accountId);
+    if (!account) throw notFound('No such account');
+    const replaced = account.password_hash !== null;
+    if (
+      replaced &&
+      !(current !== undefined && (await verifyPassword(current, account.password_hash as string)))
+    ) {
+      throw invalid([{ field: 'current_password', message: 'does not match the account password' }]);
+    }
+    const password_hash = await hashPassword(next);
+    await this.#db.transaction().execute(async (trx) => {
+      await trx.updateTable('accounts').set({ password_hash }).where('id', '=', accountId).execute();
+      await also?.(trx, replaced);
+    });
+    return { replaced };
+  }
+
+  /** Changes the account's email (its sign-in name); `account_exists` (409) if another account has it. */
+  async changeEmail(
+    accountId: string,
+    email: string,
+    also?: (trx: Kysely<Database>, previous: string) => Promise<void>,
+  ): Promise<AccountRow> {
+    const normalised = email.trim().toLowerCase();
+    try {
+      return await this.#db.transaction().execute(async (trx) => {
+        const account = await trx
+          .selectFrom('accounts')
+          .selectAll()
+          .where('id', '=', accountId)
+          .executeTakeFirst();
+        if (!account) throw notFound('No such account');
+        if (account.email === normalised) return account;
+        await trx.updateTable('accounts').set({ email: normalised }).where('id', '=', accountId).execute();
+        await also?.(trx, account.email);
+        return { ...account, email: normalised };
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) {
+        throw new ServiceError('account_exists', { detail: 'Another account has this email.' });
+      }
+      throw err;
+    }
   }
 
   async get(accountId: string): Promise<AccountRow | undefined> {
