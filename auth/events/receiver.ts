@@ -285,6 +285,7 @@ export class SecurityEventReceiver {
       const accountId = subject
         ? await accountOfSubject(trx, subject, {
             issuer: config.auth_url,
+            transmitter: transmitter.issuer,
             emailSubjects: transmitter.email_subjects,
           })
         : null;

@@ -4,7 +4,9 @@
  * - `email` {email}: the account with that email, when the transmitter is trusted for emails
  *   (`auth.trusted_transmitters[].email_subjects`);
  * - `iss_sub` {iss, sub}: with `iss` = our issuer (`auth_url`), `sub` is the account id (the `sub`
- *   of our tokens); another issuer's subjects name no account here;
+ *   of our tokens); with `iss` = the transmitter's own issuer, the account that subject is linked
+ *   to by an identity assertion (`identity_links`, `auth/assertions/`); any other issuer's
+ *   subjects name no account here (a transmitter speaks for its own subjects only);
  * - `opaque` {id}: the account id, as our tokens' `sub`;
  * - `complex` {user, ...}: its `user` member, one of the above (session and device members are
  *   not tracked apart from the account).
@@ -12,6 +14,7 @@
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Database } from '../../db/schema.ts';
+import { linkedAccount } from '../assertions/repository.ts';
 
 const Simple = z.discriminatedUnion('format', [
   z.object({ format: z.literal('email'), email: z.string().min(3).max(254) }),
@@ -38,6 +41,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export interface SubjectContext {
   /** Our issuer (`auth_url`). */
   issuer: string;
+  /** The transmitter's issuer (the SET's `iss`): its own `iss_sub` subjects may be linked to accounts. */
+  transmitter: string;
   /** Whether this transmitter's email identifiers may name accounts. */
   emailSubjects: boolean;
 }
@@ -56,6 +61,9 @@ export async function accountOfSubject(
       query = query.where('email', '=', simple.email.trim().toLowerCase());
       break;
     case 'iss_sub':
+      if (simple.iss === context.transmitter && simple.iss !== context.issuer) {
+        return (await linkedAccount(db, simple.iss, simple.sub)) ?? null;
+      }
       if (simple.iss !== context.issuer || !UUID.test(simple.sub)) return null;
       query = query.where('id', '=', simple.sub.toLowerCase());
       break;

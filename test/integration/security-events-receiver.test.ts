@@ -9,6 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { linkSubject } from '../../auth/assertions/repository.ts';
 import { dialects } from '../helpers/databases.ts';
 import { type OwnerCredentials, OwnerTokenClient } from '../helpers/oauth.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
@@ -26,7 +27,7 @@ describe.each(dialects)('CAEP receiver (%s)', (dialect) => {
   let untrusted: LocalTransmitter;
   let guarded: LocalTransmitter;
   let oauthClient: OwnerTokenClient;
-  const owners: OwnerCredentials[] = ['revoked', 'credential', 'claims', 'replay'].map((name) => ({
+  const owners: OwnerCredentials[] = ['revoked', 'credential', 'claims', 'replay', 'linked'].map((name) => ({
     email: `${name}-${dialect}@example.com`,
     password: 'a long enough passphrase',
   }));
@@ -193,6 +194,37 @@ describe.each(dialects)('CAEP receiver (%s)', (dialect) => {
     expect(stored.issuer).toBe(transmitter.issuer);
     const claims = typeof stored.claims === 'string' ? JSON.parse(stored.claims) : stored.claims;
     expect(claims).toEqual({ role: 'admin', department: 'ops' });
+  });
+
+  it("names the account an identity assertion linked to the transmitter's own subject, and no other issuer's", async () => {
+    const accountId = accountIds[4] as string;
+    // The link an accepted ID-JAG from this issuer leaves (auth/assertions): its subject -> our account.
+    await linkSubject(service.services.db, {
+      issuer: transmitter.issuer,
+      subject: 'idp-user-4',
+      accountId,
+      at: new Date(),
+    });
+    const tokens = await tokensFor(owners[4] as OwnerCredentials);
+    const mcp = await mcpClient(tokens.access_token);
+    expect(await whoami(mcp)).toBe(accountId);
+
+    // Another transmitter cannot speak for this issuer's subjects: accepted, no account, no effect.
+    const foreign = await guarded.sign(
+      SESSION_REVOKED,
+      { event_timestamp: Math.floor(Date.now() / 1000) },
+      { format: 'iss_sub', iss: transmitter.issuer, sub: 'idp-user-4' },
+    );
+    expect((await push(foreign, { authorization: `Bearer ${PUSH_TOKEN}` })).status).toBe(202);
+    expect(await whoami(mcp)).toBe(accountId);
+
+    const set = await transmitter.sign(
+      SESSION_REVOKED,
+      { event_timestamp: Math.floor(Date.now() / 1000) },
+      { format: 'iss_sub', iss: transmitter.issuer, sub: 'idp-user-4' },
+    );
+    expect((await push(set)).status).toBe(202);
+    await expect(mcp.callTool({ name: 'get_owner_context', arguments: {} })).rejects.toThrow(/invalid_token/);
   });
 
   it('refuses forged, misdirected, replayed and malformed SETs with RFC 8935 codes', async () => {
