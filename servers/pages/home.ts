@@ -200,21 +200,21 @@ export function homePage(operations: readonly AnyOperation[], config: Config): H
 <main>
 <section id="connect">
 <h2>Connect an MCP client in one line</h2>
-<p>The public MCP server speaks Streamable HTTP at <a href="${config.mcp_url}">${config.mcp_url}</a> and needs no sign-in. Add it to Claude Desktop, Cursor, VS Code or any client that reads an <code>mcp.json</code>:</p>
+<p>The public MCP server speaks Streamable HTTP at <code>${config.mcp_url}</code> and needs no sign-in. Add it to Claude Desktop, Cursor, VS Code or any client that reads an <code>mcp.json</code>:</p>
 <pre><code>${connect}</code></pre>
 <p>Agents without an MCP client call the same operations over REST; the whole site is described by <a href="${site}/openapi.json">one OpenAPI document</a>, and every operation is listed for language models in <a href="${site}/llms.txt">llms.txt</a>. Agents may sign up anonymously at <a href="${signupUrl(config)}">${signupUrl(config)}</a> and read <a href="${skillUrl(config)}">auth.md</a> for the ways to authenticate.</p>
 </section>
 ${sections.map(
   ({ api, lines }) => html`<section id="${api.id}">
 <h2>${api.title}</h2>
-<p>${api.summary} Address: <a href="${api.url}">${api.url}</a>. Description: ${api.descriptions.map(
+<p>${api.summary} Address: <code>${api.url}</code>. Description: ${api.descriptions.map(
     (d, i) => html`${i ? ', ' : ''}<a href="${d.href}" type="${d.type}">${d.type}</a>`,
   )}.</p>
 <ul>
 ${lines.map(
   (
     l,
-  ) => html`<li><a href="${l.url}">${l.title}</a>${l.method ? html` <code>${l.method}</code>` : ''}${l.tool ? html` (MCP tool <code>${l.tool}</code>)` : ''}${l.price ? html` <span class="price">${l.price}</span>` : ''}: ${l.summary}</li>
+  ) => html`<li><strong>${l.title}</strong>: <code>${l.method ? `${l.method} ` : ''}${l.url}</code>${l.tool ? html` (MCP tool <code>${l.tool}</code>)` : ''}${l.price ? html` <span class="price">${l.price}</span>` : ''}. ${l.summary}</li>
 `,
 )}</ul>
 </section>

@@ -145,7 +145,9 @@ describe('registry parity', () => {
         ),
       );
       // The site's document is the whole site's: every REST operation of every surface (issue 14).
-      const declared = operations.filter((op) => (surface === 'site' ? op.http : op.http?.surface === surface));
+      const declared = operations.filter((op) =>
+        surface === 'site' ? op.http : op.http?.surface === surface,
+      );
       expect(entries.map(([, , e]) => e.operationId).sort()).toEqual(
         declared.flatMap((op) => bindingsOf(op).map(([, id]) => id)).sort(),
       );
