@@ -51,6 +51,13 @@ export const ownerMcpUrl = (config: Config): string => `${config.mcp_url}/auth`;
  */
 export const publicApiResource = (config: Config): string => config.public_api_url;
 
+/**
+ * The site as a resource (its metadata at `{site_url}/.well-known/oauth-protected-resource`): a token
+ * for it authorizes the same Bearer writes as one for the public API, which lives under the site -
+ * the site's own (the soul API at `{site_url}/api/soul`) and the public API's.
+ */
+export const siteResource = (config: Config): string => config.site_url;
+
 /** Where the login and consent pages of an interaction live. */
 export const interactionUrl = (config: Config, uid: string): string =>
   `${config.auth_url}/interaction/${uid}`;
@@ -126,9 +133,11 @@ export async function createAuthorizationServer(
         defaultResource: () => resource,
         useGrantedResource: () => true,
         async getResourceServerInfo(_ctx, indicator) {
-          const apiResource = publicApiResource(config);
-          if (indicator !== resource && indicator !== apiResource)
-            throw new errors.InvalidTarget(`tokens are only issued for ${resource} and ${apiResource}`);
+          const apiResources = [publicApiResource(config), siteResource(config)];
+          if (indicator !== resource && !apiResources.includes(indicator))
+            throw new errors.InvalidTarget(
+              `tokens are only issued for ${[resource, ...apiResources].join(', ')}`,
+            );
           return {
             scope: indicator === resource ? resourceScopes.join(' ') : SERVICE_SCOPE,
             audience: indicator,

@@ -8,7 +8,12 @@ import type { Logger } from 'pino';
 import { sweepOauthRecords } from '../auth/adapter.ts';
 import { AnonymousSessions } from '../auth/anonymous/sessions.ts';
 import { BearerVerifier } from '../auth/bearer.ts';
-import { type AuthorizationServer, createAuthorizationServer, publicApiResource } from '../auth/provider.ts';
+import {
+  type AuthorizationServer,
+  createAuthorizationServer,
+  publicApiResource,
+  siteResource,
+} from '../auth/provider.ts';
 import type { DatabaseHandle, Dialect } from '../db/database.ts';
 import type { Database } from '../db/schema.ts';
 import { type Config, secretBoxOf } from './config.ts';
@@ -70,7 +75,10 @@ export interface Services {
   authorization: AuthorizationServer;
   /** Verifies access tokens for the owner-scoped MCP server (`auth/bearer.ts`). */
   bearer: BearerVerifier;
-  /** Verifies access tokens issued for the public API (`resource={public_api_url}`), for Bearer writes. */
+  /**
+   * Verifies access tokens issued for the public API (`resource={public_api_url}`) or the site it lives
+   * under (`resource={site_url}`), for Bearer writes.
+   */
   publicApiBearer: BearerVerifier;
   /** SSRF-safe fetch for brand webhooks (address policy `outbound.allow_private_networks`). */
   fetch: SafeFetch;
@@ -208,7 +216,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
   const publicApiBearer = new BearerVerifier({
     db,
     issuer: authorization.issuer,
-    audience: publicApiResource(config),
+    audience: [publicApiResource(config), siteResource(config)],
     keys: authorization.keys.jwks.keys,
     secrets,
     now,

@@ -6,7 +6,7 @@
  */
 import express, { type RequestHandler, type Response } from 'express';
 import { descriptorUrl, signupUrl, skillUrl } from '../../auth/descriptor.ts';
-import { METADATA_CACHE_CONTROL } from '../../auth/provider.ts';
+import { METADATA_CACHE_CONTROL, siteResource } from '../../auth/provider.ts';
 import { SERVICE_SCOPE } from '../../auth/scopes.ts';
 import { serviceVersion } from '../config.ts';
 import type { AnyOperation, McpServerName } from '../operation.ts';
@@ -42,15 +42,19 @@ const document =
     open(res).set(headers).type(type).send(body);
   };
 
-/** `{site_url}/.well-known/oauth-protected-resource` (RFC 9728): the site as a resource. */
+/**
+ * `{site_url}/.well-known/oauth-protected-resource` (RFC 9728): the site as a resource. A token issued
+ * for `resource={site_url}` authorizes the Bearer writes of the site and of the public API under it.
+ */
 export function siteResourceMetadata(services: Services) {
   const { config, authorization } = services;
   return {
-    resource: config.site_url,
+    resource: siteResource(config),
     authorization_servers: [authorization.issuer],
     bearer_methods_supported: ['header'],
     scopes_supported: [SERVICE_SCOPE],
-    resource_name: 'Agent service',
+    resource_registration_endpoint: `${authorization.issuer}/oauth/clients/register`,
+    resource_name: 'Agent service (Bearer writes on the site and the public API)',
     resource_documentation: `${config.site_url}/`,
   };
 }
