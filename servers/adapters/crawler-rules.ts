@@ -29,7 +29,12 @@ export function robotsTxt(config: Config): string {
     serverCardUrl(config.mcp_url),
     serverCardUrl(`${config.mcp_url}/auth`),
   ]).map((p) => p.replace(/\/$/, ''));
-  const rules = ['Allow: /', ...cards.map((p) => `Allow: ${p}`), ...closed.map((p) => `Disallow: ${p}`)];
+  // `$` anchors the endpoint itself (RFC 9309 section 2.2.3); the trailing `/` closes what is under it.
+  const rules = [
+    'Allow: /',
+    ...cards.map((p) => `Allow: ${p}`),
+    ...closed.flatMap((p) => [`Disallow: ${p.replace(/\/$/, '')}$`, `Disallow: ${p}`]),
+  ];
   const group = (category: string) =>
     aiAgents.filter((a) => a.category === category).map((a) => `User-agent: ${a.token}`);
   return [

@@ -11,6 +11,7 @@ import { SERVICE_SCOPE } from '../../auth/scopes.ts';
 import { serviceVersion } from '../config.ts';
 import type { AnyOperation, McpServerName } from '../operation.ts';
 import { homePage, OG_IMAGE_PATH, ogImage, pagePaths } from '../pages/home.ts';
+import { sendPage } from '../pages/negotiate.ts';
 import type { Services } from '../services.ts';
 import {
   API_CATALOG_CONTENT_TYPE,
@@ -88,17 +89,10 @@ export function discoveryRouter(services: Services, operations: readonly AnyOper
     },
   });
 
+  const homeResponse = { ...home, json: urlMap };
   router.get('/', (req, res) => {
-    res.vary('Accept').set('Link', link);
-    const wanted = req.accepts(['text/html', 'text/markdown', 'application/json']);
-    if (wanted === 'text/markdown') return res.type('text/markdown; charset=utf-8').send(home.markdown);
-    if (wanted === 'application/json') return res.type('application/json').send(urlMap);
-    res
-      .set('Content-Security-Policy', home.csp)
-      .set('X-Content-Type-Options', 'nosniff')
-      .set('Referrer-Policy', 'strict-origin-when-cross-origin')
-      .type('text/html; charset=utf-8')
-      .send(home.html);
+    res.set('Link', link);
+    sendPage(req, res, homeResponse);
   });
   router.get(OG_IMAGE_PATH, document('image/svg+xml', ogImage()));
 

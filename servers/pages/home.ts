@@ -23,6 +23,7 @@ import { type Config, serviceVersion } from '../config.ts';
 import { installSnippets } from '../features/sites/snippets.ts';
 import type { AnyOperation } from '../operation.ts';
 import { html, jsonScript, raw } from './html.ts';
+import type { RenderedPage } from './negotiate.ts';
 
 /** The HTML pages of the site (for the sitemap); the pages of section 2 add theirs. */
 export const pagePaths = ['/'] as const;
@@ -116,14 +117,8 @@ const style =
 
 const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
 
-export interface HomePage {
-  html: string;
-  markdown: string;
-  /** Content-Security-Policy of the HTML: the inline script and style allowed by hash only. */
-  csp: string;
-}
-
-export function homePage(operations: readonly AnyOperation[], config: Config): HomePage {
+/** The HTML's Content-Security-Policy allows its inline script and style by hash only. */
+export function homePage(operations: readonly AnyOperation[], config: Config): RenderedPage {
   const sections = model(operations, config);
   const site = config.site_url;
   const canonical = `${site}/`;

@@ -12,7 +12,7 @@ import { parse as parseYaml } from 'yaml';
 import { apis, operationUrl } from '../../servers/adapters/api-catalog.ts';
 import { PAID_GET_SUFFIX } from '../../servers/adapters/openapi.ts';
 import { parseLlmsTxt } from '../../servers/features/scans/collectors/llms-txt.ts';
-import { aiAgents, parseRobots } from '../../servers/features/scans/collectors/robots.ts';
+import { aiAgents, parseRobots, robotsParser } from '../../servers/features/scans/collectors/robots.ts';
 import { tiers } from '../../servers/features/scans/scoring.ts';
 import { createTestDatabase, dialects } from '../helpers/databases.ts';
 import { TEST_SKU, withTestSku } from '../helpers/paid-operations.ts';
@@ -150,7 +150,16 @@ describe('discovery documents, pinned against the registry', () => {
     const robots = parseRobots(`${site}/robots.txt`, text);
     for (const agent of aiAgents) expect(text).toContain(`User-agent: ${agent.token}`);
     expect(text).toMatch(/^Content-Signal: search=yes, ai-input=yes, ai-train=yes$/m);
-    expect(robots).toBeDefined();
+    expect(robots.present).toBe(true);
+    expect(robots.content_signals.length).toBeGreaterThan(0);
+    const rules = robotsParser(`${site}/robots.txt`, text);
+    for (const agent of aiAgents) {
+      expect(rules.isAllowed(`${site}/`, agent.token), agent.token).toBe(true);
+      expect(rules.isAllowed(`${site}/llms.txt`, agent.token), agent.token).toBe(true);
+      expect(rules.isAllowed(`${service.config.mcp_url}/server-card`, agent.token), agent.token).toBe(true);
+      expect(rules.isAllowed(service.config.mcp_url, agent.token), agent.token).toBe(false);
+      expect(rules.isAllowed(`${site}/api/public/x402/signal`, agent.token), agent.token).toBe(false);
+    }
     const sitemap = await (await get('/sitemap.xml')).text();
     expect(sitemap).toContain(`<loc>${site}/</loc>`);
     expect(await (await get('/ai.txt')).text()).toMatch(/^User-Agent: \*$/m);
