@@ -9,6 +9,7 @@ import { descriptorUrl, signupUrl, skillUrl } from '../../auth/descriptor.ts';
 import { METADATA_CACHE_CONTROL, siteResource } from '../../auth/provider.ts';
 import { SERVICE_SCOPE } from '../../auth/scopes.ts';
 import { serviceVersion } from '../config.ts';
+import { VERIFICATION_NAME, VERIFICATION_PATH } from '../features/sites/service.ts';
 import type { AnyOperation, McpServerName } from '../operation.ts';
 import { homePage, OG_IMAGE_PATH, ogImage, pagePaths } from '../pages/home.ts';
 import { sendPage } from '../pages/negotiate.ts';
@@ -94,6 +95,20 @@ export function discoveryRouter(services: Services, operations: readonly AnyOper
     res.set('Link', link);
     sendPage(req, res, homeResponse);
   });
+  // The deployment's own site (PIXEL_SITE_ID) proves control of its domain by serving its token
+  // (sites/service.ts), so the traffic its pixel sees counts towards its own public score.
+  const ownSiteId = config.pages.pixel_site_id;
+  if (ownSiteId) {
+    const ownHost = new URL(config.site_url).host.toLowerCase();
+    router.get(VERIFICATION_PATH, async (_req, res, next) => {
+      const own = await services.sites.get(ownSiteId);
+      if (!own || (own.domain !== ownHost.replace(/^www\./, '') && own.domain !== ownHost)) return next();
+      res
+        .set('Cache-Control', 'no-store')
+        .type('text/plain; charset=utf-8')
+        .send(`${VERIFICATION_NAME}=${own.verification_token}\n`);
+    });
+  }
   router.get(OG_IMAGE_PATH, document('image/svg+xml', ogImage()));
 
   router.get(

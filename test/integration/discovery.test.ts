@@ -209,6 +209,7 @@ describe('discovery documents, pinned against the registry', () => {
 describe.each(dialects)('our own scanner scans our own deployment (%s)', (dialect) => {
   let service: TestService;
   let siteId: string;
+  let key: string;
   const db = createTestDatabase(dialect);
   const scanner = {
     'rate_limits.unauthenticated_writes.points': 1000,
@@ -231,7 +232,7 @@ describe.each(dialects)('our own scanner scans our own deployment (%s)', (dialec
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ email: `owner-${dialect}@example.com`, password: 'correct horse battery' }),
     });
-    const key: string = (await account.json()).key.service_key;
+    key = (await account.json()).key.service_key;
     const install = await fetch(`${api}/pixel-install`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-service-key': key },
@@ -313,4 +314,22 @@ describe.each(dialects)('our own scanner scans our own deployment (%s)', (dialec
     }
     expect(checks.get('https')).toBe(0);
   }, 90_000);
+
+  it('proves control of its own domain with the file it serves, so its pixel data counts', async () => {
+    const api = service.config.public_api_url;
+    const file = await fetch(`${service.config.site_url}/.well-known/agent-service-verification.txt`);
+    expect(file.status).toBe(200);
+    expect(await file.text()).toMatch(/^agent-service-verification=\S+\n$/);
+    const res = await fetch(`${api}/sites/${siteId}/verify`, {
+      method: 'POST',
+      headers: { 'x-service-key': key },
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ verified: true });
+    // Now the beacon hit above is data: Live AI Traffic is judged (and, with no AI visit yet, scores 0).
+    await service.services.traffic.drain();
+    const traffic = await service.services.traffic.liveTraffic(new URL(service.config.site_url).host);
+    expect(traffic).toMatchObject({ site_id: siteId, ai_events_30d: 0 });
+    expect(traffic?.events_30d).toBeGreaterThan(0);
+  });
 });
