@@ -52,7 +52,8 @@ export type BearerResult =
 export interface BearerVerifierOptions {
   db: Kysely<Database>;
   issuer: string;
-  audience: string;
+  /** The resource (RFC 8707) tokens must be issued for; any one of a list. */
+  audience: string | string[];
   /** Signing keys of the authorization server; only their public parts are used. */
   keys: SigningJwk[];
   /** Opens the stored signing keys when they are reloaded (they may be sealed). */
@@ -64,7 +65,7 @@ export class BearerVerifier {
   readonly #db: Kysely<Database>;
   readonly #grants: KyselyAdapter;
   readonly #issuer: string;
-  readonly #audience: string;
+  readonly #audience: string | string[];
   #jwks: ReturnType<typeof createLocalJWKSet>;
   #lastReload = Number.NEGATIVE_INFINITY;
   #reloading: Promise<void> | undefined;

@@ -53,11 +53,12 @@ export const publicApiResource = (config: Config): string => config.public_api_u
 
 /**
  * What a token for `indicator` looks like (RFC 8707 resource), or null when we issue none for it:
- * the owner MCP server takes the resource scopes, the public API only the service scope.
+ * the owner MCP server takes the resource scopes, the public API and the site only the service scope.
  */
 export function resourceServerInfo(config: Config, indicator: string) {
   const owner = ownerMcpUrl(config);
-  if (indicator !== owner && indicator !== publicApiResource(config)) return null;
+  if (indicator !== owner && indicator !== publicApiResource(config) && indicator !== siteResource(config))
+    return null;
   return {
     scope: indicator === owner ? resourceScopes.join(' ') : SERVICE_SCOPE,
     audience: indicator,
@@ -66,6 +67,13 @@ export function resourceServerInfo(config: Config, indicator: string) {
     jwt: { sign: { alg: 'ES256' as const } },
   };
 }
+
+/**
+ * The site as a resource (its metadata at `{site_url}/.well-known/oauth-protected-resource`): a token
+ * for it authorizes the same Bearer writes as one for the public API, which lives under the site -
+ * the site's own (the soul API at `{site_url}/api/soul`) and the public API's.
+ */
+export const siteResource = (config: Config): string => config.site_url;
 
 /** Where the login and consent pages of an interaction live. */
 export const interactionUrl = (config: Config, uid: string): string =>
@@ -145,7 +153,7 @@ export async function createAuthorizationServer(
           const info = resourceServerInfo(config, indicator);
           if (!info)
             throw new errors.InvalidTarget(
-              `tokens are only issued for ${resource} and ${publicApiResource(config)}`,
+              `tokens are only issued for ${[resource, publicApiResource(config), siteResource(config)].join(', ')}`,
             );
           return info;
         },

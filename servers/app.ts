@@ -5,7 +5,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
 import { anonymousSiteRouter } from '../auth/anonymous/routes.ts';
-import { descriptorUrl, signupUrl, skillUrl } from '../auth/descriptor.ts';
 import { ssfConfigurationMirror } from '../auth/events/routes.ts';
 import {
   ownerMcpEndpoint,
@@ -14,11 +13,12 @@ import {
   servePublicApiPrm,
 } from '../auth/resource.ts';
 import { authorizationMetadataMirror, authorizationRouter } from '../auth/router.ts';
+import { discoveryRouter, serverCardRouter } from './adapters/discovery.ts';
 import { mcpInstructions } from './adapters/instructions.ts';
 import { createMcpEndpoint } from './adapters/mcp.ts';
 import { methodNotAllowed, problemHandler, routeNotFound, surfaceRouter } from './adapters/rest.ts';
 import { x402Document } from './adapters/x402-document.ts';
-import { mcpAllowedHosts, serviceVersion } from './config.ts';
+import { mcpAllowedHosts } from './config.ts';
 import { errorCodes, ServiceError } from './errors.ts';
 import { lookupCardCharge } from './features/charges/operations.ts';
 import { getOwnerContext } from './features/owner/whoami.ts';
@@ -87,6 +87,9 @@ export function createApp(services: Services, operations: readonly AnyOperation[
 
   // Deepest paths first: a surface at "/" must not shadow the others.
   const mounts: [string, RequestHandler][] = [
+    // SEP-2127 server cards at `<streamable-http-url>/server-card`, in front of the endpoints.
+    [`${config.mcp_url}/auth/server-card`, serverCardRouter(services, operations, 'owner')],
+    [`${config.mcp_url}/server-card`, serverCardRouter(services, operations, 'public')],
     [`${config.mcp_url}/auth`, ownerMcp.router],
     [config.mcp_url, mcp.router],
     [config.auth_url, authorizationRouter(services, services.authorization)],
@@ -146,28 +149,7 @@ function siteRouter(services: Services, operations: readonly AnyOperation[]): Re
     res.setHeader('Access-Control-Allow-Origin', '*');
     res.type('application/json').send(x402);
   });
-  router.get('/', (_req, res) => {
-    res.json({
-      service: 'agent-service',
-      version: serviceVersion,
-      urls: {
-        site: config.site_url,
-        customer_service_agent: config.base_url,
-        customer_service_openapi: `${config.base_url}/openapi.json`,
-        public_api: config.public_api_url,
-        catalog: `${config.public_api_url}/catalog`,
-        live_catalog: `${config.functions_url}/catalog`,
-        health: `${config.public_api_url}/health`,
-        mcp: config.mcp_url,
-        mcp_owner: `${config.mcp_url}/auth`,
-        authorization_server: config.auth_url,
-        agent_auth: descriptorUrl(config),
-        agent_auth_skill: skillUrl(config),
-        anonymous_signup: signupUrl(config),
-        security_events: `${config.auth_url}/.well-known/ssf-configuration`,
-      },
-    });
-  });
+  router.use(discoveryRouter(services, operations));
   const prm = new URL(protectedResourceMetadataUrls(services).site).pathname.slice(
     new URL(config.site_url).pathname.replace(/\/+$/, '').length,
   );

@@ -190,6 +190,13 @@ export const Config = z
       /** DNS servers (`ip` or `ip:port`) for TXT verification; empty: the system resolver. */
       verification_dns_servers: z.array(z.string().min(1)),
     }),
+    pages: z.strictObject({
+      /**
+       * The `site_id` (POST /pixel-install) of this deployment's own site: its pages then carry the
+       * service's own traffic pixel. null: no pixel on the pages.
+       */
+      pixel_site_id: z.uuid().nullable(),
+    }),
     charges: z.strictObject({
       /**
        * Live resolution of merchants the registry does not name confidently (README "Live
@@ -408,6 +415,7 @@ export const envBindings: Record<string, EnvBinding> = {
   SECRETS_KEY: { key: 'secrets.key', parse: nullIfEmpty },
   SECRETS_KEY_PREVIOUS: { key: 'secrets.previous_keys', parse: list },
   PAY_TO: { key: 'payments.pay_to', parse: nullIfEmpty },
+  PIXEL_SITE_ID: { key: 'pages.pixel_site_id', parse: nullIfEmpty },
   PAYMENTS_NETWORK: { key: 'payments.network' },
   X402_FACILITATOR_URL: { key: 'payments.facilitator_url', parse: nullIfEmpty },
   PAYMENTS_RPC_URL: { key: 'payments.rpc_url', parse: nullIfEmpty },

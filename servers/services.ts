@@ -16,7 +16,12 @@ import { SetDeliveryWorker, sweepSetDeliveries } from '../auth/events/outbox.ts'
 import { SecurityEventReceiver, sweepSecurityEventReceipts } from '../auth/events/receiver.ts';
 import { SecurityEventTransmitter } from '../auth/events/transmitter.ts';
 import type { SigningJwk } from '../auth/keys.ts';
-import { type AuthorizationServer, createAuthorizationServer, publicApiResource } from '../auth/provider.ts';
+import {
+  type AuthorizationServer,
+  createAuthorizationServer,
+  publicApiResource,
+  siteResource,
+} from '../auth/provider.ts';
 import type { DatabaseHandle, Dialect } from '../db/database.ts';
 import type { Database } from '../db/schema.ts';
 import { type Config, secretBoxOf } from './config.ts';
@@ -100,6 +105,10 @@ export interface Services {
     worker: SetDeliveryWorker;
   };
   /** Verifies access tokens issued for the public API (`resource={public_api_url}`), for Bearer writes. */
+  /**
+   * Verifies access tokens issued for the public API (`resource={public_api_url}`) or the site it lives
+   * under (`resource={site_url}`), for Bearer writes.
+   */
   publicApiBearer: BearerVerifier;
   /** SSRF-safe fetch for brand webhooks (address policy `outbound.allow_private_networks`). */
   fetch: SafeFetch;
@@ -266,7 +275,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
   const publicApiBearer = new BearerVerifier({
     db,
     issuer: authorization.issuer,
-    audience: publicApiResource(config),
+    audience: [publicApiResource(config), siteResource(config)],
     keys: authorization.keys.jwks.keys,
     secrets,
     now,

@@ -13,7 +13,7 @@ import {
   pathParamsOf,
   REFERRAL_FIELD,
   SERVICE_KEY_HEADER,
-  type Surface,
+  Surface,
 } from '../operation.ts';
 import { networkOf } from '../payments/networks.ts';
 import { PaymentProblem, PROBLEM_CONTENT_TYPE, Problem } from './problem.ts';
@@ -374,4 +374,55 @@ function paymentTerms(op: AnyOperation, config: Config): JsonSchema {
 
 export function asYaml(document: JsonSchema): string {
   return stringify(document, { aliasDuplicateObjects: false, lineWidth: 0 });
+}
+
+/**
+ * `{site_url}/openapi.json` and `/openapi.yaml`: every REST surface in one OpenAPI 3.1.0 document.
+ * A surface under the site's origin keeps its path prefix (`/cs/agent`, `/api/public/scans`); one on
+ * another host (routing by `Host`, ARCHITECTURE.md 1) carries its own `servers` on each path item
+ * (OpenAPI 3.1.0 section 4.8.9), so the one document stays correct for split-host deployments.
+ */
+export function siteOpenApiDocument(operations: readonly AnyOperation[], config: Config): JsonSchema {
+  const site = new URL(config.site_url);
+  const sitePath = site.pathname.replace(/\/+$/, '');
+  const paths: Record<string, JsonSchema> = {};
+  const schemas: JsonSchema = {};
+  const securitySchemes: JsonSchema = {};
+  for (const surface of Surface.options) {
+    const doc = openApiDocument(surface, operations, config);
+    const url = new URL(surfaceUrl(config, surface));
+    const under = url.origin === site.origin && `${url.pathname}/`.startsWith(`${sitePath}/`);
+    const prefix = under
+      ? url.pathname.replace(/\/+$/, '').slice(sitePath.length)
+      : url.pathname.replace(/\/+$/, '');
+    for (const [path, item] of Object.entries(doc.paths as Record<string, JsonSchema>)) {
+      const key = `${prefix}${path}`;
+      if (paths[key]) throw new Error(`openapi: ${key} is a path of two surfaces`);
+      paths[key] = under ? item : { servers: [{ url: url.origin }], ...item };
+    }
+    const components = doc.components as { schemas: JsonSchema; securitySchemes?: JsonSchema };
+    Object.assign(schemas, components.schemas);
+    Object.assign(securitySchemes, components.securitySchemes ?? {});
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Agent service: every REST surface',
+      version: serviceVersion,
+      description:
+        'Every REST operation of this deployment in one document: the customer service agent ' +
+        `(${config.base_url}), the public API (${config.public_api_url}), the paid SKUs sold with x402 ` +
+        `(${config.site_url}/api/public/x402/<sku>) and the live catalog (${config.functions_url}). ` +
+        `Each surface also has its own document at <surface URL>/openapi.json. The same operations are ` +
+        `tools of the MCP servers at ${config.mcp_url} (public) and ${config.mcp_url}/auth (owner-scoped, ` +
+        'OAuth 2.1); `x-mcp-tool` names the tool of each operation.',
+    },
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    servers: [{ url: config.site_url }],
+    paths,
+    components: {
+      schemas,
+      ...(Object.keys(securitySchemes).length ? { securitySchemes } : {}),
+    },
+  };
 }

@@ -25,7 +25,7 @@ import {
 } from '../operation.ts';
 import type { PaymentCredential } from '../payments/credential.ts';
 import type { Services } from '../services.ts';
-import { asYaml, jsonSchemaOf, openApiDocument } from './openapi.ts';
+import { asYaml, jsonSchemaOf, openApiDocument, siteOpenApiDocument } from './openapi.ts';
 import { sendProblem } from './problem.ts';
 
 /** What an operation may know of the HTTP request it runs for, whichever adapter received it. */
@@ -144,7 +144,11 @@ export function surfaceRouter(
   // surface's own routes are opened to other origins.
   if (surface !== 'site') router.use(crossOrigin);
 
-  const document = openApiDocument(surface, operations, services.config);
+  // The site's document is the whole site's: every surface in one (issue 14).
+  const document =
+    surface === 'site'
+      ? siteOpenApiDocument(operations, services.config)
+      : openApiDocument(surface, operations, services.config);
   const documentJson = JSON.stringify(document, null, 2);
   const documentYaml = asYaml(document);
   if (surface === 'site') router.all(['/openapi.json', '/openapi.yaml'], crossOrigin);

@@ -178,6 +178,41 @@ describe.each(dialects)('OAuth authorization server and owner MCP (%s)', (dialec
     }
   });
 
+  it('issues tokens for the site (its RFC 9728 metadata at the root) that authorize the same Bearer writes', async () => {
+    const site = service.config.site_url;
+    const prm = (await (await fetch(`${site}/.well-known/oauth-protected-resource`)).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(prm).toMatchObject({
+      resource: site,
+      authorization_servers: [service.config.auth_url],
+      bearer_methods_supported: ['header'],
+      scopes_supported: ['agent-service'],
+    });
+    const { tokens } = await authorize('agent-service', undefined, redirectUri, site);
+    expect(decodeJwt(tokens.access_token)).toMatchObject({
+      aud: site,
+      sub: accountId,
+      client_id: client.client_id,
+    });
+    const res = await fetch(`${service.config.public_api_url}/listings`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens.access_token}` },
+      body: JSON.stringify({
+        domain: 'site-token-listing.example.com',
+        name: 'Site token listing',
+        description: 'Submitted with an access token for the site.',
+        category: 'other',
+        url: 'https://site-token-listing.example.com/',
+        contact: { email: 'hello@site-token-listing.example.com' },
+      }),
+    });
+    expect(res.status).toBe(200);
+    // Not an owner token: the owner-scoped MCP server refuses it.
+    expect((await callTool(tokens.access_token)).res.status).toBe(401);
+  });
+
   it('issues tokens for the public API that authorize its Bearer writes and nothing else', async () => {
     const api = service.config.public_api_url;
     for (const u of [

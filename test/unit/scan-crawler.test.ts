@@ -128,6 +128,58 @@ describe('crawler', () => {
     expect(facts.ai_txt).toBeNull();
   });
 
+  it('follows the SEP-2127 MCP catalog to a server card on the site when there is no card under /.well-known/', async () => {
+    const site = await start('bare');
+    const cardUrl = `${site.url}/mcp/server-card`;
+    site.publish(
+      '/.well-known/mcp/catalog.json',
+      'application/json',
+      JSON.stringify({
+        specVersion: 'draft',
+        entries: [
+          {
+            identifier: 'urn:air:elsewhere.example:x',
+            displayName: 'X',
+            type: 'application/mcp-server-card+json',
+            url: 'https://elsewhere.example/mcp/server-card',
+          },
+          {
+            identifier: 'urn:air:localhost:shop',
+            displayName: 'Shop',
+            type: 'application/mcp-server-card+json',
+            url: '/mcp/server-card',
+          },
+        ],
+      }),
+    );
+    site.publish(
+      '/mcp/server-card',
+      'application/mcp-server-card+json',
+      JSON.stringify({
+        name: 'localhost/shop',
+        version: '1.0.0',
+        description: 'A shop',
+        remotes: [{ type: 'streamable-http', url: `${site.url}/mcp` }],
+      }),
+    );
+    const facts = await crawlSite({ domain: site.domain, fetch, userAgent, limits, schemes: ['http'] });
+    // The first entry is on another host: the crawler stays on the site and reads the second.
+    expect(facts.discovery.mcp_server_card).toMatchObject({ present: true, valid: true, url: cardUrl });
+
+    // A catalog naming only cards elsewhere, or none: there, so partial credit, but not a card.
+    const other = await start('bare');
+    other.publish(
+      '/.well-known/mcp/catalog.json',
+      'application/json',
+      JSON.stringify({
+        specVersion: 'draft',
+        entries: [{ type: 'application/mcp-server-card+json', url: 'https://elsewhere.example/c' }],
+      }),
+    );
+    const partial = await crawlSite({ domain: other.domain, fetch, userAgent, limits, schemes: ['http'] });
+    expect(partial.discovery.mcp_server_card).toMatchObject({ present: true, valid: false });
+  });
+
   it('finds no soft 404 on a site that answers unknown paths with 404', async () => {
     const site = await start('wellPrepared');
     const facts = await crawlSite({ domain: site.domain, fetch, userAgent, limits });

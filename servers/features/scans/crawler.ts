@@ -33,6 +33,7 @@ import {
   discoveryPaths,
   type Fetched,
   type MarkdownNegotiation,
+  readMcpCatalog,
 } from './collectors/discovery.ts';
 import { type LlmsTxt, parseLlmsTxt } from './collectors/llms-txt.ts';
 import { type PageFacts, parsePage } from './collectors/page.ts';
@@ -414,9 +415,28 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
   const aiText = plainText(aiTxt);
   const apiCatalog = checkApiCatalog(asFetched(catalog), at(discoveryPaths.api_catalog), unknownPath);
   const cardCheck = checkMcpCard(asFetched(mcpCard), at(discoveryPaths.mcp_server_card), unknownPath);
-  const mcpCheck = cardCheck.present
+  let mcpCheck = cardCheck.present
     ? cardCheck
     : checkMcpCard(asFetched(mcpJson), at(discoveryPaths.mcp_json), unknownPath);
+  if (!mcpCheck.present) {
+    // SEP-2127: the catalog names each card's URL; the first one on this site is read.
+    const catalogOutcome = await wellKnown(discoveryPaths.mcp_catalog);
+    likeUnknownPath(catalogOutcome);
+    const mcpCatalog = readMcpCatalog(asFetched(catalogOutcome), at(discoveryPaths.mcp_catalog), unknownPath);
+    if (mcpCatalog.check.present) {
+      mcpCheck = mcpCatalog.check;
+      const cardUrl = mcpCatalog.cards.find((u) => sameSite(new URL(u), new URL(crawlOrigin)));
+      if (cardUrl && mayFetch(cardUrl)) {
+        const card = await get(
+          cardUrl,
+          'application/mcp-server-card+json, application/json;q=0.9',
+          256 * 1024,
+        );
+        const listed = checkMcpCard(asFetched(card), cardUrl, unknownPath);
+        if (listed.valid) mcpCheck = listed;
+      }
+    }
+  }
 
   // 4. Home page facts, then sitemaps, then the rest of the pages breadth first.
   if (homeOutcome) {

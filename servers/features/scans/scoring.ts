@@ -99,6 +99,12 @@ export interface SignalScore {
 }
 
 /** Tiers by overall score, highest first (SCORING.md "Tiers"). */
+/**
+ * Live traffic counts only for a verified owner's site whose pixel or server feed has sent events
+ * (`TrafficService.liveTraffic`): a pixel on the pages of an unverified or silent site is no data.
+ */
+const NO_PIXEL_DATA = 'no pixel data (no pixel, an unverified site, or no events yet)';
+
 export const tiers: readonly Tier[] = [
   { id: 'beacon', name: 'Beacon', min: 85, max: 100 },
   { id: 'strong', name: 'Strong', min: 70, max: 84 },
@@ -364,7 +370,7 @@ export const checks: readonly CheckDef[] = [
             score: clamp01(traffic.ai_share / 0.1),
             seen: `${pct(traffic.ai_share)} of ${traffic.events} event(s) in ${traffic.window_days} days`,
           }
-        : { score: null, seen: 'no pixel installed' },
+        : { score: null, seen: NO_PIXEL_DATA },
   },
   {
     id: 'ai_agents_seen',
@@ -379,7 +385,7 @@ export const checks: readonly CheckDef[] = [
             score: clamp01(traffic.agents_seen.length / 6),
             seen: traffic.agents_seen.length ? `seen: ${traffic.agents_seen.join(', ')}` : 'no AI agent seen',
           }
-        : { score: null, seen: 'no pixel installed' },
+        : { score: null, seen: NO_PIXEL_DATA },
   },
   {
     id: 'ai_referrals',
@@ -394,7 +400,7 @@ export const checks: readonly CheckDef[] = [
             score: clamp01(Math.log10(1 + traffic.ai_referrals) / 3),
             seen: `${traffic.ai_referrals} referral(s) from AI assistants in ${traffic.window_days} days`,
           }
-        : { score: null, seen: 'no pixel installed' },
+        : { score: null, seen: NO_PIXEL_DATA },
   },
 
   // Content Depth: is there substance an agent can read.
@@ -714,7 +720,7 @@ export function scoreSite(
       id: 'no_pixel',
       component: 'live_ai_traffic',
       severity: 'info',
-      seen: 'no pixel installed: Live AI Traffic has no data and is left out of the score',
+      seen: `${NO_PIXEL_DATA}: Live AI Traffic has no data and is left out of the score`,
       fix: 'Install the pixel (POST /pixel-install) and forward server logs to measure AI agent visits.',
       evidence_url: null,
     });

@@ -7,7 +7,9 @@
  * - `/.well-known/oauth-protected-resource`: RFC 9728 (needs `resource`).
  * - `/.well-known/oauth-authorization-server`: RFC 8414 (needs `issuer`).
  * - MCP server card: `/.well-known/mcp/server-card.json` (SEP-1649) or `/.well-known/mcp.json`;
- *   either is accepted when it names the server and how to reach it.
+ *   either is accepted when it names the server and how to reach it. Without either, the SEP-2127
+ *   MCP Catalog `/.well-known/mcp/catalog.json` (which superseded them: cards now live at
+ *   `<streamable-http-url>/server-card`) and the first card it lists on the same site.
  * - `/.well-known/x402.json`: x402 resources with payment requirements.
  * - Markdown negotiation: `Accept: text/markdown` answered with a markdown representation.
  *
@@ -41,6 +43,7 @@ export const discoveryPaths = {
   oauth_authorization_server: '/.well-known/oauth-authorization-server',
   mcp_server_card: '/.well-known/mcp/server-card.json',
   mcp_json: '/.well-known/mcp.json',
+  mcp_catalog: '/.well-known/mcp/catalog.json',
   x402: '/.well-known/x402.json',
 } as const;
 
@@ -182,6 +185,40 @@ export function checkMcpCard(
     valid,
     url: fetched.url,
     note: valid ? null : 'needs a server name and a URL (url, endpoint, remotes or transport.endpoint)',
+  };
+}
+
+/**
+ * The SEP-2127 MCP Catalog: a JSON object whose `entries` point at server cards
+ * (`type: application/mcp-server-card+json`, `url`). `cards` are the absolute card URLs, in order.
+ */
+export function readMcpCatalog(
+  got: Fetched | null,
+  url: string,
+  unknown: AnswerFingerprint | null = null,
+): { check: DiscoveryCheck; cards: string[] } {
+  const found = jsonDocument(got, url, unknown);
+  if ('absent' in found) return { check: found.absent, cards: [] };
+  const { doc, fetched } = found;
+  const entries = Array.isArray(doc.entries) ? (doc.entries as Record<string, unknown>[]) : [];
+  const cards = entries
+    .filter(
+      (e) =>
+        typeof e?.url === 'string' && (e.type === undefined || e.type === 'application/mcp-server-card+json'),
+    )
+    .flatMap((e) =>
+      URL.canParse(e.url as string, fetched.url) ? [new URL(e.url as string, fetched.url).href] : [],
+    );
+  return {
+    check: {
+      present: true,
+      valid: false,
+      url: fetched.url,
+      note: cards.length
+        ? 'no listed server card on this site names the server and a URL'
+        : 'the MCP catalog lists no server card',
+    },
+    cards,
   };
 }
 

@@ -1,0 +1,150 @@
+/**
+ * The discovery documents and the home page on `{site_url}` (issue 14 section 1), each rendered
+ * once per process from (operations, config) and served with its media type. Documents for agents
+ * are open to every origin; `/` answers HTML, Markdown (`Accept: text/markdown`) or the JSON map of
+ * URLs by content negotiation, with `Vary: Accept`.
+ */
+import express, { type RequestHandler, type Response } from 'express';
+import { descriptorUrl, signupUrl, skillUrl } from '../../auth/descriptor.ts';
+import { METADATA_CACHE_CONTROL, siteResource } from '../../auth/provider.ts';
+import { SERVICE_SCOPE } from '../../auth/scopes.ts';
+import { serviceVersion } from '../config.ts';
+import { VERIFICATION_NAME, VERIFICATION_PATH } from '../features/sites/service.ts';
+import type { AnyOperation, McpServerName } from '../operation.ts';
+import { homePage, OG_IMAGE_PATH, ogImage, pagePaths } from '../pages/home.ts';
+import { sendPage } from '../pages/negotiate.ts';
+import type { Services } from '../services.ts';
+import {
+  API_CATALOG_CONTENT_TYPE,
+  API_CATALOG_PATH,
+  apiCatalog,
+  MCP_SERVER_CARD_TYPE,
+} from './api-catalog.ts';
+import { aiTxt, robotsTxt, sitemapXml } from './crawler-rules.ts';
+import { llmsFullTxt, llmsTxt } from './llms-txt.ts';
+import { LEGACY_SERVER_CARD_PATH, MCP_CATALOG_PATH, mcpCatalog, mcpServerCard } from './mcp-server-card.ts';
+
+const DISCOVERY_CACHE_CONTROL = 'public, max-age=300';
+
+/** RFC 9727 section 3: where the api-catalog is, as a Link header. */
+export const apiCatalogLink = (siteUrl: string): string =>
+  `<${siteUrl}${API_CATALOG_PATH}>; rel="api-catalog"`;
+
+function open(res: Response): Response {
+  return res
+    .set('Access-Control-Allow-Origin', '*')
+    .set('Cache-Control', DISCOVERY_CACHE_CONTROL)
+    .set('X-Content-Type-Options', 'nosniff');
+}
+
+/** A document served as is, on GET and HEAD. */
+const document =
+  (type: string, body: string, headers: Record<string, string> = {}): RequestHandler =>
+  (_req, res) => {
+    open(res).set(headers).type(type).send(body);
+  };
+
+/**
+ * `{site_url}/.well-known/oauth-protected-resource` (RFC 9728): the site as a resource. A token issued
+ * for `resource={site_url}` authorizes the Bearer writes of the site and of the public API under it.
+ */
+export function siteResourceMetadata(services: Services) {
+  const { config, authorization } = services;
+  return {
+    resource: siteResource(config),
+    authorization_servers: [authorization.issuer],
+    bearer_methods_supported: ['header'],
+    scopes_supported: [SERVICE_SCOPE],
+    resource_registration_endpoint: `${authorization.issuer}/oauth/clients/register`,
+    resource_name: 'Agent service (Bearer writes on the site and the public API)',
+    resource_documentation: `${config.site_url}/`,
+  };
+}
+
+export function discoveryRouter(services: Services, operations: readonly AnyOperation[]): RequestHandler {
+  const { config } = services;
+  const router = express.Router({ strict: false });
+  const json = (value: unknown) => JSON.stringify(value, null, 2);
+  const link = apiCatalogLink(config.site_url);
+  const home = homePage(operations, config);
+  const urlMap = json({
+    service: 'agent-service',
+    version: serviceVersion,
+    urls: {
+      site: config.site_url,
+      customer_service_agent: config.base_url,
+      customer_service_openapi: `${config.base_url}/openapi.json`,
+      public_api: config.public_api_url,
+      catalog: `${config.public_api_url}/catalog`,
+      live_catalog: `${config.functions_url}/catalog`,
+      health: `${config.public_api_url}/health`,
+      mcp: config.mcp_url,
+      mcp_owner: `${config.mcp_url}/auth`,
+      authorization_server: config.auth_url,
+      agent_auth: descriptorUrl(config),
+      agent_auth_skill: skillUrl(config),
+      anonymous_signup: signupUrl(config),
+      security_events: `${config.auth_url}/.well-known/ssf-configuration`,
+      openapi: `${config.site_url}/openapi.json`,
+      api_catalog: `${config.site_url}${API_CATALOG_PATH}`,
+      llms_txt: `${config.site_url}/llms.txt`,
+    },
+  });
+
+  const homeResponse = { ...home, json: urlMap };
+  router.get('/', (req, res) => {
+    res.set('Link', link);
+    sendPage(req, res, homeResponse);
+  });
+  // The deployment's own site (PIXEL_SITE_ID) proves control of its domain by serving its token
+  // (sites/service.ts), so the traffic its pixel sees counts towards its own public score.
+  const ownSiteId = config.pages.pixel_site_id;
+  if (ownSiteId) {
+    const ownHost = new URL(config.site_url).host.toLowerCase();
+    router.get(VERIFICATION_PATH, async (_req, res, next) => {
+      const own = await services.sites.get(ownSiteId);
+      if (!own || (own.domain !== ownHost.replace(/^www\./, '') && own.domain !== ownHost)) return next();
+      res
+        .set('Cache-Control', 'no-store')
+        .type('text/plain; charset=utf-8')
+        .send(`${VERIFICATION_NAME}=${own.verification_token}\n`);
+    });
+  }
+  router.get(OG_IMAGE_PATH, document('image/svg+xml', ogImage()));
+
+  router.get(
+    API_CATALOG_PATH,
+    document(API_CATALOG_CONTENT_TYPE, json(apiCatalog(operations, config)), { Link: link }),
+  );
+  router.get('/llms.txt', document('text/markdown; charset=utf-8', llmsTxt(operations, config)));
+  router.get('/llms-full.txt', document('text/markdown; charset=utf-8', llmsFullTxt(operations, config)));
+  router.get('/robots.txt', document('text/plain; charset=utf-8', robotsTxt(config)));
+  router.get('/ai.txt', document('text/plain; charset=utf-8', aiTxt(config)));
+  router.get('/sitemap.xml', document('application/xml', sitemapXml(config, pagePaths)));
+  router.get(MCP_CATALOG_PATH, document('application/json', json(mcpCatalog(operations, config))));
+  router.get(
+    LEGACY_SERVER_CARD_PATH,
+    document('application/json', json(mcpServerCard(operations, config, 'public'))),
+  );
+  router.get('/.well-known/oauth-protected-resource', (_req, res) => {
+    open(res).set('Cache-Control', METADATA_CACHE_CONTROL).json(siteResourceMetadata(services));
+  });
+  return router;
+}
+
+/** `<streamable-http-url>/server-card` of one MCP server (SEP-2127), mounted at that URL. */
+export function serverCardRouter(
+  services: Services,
+  operations: readonly AnyOperation[],
+  server: McpServerName,
+): RequestHandler {
+  const router = express.Router({ strict: false });
+  router.get(
+    '/',
+    document(
+      MCP_SERVER_CARD_TYPE,
+      JSON.stringify(mcpServerCard(operations, services.config, server), null, 2),
+    ),
+  );
+  return router;
+}

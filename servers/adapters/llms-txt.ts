@@ -1,0 +1,124 @@
+/**
+ * `{site_url}/llms.txt` and `/llms-full.txt` (llmstxt.org): an H1, a `>` summary, how to connect,
+ * then one H2 section per API (`apis()`), each operation a `- [title](url): line` link - so every
+ * operation of the registry appears with its URL, and the paid SKUs with their prices. The full
+ * file adds each operation's whole description, arguments, access and price. Pure functions of
+ * (operations, config).
+ */
+import type { Config } from '../config.ts';
+import type { AnyOperation } from '../operation.ts';
+import { API_CATALOG_PATH, type Api, apis, operationUrl } from './api-catalog.ts';
+import { LEGACY_SERVER_CARD_PATH, MCP_CATALOG_PATH } from './mcp-server-card.ts';
+import { argumentsOf, summaryOf } from './tool-table.ts';
+
+export const SERVICE_TITLE = 'Agent service';
+
+export const serviceSummary =
+  'Free, keyless customer service tools for personal agents (which brand is behind a card charge, ' +
+  'returns and refunds), a public API and MCP servers on the agent-readiness of websites (Signal ' +
+  'Strength scans, AI traffic pixel, leaderboard, directory), agent identities, and paid SKUs sold ' +
+  'per call with x402 in USDC on Base.';
+
+/** `$0.10` or `from $5.00` for a SKU whose caller sets the amount. */
+export function priceOf(op: AnyOperation): string | null {
+  if (!op.sku) return null;
+  const price = `$${op.sku.usdc.toFixed(2)} USDC`;
+  return op.sku.amount ? `from ${price} (the caller sets the amount)` : price;
+}
+
+/** Where an operation is called: its REST URL, or for an MCP-only tool the server's URL. */
+export function callUrl(op: AnyOperation, api: Api, config: Config): string {
+  return operationUrl(op, config) ?? api.url;
+}
+
+function how(op: AnyOperation, api: Api): string {
+  const parts: string[] = [];
+  if (api.kind === 'rest' && op.http) parts.push(`${op.http.method}`);
+  if (op.mcp?.length) parts.push(`MCP tool \`${op.toolName}\``);
+  const price = priceOf(op);
+  if (price) parts.push(`paid ${price} with x402`);
+  else if (op.access === 'service_key') parts.push('x-service-key');
+  else if (op.access === 'bearer') parts.push('Bearer token or x-service-key');
+  else if (op.access === 'owner') parts.push('OAuth 2.1 token');
+  else parts.push('no authentication');
+  return parts.join('; ');
+}
+
+/** The one line an MCP client needs (`mcp.json` style, understood by most clients). */
+export function mcpConnectLine(config: Config): string {
+  return JSON.stringify({ mcpServers: { 'agent-service': { type: 'http', url: config.mcp_url } } });
+}
+
+function connection(config: Config): string[] {
+  return [
+    `Connect an MCP client (Streamable HTTP) to the public server, no sign-in: \`${mcpConnectLine(config)}\`.`,
+    `The owner-scoped server at ${config.mcp_url}/auth needs an OAuth 2.1 access token: discovery at ` +
+      `${config.mcp_url}/auth/.well-known/oauth-protected-resource, dynamic client registration, PKCE S256.`,
+    `Paid SKUs answer 402 with the x402 terms (PAYMENT-REQUIRED); repeat the call with PAYMENT-SIGNATURE. ` +
+      `Every REST operation is in ${config.site_url}/openapi.json.`,
+  ];
+}
+
+function discoveryLinks(config: Config): string[] {
+  const site = config.site_url;
+  return [
+    `- [OpenAPI of the whole site](${site}/openapi.json): every REST operation in one OpenAPI 3.1.0 document (also ${site}/openapi.yaml)`,
+    `- [API catalog](${site}${API_CATALOG_PATH}): RFC 9727 linkset, one entry per API`,
+    `- [x402 resources](${site}/.well-known/x402.json): every paid resource with its price and payment terms`,
+    `- [MCP catalog](${site}${MCP_CATALOG_PATH}): the MCP server cards (SEP-2127); the public server's card also at ${site}${LEGACY_SERVER_CARD_PATH}`,
+    `- [OAuth authorization server](${site}/.well-known/oauth-authorization-server): RFC 8414 metadata of ${config.auth_url}`,
+    `- [Protected resource metadata](${site}/.well-known/oauth-protected-resource): RFC 9728`,
+    `- [Every operation as JSON](${config.public_api_url}/services): the same list with methods, access and prices`,
+  ];
+}
+
+export function llmsTxt(operations: readonly AnyOperation[], config: Config): string {
+  const lines = [`# ${SERVICE_TITLE}`, '', `> ${serviceSummary}`, '', ...connection(config), ''];
+  for (const api of apis(operations, config)) {
+    lines.push(`## ${api.title}`, '', `${api.summary} ${api.url}`, '');
+    for (const op of api.operations) {
+      if (api.kind === 'mcp' && op.http) continue; // listed with its REST API already
+      lines.push(`- [${op.title}](${callUrl(op, api, config)}): ${summaryOf(op)} (${how(op, api)})`);
+    }
+    if (api.kind === 'mcp') {
+      lines.push(`- [Server card](${api.descriptions[0]?.href}): how to connect (SEP-2127)`);
+    }
+    lines.push('');
+  }
+  lines.push('## Discovery', '', ...discoveryLinks(config), '');
+  lines.push(
+    '## Optional',
+    '',
+    `- [Full reference](${config.site_url}/llms-full.txt): every operation with its whole description, arguments, access and price`,
+    '',
+  );
+  return lines.join('\n');
+}
+
+export function llmsFullTxt(operations: readonly AnyOperation[], config: Config): string {
+  const lines = [`# ${SERVICE_TITLE}`, '', `> ${serviceSummary}`, '', ...connection(config), ''];
+  for (const api of apis(operations, config)) {
+    lines.push(`## ${api.title}`, '', `${api.summary}`, '', `Base URL: ${api.url}`, '');
+    for (const d of api.descriptions) lines.push(`- [Description (${d.type})](${d.href})`);
+    lines.push('');
+    for (const op of api.operations) {
+      if (api.kind === 'mcp' && op.http) continue;
+      lines.push(`### ${op.title}`, '');
+      lines.push(
+        `- URL: ${op.http ? `${op.http.method} ${callUrl(op, api, config)}` : callUrl(op, api, config)}`,
+      );
+      if (op.mcp?.length) lines.push(`- MCP tool: \`${op.toolName}\` on the ${op.mcp.join(' and ')} server`);
+      lines.push(`- Arguments: \`${argumentsOf(op)}\``);
+      lines.push(`- Access: ${how(op, api)}`);
+      const price = priceOf(op);
+      if (price) lines.push(`- Price: ${price}, x402 on Base; SKU \`${op.sku?.id}\``);
+      lines.push('', op.description, '');
+    }
+    if (api.kind === 'mcp') {
+      const tools = operations.filter((op) => op.mcp?.includes(api.id === 'mcp-owner' ? 'owner' : 'public'));
+      lines.push(`Tools of this server: ${tools.map((op) => `\`${op.toolName}\``).join(', ')}.`, '');
+    }
+  }
+  lines.push('## Discovery', '', ...discoveryLinks(config), '');
+  return lines.join('\n');
+}
