@@ -585,6 +585,87 @@ export interface ReferralHandlesTable {
   created_at: string;
 }
 
+// --- Marketplace (migration 2026-11-25T1300Z_marketplace) ----------------------------------------
+
+/**
+ * USDC owed back to a payer (`servers/payments/credits.ts`): the unused part of an outbid featured
+ * bid, a cancelled campaign's remainder, a declined booking's deposit. One per (reason, subject).
+ * Statuses: `owed` (waits for its source payment to be settled and for a settler key), `sending`
+ * (a signed USDC transfer from the settler key is stored in `raw_transaction` and broadcast; the
+ * settler reads its receipt, rebroadcasting the same bytes if needed - never a second transfer),
+ * `paid` (`transaction_hash`), `void` (the source payment failed: nothing was collected to give back).
+ * Amounts in USDC atomic units.
+ */
+export interface MarketplaceCreditsTable {
+  id: string;
+  /** The address credited, lower-case: the payer of the source payment. */
+  payer: string;
+  amount: number;
+  /** `featured_outbid`, ... */
+  reason: string;
+  /** What the credit is for (the bid id, campaign id, booking id). */
+  subject_id: string;
+  /** The payment the money came from: paid out only once that one is settled. */
+  source_payment_id: string;
+  status: 'owed' | 'sending' | 'paid' | 'void';
+  transaction_hash: string | null;
+  /** The signed transfer (hex) while `sending`, so that a restart rebroadcasts the same transaction. */
+  raw_transaction: string | null;
+  error: string | null;
+  attempts: Generated<number>;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+  paid_at: string | null;
+}
+
+/** The Featured Brand slot's lock row (`id` = `featured`): every bid is decided holding it. */
+export interface FeaturedSlotTable {
+  id: string;
+  updated_at: string;
+}
+
+/**
+ * One paid bid for the Featured Brand slot. `holding`: holds it until `holds_until` (past that it
+ * has expired); `outbid`: a higher daily bid took the slot at `ended_at` and the unused part was
+ * credited (`credited`). A bid whose payment failed holds nothing. Amounts in USDC atomic units.
+ */
+export interface FeaturedBidsTable {
+  id: string;
+  payment_id: string;
+  payer: string;
+  domain: string;
+  url: string;
+  blurb: string | null;
+  /** Daily bid. */
+  bid: number;
+  days: number;
+  /** Paid: bid x days. */
+  amount: number;
+  status: 'holding' | 'outbid';
+  holds_from: string;
+  holds_until: string;
+  ended_at: string | null;
+  credited: Generated<number>;
+  created_at: string;
+}
+
+/** A 30-day spotlight placement, shown from `starts_at` to `ends_at`, with the scan queued at purchase. */
+export interface SpotlightsTable {
+  id: string;
+  payment_id: string;
+  domain: string;
+  url: string;
+  blurb: string | null;
+  agent_handle: string | null;
+  business_name: string | null;
+  scan_id: string | null;
+  starts_at: string;
+  ends_at: string;
+  created_at: string;
+}
+
 export interface Database {
   service_secrets: ServiceSecretsTable;
   catalog_snapshots: CatalogSnapshotsTable;
@@ -618,6 +699,10 @@ export interface Database {
   anonymous_sessions: AnonymousSessionsTable;
   payments: PaymentsTable;
   referral_handles: ReferralHandlesTable;
+  marketplace_credits: MarketplaceCreditsTable;
+  featured_slot: FeaturedSlotTable;
+  featured_bids: FeaturedBidsTable;
+  spotlights: SpotlightsTable;
 }
 
 export type ReturnRequestRow = Selectable<ReturnRequestsTable>;
@@ -631,6 +716,9 @@ export type SiteRow = Selectable<SitesTable>;
 export type ScanRow = Selectable<ScansTable>;
 export type AnonymousSessionRow = Selectable<AnonymousSessionsTable>;
 export type PaymentRow = Selectable<PaymentsTable>;
+export type MarketplaceCreditRow = Selectable<MarketplaceCreditsTable>;
+export type FeaturedBidRow = Selectable<FeaturedBidsTable>;
+export type SpotlightRow = Selectable<SpotlightsTable>;
 export type DomainScoreRow = Selectable<DomainScoresTable>;
 export type ListingRow = Selectable<ListingsTable>;
 export type BrandAgentRow = Selectable<BrandAgentsTable>;

@@ -50,6 +50,12 @@ export const errorCodes = {
   descriptor_taken: { status: 409, title: 'The statement descriptor belongs to another brand' },
   illegal_transition: { status: 409, title: 'That status change is not allowed from the current status' },
   /**
+   * Featured Brand auction: the daily bid cannot take the slot now; `minimum_bid_usdc` is the daily
+   * bid that would. Answered before any payment is asked for (or, for a bid overtaken while it was
+   * being paid, instead of charging it).
+   */
+  bid_too_low: { status: 409, title: 'The bid cannot win the slot' },
+  /**
    * The site named in the input could not be crawled (unreachable, refused by the outbound policy,
    * out of time): the request was understood and cannot be carried out for that site.
    */
@@ -90,6 +96,8 @@ export interface ServiceErrorOptions {
   errors?: FieldError[];
   headers?: Record<string, string>;
   payment?: PaymentChallenge;
+  /** RFC 9457 section 3.2 extension members the caller reads (`minimum_bid_usdc`). */
+  extensions?: Record<string, string | number | boolean | null>;
   cause?: unknown;
 }
 
@@ -102,6 +110,7 @@ export class ServiceError extends Error {
   readonly errors: FieldError[] | undefined;
   readonly headers: Record<string, string>;
   readonly payment: PaymentChallenge | undefined;
+  readonly extensions: Record<string, string | number | boolean | null>;
 
   constructor(code: ErrorCode, options: ServiceErrorOptions = {}) {
     const known: { status: number; title: string; expose?: boolean } = errorCodes[code];
@@ -115,6 +124,7 @@ export class ServiceError extends Error {
     this.errors = options.errors;
     this.headers = options.headers ?? {};
     this.payment = options.payment;
+    this.extensions = options.extensions ?? {};
   }
 
   /** What the caller may see. */

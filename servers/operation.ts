@@ -132,6 +132,15 @@ export interface Sku<I> {
    * after the input and before any payment: an unavailable SKU answers 503 `sku_unavailable`.
    */
   unavailable?: (services: Services) => string | null;
+  /**
+   * The SKU's own rules for this input now (a bid that cannot win, no free slot): checked after
+   * availability and before any 402, and again before a new payment is verified, so nobody is asked
+   * to pay for a call its rules refuse. Throws the refusal (a 409 naming what would be accepted).
+   * The handler enforces the same rules again where it writes, serialised.
+   */
+  admit?: (services: Services, input: I) => Promise<void>;
+  /** The lowest amount this SKU accepts right now (the auction's minimum next bid), for the live catalog. */
+  currentMinimum?: (services: Services) => Promise<number>;
 }
 
 export interface OperationSpec<I extends z.ZodType, O extends z.ZodType> {

@@ -76,6 +76,13 @@ export type CatalogSku = z.infer<typeof CatalogSku>;
 export const LiveCatalogSku = CatalogSku.extend({
   available: z.boolean().describe('Whether this deployment sells the SKU now.'),
   unavailable_reason: z.string().optional().describe('Why not, when available is false.'),
+  current_minimum_usdc: z
+    .number()
+    .optional()
+    .describe(
+      'The lowest amount accepted right now when it moves with demand: for featured-bid, the minimum next ' +
+        "daily bid (the holder's daily bid plus 0.01, or 1.00 while the slot is free).",
+    ),
 });
 export type LiveCatalogSku = z.infer<typeof LiveCatalogSku>;
 
@@ -125,7 +132,12 @@ export type LiveCatalog = z.infer<typeof LiveCatalog>;
 /** What a view adds to the content: the snapshot's `updated`, or the time and availability now. */
 export type CatalogView =
   | { live: false; updated: string }
-  | { live: true; now: Date; unavailableReason: (op: AnyOperation) => string | null };
+  | {
+      live: true;
+      now: Date;
+      unavailableReason: (op: AnyOperation) => string | null;
+      currentMinimum?: (op: AnyOperation) => number | undefined;
+    };
 
 export function catalogDocument(
   operations: readonly AnyOperation[],
@@ -135,7 +147,12 @@ export function catalogDocument(
 export function catalogDocument(
   operations: readonly AnyOperation[],
   config: Config,
-  view: { live: true; now: Date; unavailableReason: (op: AnyOperation) => string | null },
+  view: {
+    live: true;
+    now: Date;
+    unavailableReason: (op: AnyOperation) => string | null;
+    currentMinimum?: (op: AnyOperation) => number | undefined;
+  },
 ): LiveCatalog;
 export function catalogDocument(
   operations: readonly AnyOperation[],
@@ -149,10 +166,14 @@ export function catalogDocument(
     updated: view.now.toISOString(),
     ...content,
     skus: content.skus.map((entry, i) => {
-      const reason = view.unavailableReason(sold[i] as AnyOperation);
-      return reason === null
-        ? { ...entry, available: true }
-        : { ...entry, available: false, unavailable_reason: reason };
+      const op = sold[i] as AnyOperation;
+      const reason = view.unavailableReason(op);
+      const minimum = view.currentMinimum?.(op);
+      return {
+        ...entry,
+        ...(reason === null ? { available: true } : { available: false, unavailable_reason: reason }),
+        ...(minimum === undefined ? {} : { current_minimum_usdc: minimum }),
+      };
     }),
     snapshot: false,
   };
@@ -402,12 +423,19 @@ export const getCatalog = defineOperation({
   http: { surface: 'functions', method: 'GET', path: '/catalog', input: 'query' },
   mcp: ['public'],
   tags: ['paid catalog'],
-  handler: async (ctx) =>
-    catalogDocument(ctx.operations, ctx.services.config, {
+  handler: async (ctx) => {
+    const minimums = new Map<AnyOperation, number>();
+    for (const op of ctx.operations) {
+      const current = op.sku?.currentMinimum;
+      if (current) minimums.set(op, await current(ctx.services));
+    }
+    return catalogDocument(ctx.operations, ctx.services.config, {
       live: true,
       now: ctx.services.now(),
       unavailableReason: (op) => skuUnavailableReason(op, ctx.services),
-    }),
+      currentMinimum: (op) => minimums.get(op),
+    });
+  },
 });
 
 export const catalogOperations = [getCatalog, getCatalogSnapshot];

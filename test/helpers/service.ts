@@ -22,7 +22,13 @@ export interface TestService extends RunningService {
 export async function startTestService(
   dialect: Dialect,
   overrides: Record<string, unknown> = {},
-  options: { background?: boolean; database?: TestDatabase; operations?: readonly AnyOperation[] } = {},
+  options: {
+    background?: boolean;
+    database?: TestDatabase;
+    operations?: readonly AnyOperation[];
+    /** The services' clock (move it instead of sleeping). */
+    now?: () => Date;
+  } = {},
 ): Promise<TestService> {
   const db = options.database ?? (await createTestDatabase(dialect));
   const service = await startService({
@@ -41,6 +47,7 @@ export async function startTestService(
     log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     background: options.background ?? true,
     ...(options.operations ? { operations: options.operations } : {}),
+    ...(options.now ? { now: options.now } : {}),
   });
   return {
     ...service,

@@ -162,6 +162,7 @@ const validInputs = (): Record<string, Input> => ({
   getPayment: { payment_id: SOME_ID },
   registerReferralHandle: { handle: 'nul-attacker' },
   getReferralBalance: { handle: 'nul-attacker' },
+  getCredits: { payer: `0x${'ab'.repeat(20)}` },
 });
 const validInput = (op: AnyOperation): Input => validInputs()[op.name] ?? {};
 

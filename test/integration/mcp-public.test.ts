@@ -57,6 +57,8 @@ describe.each(dialects)('public MCP server (%s)', (dialect) => {
       'get_ai_search_data',
       'get_ai_tools',
       'get_catalog',
+      'get_credits',
+      'get_featured',
       'get_leaderboard',
       'get_payment',
       'get_readiness_index',

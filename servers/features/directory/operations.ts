@@ -3,10 +3,12 @@
  * schema; writes are REST only and need a service key (a Bearer token of the authorization server
  * once it exists).
  */
+
 import { getDomain } from 'tldts';
 import { invalid } from '../../errors.ts';
 import { defineOperation, type OperationContext, requireAccount } from '../../operation.ts';
 import { requireCallableDestination } from '../../outbound/safe-fetch.ts';
+import { featuredSlot } from '../catalog/featured-bid/operations.ts';
 import { isLocalDomain } from '../sites/domain.ts';
 import { domainField, requireVerifiedDomain } from '../sites/operations.ts';
 import {
@@ -173,16 +175,28 @@ export const getAgentHub = defineOperation({
   mcp: ['public'],
   tags: ['directory'],
   handler: async (ctx) => {
-    const hub = await ctx.services.directory.agentHub();
+    const [hub, featured] = await Promise.all([
+      ctx.services.directory.agentHub(),
+      featuredSlot(ctx.services),
+    ]);
     return {
-      // Filled from the paid catalog (featured-bid and spotlight SKUs) when it ships.
-      featured: [],
+      featured: featured.holder
+        ? [
+            {
+              domain: featured.holder.domain,
+              url: featured.holder.url,
+              blurb: featured.holder.blurb,
+              ends_at: featured.holder.until,
+            },
+          ]
+        : [],
+      // Filled from the spotlight SKU.
       spotlight: [],
       top_listings: hub.top_listings,
       categories: hub.categories,
       total_listings: hub.total_listings,
       agents: { brand: hub.brand_agents },
-      updated: new Date().toISOString(),
+      updated: ctx.services.now().toISOString(),
     };
   },
 });

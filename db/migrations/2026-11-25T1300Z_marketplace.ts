@@ -1,0 +1,103 @@
+/**
+ * Frozen: never edit a migration that has shipped; add a new one.
+ * The marketplace SKUs (issue 12): credits owed back to payers (`marketplace_credits`), the Featured
+ * Brand auction (`featured_bids`, and `featured_slot`, the one row every bid locks so that bids are
+ * decided one at a time) and the 30-day spotlight placements (`spotlights`).
+ */
+import { type Kysely, PostgresAdapter, sql } from 'kysely';
+
+// biome-ignore lint/suspicious/noExplicitAny: migrations are typed loosely (kysely recommendation)
+export async function up(db: Kysely<any>): Promise<void> {
+  const pg = db.getExecutor().adapter instanceof PostgresAdapter;
+  const ts = pg ? sql`timestamptz` : sql`text`;
+  const uuid = pg ? sql`uuid` : sql`text`;
+
+  await db.schema
+    .createTable('marketplace_credits')
+    .addColumn('id', uuid, (c) => c.primaryKey())
+    .addColumn('payer', 'text', (c) => c.notNull())
+    .addColumn('amount', 'bigint', (c) => c.notNull())
+    .addColumn('reason', 'text', (c) => c.notNull())
+    .addColumn('subject_id', 'text', (c) => c.notNull())
+    .addColumn('source_payment_id', uuid, (c) => c.notNull().references('payments.id'))
+    .addColumn('status', 'text', (c) => c.notNull())
+    .addColumn('transaction_hash', 'text')
+    .addColumn('raw_transaction', 'text')
+    .addColumn('error', 'text')
+    .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('lease_owner', 'text')
+    .addColumn('lease_expires_at', ts)
+    .addColumn('created_at', ts, (c) => c.notNull())
+    .addColumn('updated_at', ts, (c) => c.notNull())
+    .addColumn('paid_at', ts)
+    .addUniqueConstraint('marketplace_credits_subject', ['reason', 'subject_id'])
+    .execute();
+  await db.schema
+    .createIndex('marketplace_credits_payer')
+    .on('marketplace_credits')
+    .columns(['payer', 'created_at'])
+    .execute();
+  await db.schema
+    .createIndex('marketplace_credits_status')
+    .on('marketplace_credits')
+    .columns(['status', 'updated_at'])
+    .execute();
+
+  await db.schema
+    .createTable('featured_slot')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('updated_at', ts, (c) => c.notNull())
+    .execute();
+  await db
+    .insertInto('featured_slot')
+    .values({ id: 'featured', updated_at: new Date(0).toISOString() })
+    .execute();
+
+  await db.schema
+    .createTable('featured_bids')
+    .addColumn('id', uuid, (c) => c.primaryKey())
+    .addColumn('payment_id', uuid, (c) => c.notNull().unique().references('payments.id'))
+    .addColumn('payer', 'text', (c) => c.notNull())
+    .addColumn('domain', 'text', (c) => c.notNull())
+    .addColumn('url', 'text', (c) => c.notNull())
+    .addColumn('blurb', 'text')
+    .addColumn('bid', 'bigint', (c) => c.notNull())
+    .addColumn('days', 'integer', (c) => c.notNull())
+    .addColumn('amount', 'bigint', (c) => c.notNull())
+    .addColumn('status', 'text', (c) => c.notNull())
+    .addColumn('holds_from', ts, (c) => c.notNull())
+    .addColumn('holds_until', ts, (c) => c.notNull())
+    .addColumn('ended_at', ts)
+    .addColumn('credited', 'bigint', (c) => c.notNull().defaultTo(0))
+    .addColumn('created_at', ts, (c) => c.notNull())
+    .execute();
+  await db.schema
+    .createIndex('featured_bids_status')
+    .on('featured_bids')
+    .columns(['status', 'holds_until'])
+    .execute();
+  await db.schema.createIndex('featured_bids_created').on('featured_bids').column('created_at').execute();
+
+  await db.schema
+    .createTable('spotlights')
+    .addColumn('id', uuid, (c) => c.primaryKey())
+    .addColumn('payment_id', uuid, (c) => c.notNull().unique().references('payments.id'))
+    .addColumn('domain', 'text', (c) => c.notNull())
+    .addColumn('url', 'text', (c) => c.notNull())
+    .addColumn('blurb', 'text')
+    .addColumn('agent_handle', 'text')
+    .addColumn('business_name', 'text')
+    .addColumn('scan_id', uuid)
+    .addColumn('starts_at', ts, (c) => c.notNull())
+    .addColumn('ends_at', ts, (c) => c.notNull())
+    .addColumn('created_at', ts, (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex('spotlights_ends').on('spotlights').column('ends_at').execute();
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: see up()
+export async function down(db: Kysely<any>): Promise<void> {
+  for (const table of ['spotlights', 'featured_bids', 'featured_slot', 'marketplace_credits']) {
+    await db.schema.dropTable(table).execute();
+  }
+}
