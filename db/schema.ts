@@ -620,8 +620,11 @@ export interface MarketplaceCreditsTable {
   paid_at: string | null;
 }
 
-/** The Featured Brand slot's lock row (`id` = `featured`): every bid is decided holding it. */
-export interface FeaturedSlotTable {
+/**
+ * One row per limited placement (`featured`, `spotlight`): a purchase that must see every earlier one
+ * (the auction's holder, the free spotlight slots) is decided holding its row.
+ */
+export interface MarketplaceLocksTable {
   id: string;
   updated_at: string;
 }
@@ -700,7 +703,7 @@ export interface Database {
   payments: PaymentsTable;
   referral_handles: ReferralHandlesTable;
   marketplace_credits: MarketplaceCreditsTable;
-  featured_slot: FeaturedSlotTable;
+  marketplace_locks: MarketplaceLocksTable;
   featured_bids: FeaturedBidsTable;
   spotlights: SpotlightsTable;
 }

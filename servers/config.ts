@@ -261,6 +261,11 @@ export const Config = z
       /** How often the settler looks for authorized payments to settle and unknown outcomes to reconcile. */
       settler_poll_interval_ms: positiveInt,
     }),
+    /** The placement SKUs (README "Marketplace"). */
+    marketplace: z.strictObject({
+      /** Spotlight placements shown at once; a purchase when all are taken is 409 with the next opening. */
+      spotlight_slots: z.number().int().min(1).max(1000),
+    }),
     /** Settings that production mode refuses unless overridden here, deliberately. */
     unsafe: z.strictObject({
       /** Lets `*.allow_private_networks` stay on in production (a private deployment that scans its own network). */
@@ -303,6 +308,7 @@ export const envBindings: Record<string, EnvBinding> = {
   PAYMENTS_MAX_TIMEOUT_SECONDS: { key: 'payments.max_timeout_seconds', parse: numberOrRaw },
   PAYMENTS_SYNC_WAIT_SECONDS: { key: 'payments.sync_wait_seconds', parse: numberOrRaw },
   PAYMENTS_REFERRAL_SHARE: { key: 'payments.referral_share', parse: numberOrRaw },
+  MARKETPLACE_SPOTLIGHT_SLOTS: { key: 'marketplace.spotlight_slots', parse: numberOrRaw },
   ALLOW_PRIVATE_NETWORKS_IN_PRODUCTION: { key: 'unsafe.allow_private_networks_in_production', parse: flag },
   TRUST_PROXY: {
     key: 'trust_proxy',

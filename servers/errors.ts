@@ -55,6 +55,8 @@ export const errorCodes = {
    * being paid, instead of charging it).
    */
   bid_too_low: { status: 409, title: 'The bid cannot win the slot' },
+  /** Every spotlight slot is taken (`marketplace.spotlight_slots`); `next_opening_at` says when one opens. */
+  spotlight_full: { status: 409, title: 'Every spotlight slot is taken' },
   /**
    * The site named in the input could not be crawled (unreachable, refused by the outbound policy,
    * out of time): the request was understood and cannot be carried out for that site.

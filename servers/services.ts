@@ -13,6 +13,7 @@ import type { DatabaseHandle, Dialect } from '../db/database.ts';
 import type { Database } from '../db/schema.ts';
 import { type Config, secretBoxOf } from './config.ts';
 import { AccountsService } from './features/accounts/service.ts';
+import { SpotlightPlacements } from './features/catalog/spotlight/placements.ts';
 import { loadBrands } from './features/charges/brand-registry.ts';
 import { DescriptorDeclarations } from './features/charges/declarations.ts';
 import { ChargeLookup } from './features/charges/lookup.ts';
@@ -64,6 +65,8 @@ export interface Services {
   traffic: TrafficService;
   /** x402: charges paid operations (`servers/payments/`). */
   payments: PaymentsService;
+  /** The spotlight placements shown now and their slot limit (`marketplace.spotlight_slots`). */
+  spotlights: SpotlightPlacements;
   /** Settles authorized payments and reconciles unknown outcomes in the background. */
   settler: Settler;
   /** The embedded OAuth authorization server (`auth/provider.ts`). */
@@ -188,6 +191,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     now,
     ...(options.facilitator ? { facilitator: options.facilitator } : {}),
   });
+  const spotlights = new SpotlightPlacements({ db, config, now });
   const settler = new Settler({
     db,
     dialect: database.dialect,
@@ -235,6 +239,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     directory,
     traffic,
     payments,
+    spotlights,
     settler,
     authorization,
     bearer,

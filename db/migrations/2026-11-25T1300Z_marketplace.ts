@@ -1,8 +1,8 @@
 /**
  * Frozen: never edit a migration that has shipped; add a new one.
  * The marketplace SKUs (issue 12): credits owed back to payers (`marketplace_credits`), the Featured
- * Brand auction (`featured_bids`, and `featured_slot`, the one row every bid locks so that bids are
- * decided one at a time) and the 30-day spotlight placements (`spotlights`).
+ * Brand auction (`featured_bids`), the lock rows that decide purchases of a limited placement one at
+ * a time (`marketplace_locks`: `featured`, `spotlight`) and the 30-day spotlight placements (`spotlights`).
  */
 import { type Kysely, PostgresAdapter, sql } from 'kysely';
 
@@ -44,14 +44,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
 
   await db.schema
-    .createTable('featured_slot')
+    .createTable('marketplace_locks')
     .addColumn('id', 'text', (c) => c.primaryKey())
     .addColumn('updated_at', ts, (c) => c.notNull())
     .execute();
-  await db
-    .insertInto('featured_slot')
-    .values({ id: 'featured', updated_at: new Date(0).toISOString() })
-    .execute();
+  for (const id of ['featured', 'spotlight']) {
+    await db
+      .insertInto('marketplace_locks')
+      .values({ id, updated_at: new Date(0).toISOString() })
+      .execute();
+  }
 
   await db.schema
     .createTable('featured_bids')
@@ -97,7 +99,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 // biome-ignore lint/suspicious/noExplicitAny: see up()
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const table of ['spotlights', 'featured_bids', 'featured_slot', 'marketplace_credits']) {
+  for (const table of ['spotlights', 'featured_bids', 'marketplace_locks', 'marketplace_credits']) {
     await db.schema.dropTable(table).execute();
   }
 }

@@ -19,6 +19,7 @@ import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Database } from '../../db/schema.ts';
 import { type Config, serviceName } from '../config.ts';
+import { SpotlightPlacement } from '../features/catalog/spotlight/placements.ts';
 import {
   type AnyOperation,
   defineOperation,
@@ -122,6 +123,9 @@ export const LiveCatalog = z.object({
   updated: documentFields.updated.describe('ISO 8601 time of this answer.'),
   free_endpoints: documentFields.free_endpoints,
   skus: z.array(LiveCatalogSku),
+  spotlight: z
+    .array(SpotlightPlacement)
+    .describe('Sponsored: the spotlight placements shown now (spotlight SKU), oldest first.'),
   attribution: documentFields.attribution,
   api_base: documentFields.api_base,
   live_endpoint: documentFields.live_endpoint,
@@ -137,6 +141,7 @@ export type CatalogView =
       now: Date;
       unavailableReason: (op: AnyOperation) => string | null;
       currentMinimum?: (op: AnyOperation) => number | undefined;
+      spotlight?: SpotlightPlacement[];
     };
 
 export function catalogDocument(
@@ -152,6 +157,7 @@ export function catalogDocument(
     now: Date;
     unavailableReason: (op: AnyOperation) => string | null;
     currentMinimum?: (op: AnyOperation) => number | undefined;
+    spotlight?: SpotlightPlacement[];
   },
 ): LiveCatalog;
 export function catalogDocument(
@@ -175,6 +181,7 @@ export function catalogDocument(
         ...(minimum === undefined ? {} : { current_minimum_usdc: minimum }),
       };
     }),
+    spotlight: view.spotlight ?? [],
     snapshot: false,
   };
 }
@@ -434,6 +441,7 @@ export const getCatalog = defineOperation({
       now: ctx.services.now(),
       unavailableReason: (op) => skuUnavailableReason(op, ctx.services),
       currentMinimum: (op) => minimums.get(op),
+      spotlight: await ctx.services.spotlights.active(),
     });
   },
 });

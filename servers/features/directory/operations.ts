@@ -175,9 +175,10 @@ export const getAgentHub = defineOperation({
   mcp: ['public'],
   tags: ['directory'],
   handler: async (ctx) => {
-    const [hub, featured] = await Promise.all([
+    const [hub, featured, spotlights] = await Promise.all([
       ctx.services.directory.agentHub(),
       featuredSlot(ctx.services),
+      ctx.services.spotlights.active(),
     ]);
     return {
       featured: featured.holder
@@ -190,8 +191,12 @@ export const getAgentHub = defineOperation({
             },
           ]
         : [],
-      // Filled from the spotlight SKU.
-      spotlight: [],
+      spotlight: spotlights.map((p) => ({
+        domain: p.domain,
+        url: p.url,
+        blurb: p.blurb,
+        ends_at: p.ends_at,
+      })),
       top_listings: hub.top_listings,
       categories: hub.categories,
       total_listings: hub.total_listings,

@@ -317,11 +317,11 @@ export const AgentHubResult = z.object({
   featured: z
     .array(Placement)
     .describe(
-      'The Featured Brand slot held by the highest daily bid (featured-bid SKU); empty until it is sold.',
+      'The Featured Brand slot held by the highest daily bid (featured-bid SKU); empty while it is free.',
     ),
   spotlight: z
     .array(Placement)
-    .describe('30-day spotlight placements pinned on the storefront (spotlight SKU); empty until sold.'),
+    .describe('30-day spotlight placements pinned on the storefront (spotlight SKU), oldest first.'),
   top_listings: z
     .array(Listing)
     .describe('Listed domains by Signal Strength score (unscored last), then newest first; at most 12.'),

@@ -9,7 +9,7 @@
  *
  * where remaining_seconds = whole seconds from the outbidding payment to the end of the paid days.
  *
- * Bids are decided one at a time: each takes the `featured_slot` row first (an UPDATE, which is a row
+ * Bids are decided one at a time: each takes the `marketplace_locks` row first (an UPDATE, which is a row
  * lock on PostgreSQL and the single writer's lock on SQLite) and reads the holder under it, so two
  * bids paid at the same moment never both hold the slot. A bid that no longer wins when its turn
  * comes fails with 409 `bid_too_low` and is not charged (its authorization is released by the
@@ -94,7 +94,11 @@ export async function placeBid(
 ): Promise<PlacedBid> {
   const now = at.toISOString();
   return db.transaction().execute(async (trx) => {
-    await trx.updateTable('featured_slot').set({ updated_at: now }).where('id', '=', 'featured').execute();
+    await trx
+      .updateTable('marketplace_locks')
+      .set({ updated_at: now })
+      .where('id', '=', 'featured')
+      .execute();
     const holder = await currentHolder(trx, now);
     const daily = Number(atomicUsdc(bid.bidUsdc));
     const minimum = minimumNextBid(holder);
