@@ -669,6 +669,57 @@ export interface SpotlightsTable {
   created_at: string;
 }
 
+/**
+ * A robot embodiment booking opened by its paid deposit. Statuses: requested -> quoted -> scheduled
+ * -> active -> completed; declined (from requested or quoted) and cancelled (before active) credit
+ * the deposit back. The requester reads it with the secret token of its status URL (only its
+ * SHA-256 is kept); the contact goes to the operator only.
+ */
+export interface EmbodimentBookingsTable {
+  id: string;
+  payment_id: string;
+  payer: string;
+  token_hash: string;
+  /** Email or E.164 phone: delivered to the operator, never shown on the status URL. */
+  contact: string;
+  agent_handle: string;
+  duration_days: number;
+  /** Atomic USDC paid. */
+  deposit: number;
+  status: 'requested' | 'quoted' | 'scheduled' | 'active' | 'completed' | 'declined' | 'cancelled';
+  quote_amount: number | null;
+  quote_valid_until: string | null;
+  scheduled_for: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Every status change of a booking, with the operator's note. */
+export interface EmbodimentEventsTable {
+  id: string;
+  booking_id: string;
+  from_status: string | null;
+  to_status: string;
+  note: string | null;
+  at: string;
+}
+
+/** Outbox of new bookings to the robot operator (webhook or email), as `deliveries` is for returns. */
+export interface EmbodimentDeliveriesTable {
+  id: string;
+  booking_id: string;
+  channel: 'webhook' | 'email';
+  target: string;
+  state: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  next_attempt_at: string;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  last_error: string | null;
+  created_at: string;
+  delivered_at: string | null;
+}
+
 export interface Database {
   service_secrets: ServiceSecretsTable;
   catalog_snapshots: CatalogSnapshotsTable;
@@ -706,6 +757,9 @@ export interface Database {
   marketplace_locks: MarketplaceLocksTable;
   featured_bids: FeaturedBidsTable;
   spotlights: SpotlightsTable;
+  embodiment_bookings: EmbodimentBookingsTable;
+  embodiment_events: EmbodimentEventsTable;
+  embodiment_deliveries: EmbodimentDeliveriesTable;
 }
 
 export type ReturnRequestRow = Selectable<ReturnRequestsTable>;
@@ -722,6 +776,8 @@ export type PaymentRow = Selectable<PaymentsTable>;
 export type MarketplaceCreditRow = Selectable<MarketplaceCreditsTable>;
 export type FeaturedBidRow = Selectable<FeaturedBidsTable>;
 export type SpotlightRow = Selectable<SpotlightsTable>;
+export type EmbodimentBookingRow = Selectable<EmbodimentBookingsTable>;
+export type EmbodimentDeliveryRow = Selectable<EmbodimentDeliveriesTable>;
 export type DomainScoreRow = Selectable<DomainScoresTable>;
 export type ListingRow = Selectable<ListingsTable>;
 export type BrandAgentRow = Selectable<BrandAgentsTable>;

@@ -13,6 +13,7 @@ import type { DatabaseHandle, Dialect } from '../db/database.ts';
 import type { Database } from '../db/schema.ts';
 import { type Config, secretBoxOf } from './config.ts';
 import { AccountsService } from './features/accounts/service.ts';
+import { EmbodimentBookings } from './features/catalog/embodiment/bookings.ts';
 import { SpotlightPlacements } from './features/catalog/spotlight/placements.ts';
 import { loadBrands } from './features/charges/brand-registry.ts';
 import { DescriptorDeclarations } from './features/charges/declarations.ts';
@@ -67,6 +68,8 @@ export interface Services {
   payments: PaymentsService;
   /** The spotlight placements shown now and their slot limit (`marketplace.spotlight_slots`). */
   spotlights: SpotlightPlacements;
+  /** Robot embodiment bookings and their delivery to the operator (`marketplace.embodiment`). */
+  embodiment: EmbodimentBookings;
   /** Settles authorized payments and reconciles unknown outcomes in the background. */
   settler: Settler;
   /** The embedded OAuth authorization server (`auth/provider.ts`). */
@@ -192,6 +195,15 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     ...(options.facilitator ? { facilitator: options.facilitator } : {}),
   });
   const spotlights = new SpotlightPlacements({ db, config, now });
+  const embodiment = new EmbodimentBookings({
+    db,
+    dialect: database.dialect,
+    config,
+    log: log.child({ component: 'embodiment' }),
+    fetch,
+    mailer,
+    now,
+  });
   const settler = new Settler({
     db,
     dialect: database.dialect,
@@ -240,6 +252,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     traffic,
     payments,
     spotlights,
+    embodiment,
     settler,
     authorization,
     bearer,
@@ -252,6 +265,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
       deliveries.start();
       scans.worker.start();
       settler.start();
+      embodiment.worker.start();
       const sweep = () => {
         sweepIdempotencyKeys(db, new Date(now().getTime() - 24 * HOUR_MS)).catch((err) =>
           log.warn({ err }, 'idempotency sweep failed'),
@@ -274,6 +288,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
         deliveries.stop(),
         scans.worker.stop(),
         settler.stop(),
+        embodiment.worker.stop(),
         resolver.stop(),
       ]);
       mailer?.close();

@@ -2,7 +2,8 @@
  * Frozen: never edit a migration that has shipped; add a new one.
  * The marketplace SKUs (issue 12): credits owed back to payers (`marketplace_credits`), the Featured
  * Brand auction (`featured_bids`), the lock rows that decide purchases of a limited placement one at
- * a time (`marketplace_locks`: `featured`, `spotlight`) and the 30-day spotlight placements (`spotlights`).
+ * a time (`marketplace_locks`: `featured`, `spotlight`) the 30-day spotlight placements (`spotlights`), and embodiment bookings with their history and
+ * their delivery outbox to the robot operator (`embodiment_*`).
  */
 import { type Kysely, PostgresAdapter, sql } from 'kysely';
 
@@ -95,11 +96,75 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', ts, (c) => c.notNull())
     .execute();
   await db.schema.createIndex('spotlights_ends').on('spotlights').column('ends_at').execute();
+
+  await db.schema
+    .createTable('embodiment_bookings')
+    .addColumn('id', uuid, (c) => c.primaryKey())
+    .addColumn('payment_id', uuid, (c) => c.notNull().unique().references('payments.id'))
+    .addColumn('payer', 'text', (c) => c.notNull())
+    .addColumn('token_hash', 'text', (c) => c.notNull())
+    .addColumn('contact', 'text', (c) => c.notNull())
+    .addColumn('agent_handle', 'text', (c) => c.notNull())
+    .addColumn('duration_days', 'integer', (c) => c.notNull())
+    .addColumn('deposit', 'bigint', (c) => c.notNull())
+    .addColumn('status', 'text', (c) => c.notNull())
+    .addColumn('quote_amount', 'bigint')
+    .addColumn('quote_valid_until', ts)
+    .addColumn('scheduled_for', ts)
+    .addColumn('created_at', ts, (c) => c.notNull())
+    .addColumn('updated_at', ts, (c) => c.notNull())
+    .execute();
+  await db.schema
+    .createTable('embodiment_events')
+    .addColumn('id', uuid, (c) => c.primaryKey())
+    .addColumn('booking_id', uuid, (c) =>
+      c.notNull().references('embodiment_bookings.id').onDelete('cascade'),
+    )
+    .addColumn('from_status', 'text')
+    .addColumn('to_status', 'text', (c) => c.notNull())
+    .addColumn('note', 'text')
+    .addColumn('at', ts, (c) => c.notNull())
+    .execute();
+  await db.schema
+    .createIndex('embodiment_events_booking')
+    .on('embodiment_events')
+    .columns(['booking_id', 'at'])
+    .execute();
+  await db.schema
+    .createTable('embodiment_deliveries')
+    .addColumn('id', uuid, (c) => c.primaryKey())
+    .addColumn('booking_id', uuid, (c) =>
+      c.notNull().references('embodiment_bookings.id').onDelete('cascade'),
+    )
+    .addColumn('channel', 'text', (c) => c.notNull())
+    .addColumn('target', 'text', (c) => c.notNull())
+    .addColumn('state', 'text', (c) => c.notNull())
+    .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('next_attempt_at', ts, (c) => c.notNull())
+    .addColumn('lease_owner', 'text')
+    .addColumn('lease_expires_at', ts)
+    .addColumn('last_error', 'text')
+    .addColumn('created_at', ts, (c) => c.notNull())
+    .addColumn('delivered_at', ts)
+    .execute();
+  await db.schema
+    .createIndex('embodiment_deliveries_due')
+    .on('embodiment_deliveries')
+    .columns(['state', 'next_attempt_at'])
+    .execute();
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: see up()
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const table of ['spotlights', 'featured_bids', 'marketplace_locks', 'marketplace_credits']) {
+  for (const table of [
+    'embodiment_deliveries',
+    'embodiment_events',
+    'embodiment_bookings',
+    'spotlights',
+    'featured_bids',
+    'marketplace_locks',
+    'marketplace_credits',
+  ]) {
     await db.schema.dropTable(table).execute();
   }
 }

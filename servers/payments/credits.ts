@@ -14,7 +14,7 @@ import { usdcOf } from './networks.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-export type CreditReason = 'featured_outbid';
+export type CreditReason = 'featured_outbid' | 'embodiment_deposit';
 
 export interface NewCredit {
   payer: string;
@@ -139,8 +139,15 @@ export async function moveCredit(
 export const Credit = z.object({
   credit_id: z.uuid(),
   amount_usdc: z.number(),
-  reason: z.string().describe('featured_outbid: the unused part of a featured bid that was outbid.'),
-  subject_id: z.string().describe('What it is for: the bid id (featured_outbid).'),
+  reason: z
+    .string()
+    .describe(
+      'featured_outbid: the unused part of a featured bid that was outbid; embodiment_deposit: the deposit ' +
+        'of a booking that was declined or cancelled.',
+    ),
+  subject_id: z
+    .string()
+    .describe('What it is for: the bid id (featured_outbid), the booking id (embodiment_deposit).'),
   status: z
     .enum(['owed', 'sending', 'paid', 'void'])
     .describe(

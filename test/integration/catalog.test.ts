@@ -137,7 +137,6 @@ const NOT_BUILT: Record<string, number> = {
   'people-search': 13,
   entity: 13,
   'soul-write': 11,
-  embodiment: 12,
 };
 
 /**
@@ -562,7 +561,6 @@ describe.each(dialects)('paid catalog (%s)', (dialect) => {
       researchPerson: 13,
       auditEntity: 13,
       writeSoulMemory: 11,
-      bookEmbodiment: 12,
     })) {
       const op = byName(name);
       const { status, body } = await post(op, valid[name]);

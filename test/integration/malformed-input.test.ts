@@ -163,6 +163,14 @@ const validInputs = (): Record<string, Input> => ({
   registerReferralHandle: { handle: 'nul-attacker' },
   getReferralBalance: { handle: 'nul-attacker' },
   getCredits: { payer: `0x${'ab'.repeat(20)}` },
+  getEmbodimentBooking: { booking_id: SOME_ID, token: 'agsvc_booking_x' },
+  moveEmbodimentBooking: {
+    booking_id: SOME_ID,
+    status: 'quoted',
+    quote_usdc: 4200,
+    quote_valid_until: '2027-01-01T00:00:00.000Z',
+    note: 'Two units.',
+  },
 });
 const validInput = (op: AnyOperation): Input => validInputs()[op.name] ?? {};
 

@@ -58,6 +58,7 @@ describe.each(dialects)('public MCP server (%s)', (dialect) => {
       'get_ai_tools',
       'get_catalog',
       'get_credits',
+      'get_embodiment_booking',
       'get_featured',
       'get_leaderboard',
       'get_payment',
