@@ -704,10 +704,53 @@ export interface EmbodimentEventsTable {
   at: string;
 }
 
-/** Outbox of new bookings to the robot operator (webhook or email), as `deliveries` is for returns. */
-export interface EmbodimentDeliveriesTable {
+/**
+ * A boost campaign: `pending_payment` (made with POST /boost, waiting for its payment URL to be
+ * paid), `active` (spending `budget` at `marketplace.boost_cpm_usdc` on reported impressions),
+ * `completed` (spent), `cancelled` (the remainder credited back). Amounts in atomic USDC.
+ */
+export interface BoostCampaignsTable {
   id: string;
-  booking_id: string;
+  /** The account that made it with POST /boost; null when bought directly with x402. */
+  account_id: string | null;
+  payment_id: string | null;
+  payer: string | null;
+  /** SHA-256 of the token of its status URL. */
+  token_hash: string;
+  domain: string;
+  url: string;
+  note: string | null;
+  budget: number;
+  spent: Generated<number>;
+  impressions: Generated<number>;
+  clicks: Generated<number>;
+  status: 'pending_payment' | 'active' | 'completed' | 'cancelled';
+  created_at: string;
+  updated_at: string;
+  ended_at: string | null;
+}
+
+/** One signed impressions report of an ad network, once per (campaign, network, report id). */
+export interface BoostReportsTable {
+  campaign_id: string;
+  network: string;
+  report_id: string;
+  impressions: number;
+  /** Atomic USDC charged for it (capped at what was left). */
+  charged: number;
+  at: string;
+}
+
+/**
+ * Outbox of the marketplace, as `deliveries` is for returns: new embodiment bookings to the robot
+ * operator (webhook or email) and boost campaigns to each ad network (`network`), signed webhooks.
+ */
+export interface MarketplaceDeliveriesTable {
+  id: string;
+  kind: 'embodiment_booking' | 'boost_campaign';
+  subject_id: string;
+  /** The ad network's name (`marketplace.ad_networks`) for a campaign. */
+  network: string | null;
   channel: 'webhook' | 'email';
   target: string;
   state: 'pending' | 'delivered' | 'failed';
@@ -759,7 +802,9 @@ export interface Database {
   spotlights: SpotlightsTable;
   embodiment_bookings: EmbodimentBookingsTable;
   embodiment_events: EmbodimentEventsTable;
-  embodiment_deliveries: EmbodimentDeliveriesTable;
+  boost_campaigns: BoostCampaignsTable;
+  boost_reports: BoostReportsTable;
+  marketplace_deliveries: MarketplaceDeliveriesTable;
 }
 
 export type ReturnRequestRow = Selectable<ReturnRequestsTable>;
@@ -777,7 +822,8 @@ export type MarketplaceCreditRow = Selectable<MarketplaceCreditsTable>;
 export type FeaturedBidRow = Selectable<FeaturedBidsTable>;
 export type SpotlightRow = Selectable<SpotlightsTable>;
 export type EmbodimentBookingRow = Selectable<EmbodimentBookingsTable>;
-export type EmbodimentDeliveryRow = Selectable<EmbodimentDeliveriesTable>;
+export type MarketplaceDeliveryRow = Selectable<MarketplaceDeliveriesTable>;
+export type BoostCampaignRow = Selectable<BoostCampaignsTable>;
 export type DomainScoreRow = Selectable<DomainScoresTable>;
 export type ListingRow = Selectable<ListingsTable>;
 export type BrandAgentRow = Selectable<BrandAgentsTable>;

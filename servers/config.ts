@@ -265,6 +265,21 @@ export const Config = z
     marketplace: z.strictObject({
       /** Spotlight placements shown at once; a purchase when all are taken is 409 with the next opening. */
       spotlight_slots: z.number().int().min(1).max(1000),
+      /** What a boost campaign pays per thousand impressions reported by an ad network, in USDC. */
+      boost_cpm_usdc: z.number().positive().max(1000),
+      /**
+       * Ad networks that receive every boost campaign as a signed webhook (Standard Webhooks with
+       * `secret`) and report impressions back, signed with the same secret.
+       */
+      ad_networks: z
+        .array(
+          z.strictObject({
+            name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,39}$/, 'must be a lower-case slug'),
+            webhook_url: absoluteUrl,
+            secret: z.string().regex(/^whsec_[A-Za-z0-9+/=]{16,}$/, 'must be whsec_ followed by base64'),
+          }),
+        )
+        .refine((list) => new Set(list.map((n) => n.name)).size === list.length, 'names must be unique'),
       /**
        * The robot operator of the embodiment SKU. Without an operator account and at least one
        * channel the SKU is unavailable (503 sku_unavailable, no 402).
@@ -331,6 +346,7 @@ export const envBindings: Record<string, EnvBinding> = {
   PAYMENTS_SYNC_WAIT_SECONDS: { key: 'payments.sync_wait_seconds', parse: numberOrRaw },
   PAYMENTS_REFERRAL_SHARE: { key: 'payments.referral_share', parse: numberOrRaw },
   MARKETPLACE_SPOTLIGHT_SLOTS: { key: 'marketplace.spotlight_slots', parse: numberOrRaw },
+  MARKETPLACE_BOOST_CPM_USDC: { key: 'marketplace.boost_cpm_usdc', parse: numberOrRaw },
   EMBODIMENT_OPERATOR_ACCOUNT_EMAIL: {
     key: 'marketplace.embodiment.operator_account_email',
     parse: nullIfEmpty,

@@ -55,6 +55,12 @@ export interface HttpBinding {
   status?: (output: any) => number;
   /** The statuses besides the success status that `status` may answer, with what each means (OpenAPI). */
   otherStatuses?: Partial<Record<200 | 202 | 503, string>>;
+  /**
+   * Answer `302 Found` to the URL this returns from the output instead of the JSON output (a click
+   * that is counted, then redirected). The operation decides the URL; the request cannot.
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: the output type is the operation's
+  redirect?: (output: any) => string;
 }
 
 /** MCP tool annotations (MCP 2025-11-25, server/tools#tool). */

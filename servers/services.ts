@@ -13,7 +13,9 @@ import type { DatabaseHandle, Dialect } from '../db/database.ts';
 import type { Database } from '../db/schema.ts';
 import { type Config, secretBoxOf } from './config.ts';
 import { AccountsService } from './features/accounts/service.ts';
+import { BoostCampaigns } from './features/catalog/boost/campaigns.ts';
 import { EmbodimentBookings } from './features/catalog/embodiment/bookings.ts';
+import { MarketplaceDeliveryWorker } from './features/catalog/marketplace-outbox.ts';
 import { SpotlightPlacements } from './features/catalog/spotlight/placements.ts';
 import { loadBrands } from './features/charges/brand-registry.ts';
 import { DescriptorDeclarations } from './features/charges/declarations.ts';
@@ -70,6 +72,8 @@ export interface Services {
   spotlights: SpotlightPlacements;
   /** Robot embodiment bookings and their delivery to the operator (`marketplace.embodiment`). */
   embodiment: EmbodimentBookings;
+  /** Boost campaigns: budgets, impressions, clicks (`marketplace.boost_cpm_usdc`, `ad_networks`). */
+  boost: BoostCampaigns;
   /** Settles authorized payments and reconciles unknown outcomes in the background. */
   settler: Settler;
   /** The embedded OAuth authorization server (`auth/provider.ts`). */
@@ -195,15 +199,21 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     ...(options.facilitator ? { facilitator: options.facilitator } : {}),
   });
   const spotlights = new SpotlightPlacements({ db, config, now });
-  const embodiment = new EmbodimentBookings({
+  const marketplaceOutbox = new MarketplaceDeliveryWorker({
     db,
     dialect: database.dialect,
     config,
-    log: log.child({ component: 'embodiment' }),
+    log: log.child({ component: 'marketplace-outbox' }),
     fetch,
     mailer,
     now,
   });
+  const embodiment = new EmbodimentBookings({ db, dialect: database.dialect, config, now }, () =>
+    marketplaceOutbox.nudge(),
+  );
+  const boost = new BoostCampaigns({ db, dialect: database.dialect, config, now }, () =>
+    marketplaceOutbox.nudge(),
+  );
   const settler = new Settler({
     db,
     dialect: database.dialect,
@@ -253,6 +263,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     payments,
     spotlights,
     embodiment,
+    boost,
     settler,
     authorization,
     bearer,
@@ -265,7 +276,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
       deliveries.start();
       scans.worker.start();
       settler.start();
-      embodiment.worker.start();
+      marketplaceOutbox.start();
       const sweep = () => {
         sweepIdempotencyKeys(db, new Date(now().getTime() - 24 * HOUR_MS)).catch((err) =>
           log.warn({ err }, 'idempotency sweep failed'),
@@ -288,7 +299,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
         deliveries.stop(),
         scans.worker.stop(),
         settler.stop(),
-        embodiment.worker.stop(),
+        marketplaceOutbox.stop(),
         resolver.stop(),
       ]);
       mailer?.close();

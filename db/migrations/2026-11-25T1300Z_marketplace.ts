@@ -2,8 +2,10 @@
  * Frozen: never edit a migration that has shipped; add a new one.
  * The marketplace SKUs (issue 12): credits owed back to payers (`marketplace_credits`), the Featured
  * Brand auction (`featured_bids`), the lock rows that decide purchases of a limited placement one at
- * a time (`marketplace_locks`: `featured`, `spotlight`) the 30-day spotlight placements (`spotlights`), and embodiment bookings with their history and
- * their delivery outbox to the robot operator (`embodiment_*`).
+ * a time (`marketplace_locks`: `featured`, `spotlight`) the 30-day spotlight placements (`spotlights`), embodiment bookings with their history
+ * (`embodiment_*`), boost campaigns with the impression reports of ad networks (`boost_*`), and the
+ * outbox that delivers bookings to the robot operator and campaigns to ad networks
+ * (`marketplace_deliveries`).
  */
 import { type Kysely, PostgresAdapter, sql } from 'kysely';
 
@@ -131,11 +133,46 @@ export async function up(db: Kysely<any>): Promise<void> {
     .columns(['booking_id', 'at'])
     .execute();
   await db.schema
-    .createTable('embodiment_deliveries')
+    .createTable('boost_campaigns')
     .addColumn('id', uuid, (c) => c.primaryKey())
-    .addColumn('booking_id', uuid, (c) =>
-      c.notNull().references('embodiment_bookings.id').onDelete('cascade'),
-    )
+    .addColumn('account_id', uuid, (c) => c.references('accounts.id').onDelete('set null'))
+    .addColumn('payment_id', uuid, (c) => c.unique().references('payments.id'))
+    .addColumn('payer', 'text')
+    .addColumn('token_hash', 'text', (c) => c.notNull())
+    .addColumn('domain', 'text', (c) => c.notNull())
+    .addColumn('url', 'text', (c) => c.notNull())
+    .addColumn('note', 'text')
+    .addColumn('budget', 'bigint', (c) => c.notNull())
+    .addColumn('spent', 'bigint', (c) => c.notNull().defaultTo(0))
+    .addColumn('impressions', 'bigint', (c) => c.notNull().defaultTo(0))
+    .addColumn('clicks', 'bigint', (c) => c.notNull().defaultTo(0))
+    .addColumn('status', 'text', (c) => c.notNull())
+    .addColumn('created_at', ts, (c) => c.notNull())
+    .addColumn('updated_at', ts, (c) => c.notNull())
+    .addColumn('ended_at', ts)
+    .execute();
+  await db.schema
+    .createIndex('boost_campaigns_status')
+    .on('boost_campaigns')
+    .columns(['status', 'created_at'])
+    .execute();
+  await db.schema
+    .createTable('boost_reports')
+    .addColumn('campaign_id', uuid, (c) => c.notNull().references('boost_campaigns.id').onDelete('cascade'))
+    .addColumn('network', 'text', (c) => c.notNull())
+    .addColumn('report_id', 'text', (c) => c.notNull())
+    .addColumn('impressions', 'bigint', (c) => c.notNull())
+    .addColumn('charged', 'bigint', (c) => c.notNull())
+    .addColumn('at', ts, (c) => c.notNull())
+    .addPrimaryKeyConstraint('boost_reports_pk', ['campaign_id', 'network', 'report_id'])
+    .execute();
+
+  await db.schema
+    .createTable('marketplace_deliveries')
+    .addColumn('id', uuid, (c) => c.primaryKey())
+    .addColumn('kind', 'text', (c) => c.notNull())
+    .addColumn('subject_id', uuid, (c) => c.notNull())
+    .addColumn('network', 'text')
     .addColumn('channel', 'text', (c) => c.notNull())
     .addColumn('target', 'text', (c) => c.notNull())
     .addColumn('state', 'text', (c) => c.notNull())
@@ -148,8 +185,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('delivered_at', ts)
     .execute();
   await db.schema
-    .createIndex('embodiment_deliveries_due')
-    .on('embodiment_deliveries')
+    .createIndex('marketplace_deliveries_due')
+    .on('marketplace_deliveries')
     .columns(['state', 'next_attempt_at'])
     .execute();
 }
@@ -157,7 +194,9 @@ export async function up(db: Kysely<any>): Promise<void> {
 // biome-ignore lint/suspicious/noExplicitAny: see up()
 export async function down(db: Kysely<any>): Promise<void> {
   for (const table of [
-    'embodiment_deliveries',
+    'marketplace_deliveries',
+    'boost_reports',
+    'boost_campaigns',
     'embodiment_events',
     'embodiment_bookings',
     'spotlights',

@@ -14,7 +14,7 @@ import { usdcOf } from './networks.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-export type CreditReason = 'featured_outbid' | 'embodiment_deposit';
+export type CreditReason = 'featured_outbid' | 'embodiment_deposit' | 'boost_remainder';
 
 export interface NewCredit {
   payer: string;
@@ -143,7 +143,7 @@ export const Credit = z.object({
     .string()
     .describe(
       'featured_outbid: the unused part of a featured bid that was outbid; embodiment_deposit: the deposit ' +
-        'of a booking that was declined or cancelled.',
+        'of a booking that was declined or cancelled; boost_remainder: the unspent budget of a cancelled campaign.',
     ),
   subject_id: z
     .string()

@@ -158,7 +158,10 @@ export const listAgents = defineOperation({
   mcp: ['public'],
   errors: ['validation_failed'],
   tags: ['directory'],
-  handler: async (ctx, input) => ctx.services.directory.listAgents(input),
+  handler: async (ctx, input) => ({
+    ...(await ctx.services.directory.listAgents(input)),
+    sponsored: await ctx.services.boost.sponsored(),
+  }),
 });
 
 export const getAgentHub = defineOperation({
@@ -175,10 +178,11 @@ export const getAgentHub = defineOperation({
   mcp: ['public'],
   tags: ['directory'],
   handler: async (ctx) => {
-    const [hub, featured, spotlights] = await Promise.all([
+    const [hub, featured, spotlights, boosted] = await Promise.all([
       ctx.services.directory.agentHub(),
       featuredSlot(ctx.services),
       ctx.services.spotlights.active(),
+      ctx.services.boost.sponsored(),
     ]);
     return {
       featured: featured.holder
@@ -201,6 +205,7 @@ export const getAgentHub = defineOperation({
       categories: hub.categories,
       total_listings: hub.total_listings,
       agents: { brand: hub.brand_agents },
+      boosted,
       updated: ctx.services.now().toISOString(),
     };
   },

@@ -3,9 +3,11 @@
  * specification names the endpoints only; every field here is the design, and the OpenAPI document
  * and the MCP tool schemas are generated from these schemas.
  */
+
 import { isValidPhoneNumber } from 'libphonenumber-js/min';
 import { z } from 'zod';
 import { Cursor, Limit, NextCursor, queryNumber } from '../../pagination.ts';
+import { SponsoredEntry } from '../catalog/boost/campaigns.ts';
 import { StatementDescriptors } from '../charges/declaration-schemas.ts';
 import { DomainInput } from '../sites/schemas.ts';
 
@@ -297,6 +299,11 @@ export const ListAgentsInput = z.strictObject({
 
 export const ListAgentsResult = z.object({
   agents: z.array(Agent).describe('Newest first.'),
+  sponsored: z
+    .array(SponsoredEntry)
+    .describe(
+      'Boosted URLs of active campaigns (boost SKU), marked sponsored and kept apart from the agents.',
+    ),
   next_cursor: NextCursor,
 });
 
@@ -330,5 +337,8 @@ export const AgentHubResult = z.object({
     .describe('Every category with its number of listed listings.'),
   total_listings: z.number().int().describe('Number of listed listings.'),
   agents: z.object({ brand: z.number().int().describe('Registered brand agents.') }),
+  boosted: z
+    .array(SponsoredEntry)
+    .describe('Boosted URLs of active campaigns (boost SKU), marked sponsored, newest first (at most 5).'),
   updated: z.iso.datetime().describe('When this storefront was computed.'),
 });

@@ -1,8 +1,7 @@
 /**
  * Embodiment bookings (issue 12). The 650.00 USDC deposit opens a booking `requested`; it is
  * delivered to the robot operator configured in `marketplace.embodiment` (signed webhook and/or
- * email) through a durable outbox (`embodiment_deliveries`, at least once with a stable
- * `webhook-id`, backoff as for return deliveries); the operator moves it with a service key of its
+ * email) through the marketplace outbox (`../marketplace-outbox.ts`); the operator moves it with a service key of its
  * account; the requester follows it at a keyless status URL holding a secret token (only its SHA-256
  * is stored, compared in constant time; the contact is never shown there).
  *
@@ -14,18 +13,12 @@
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Transporter } from 'nodemailer';
-import type { Logger } from 'pino';
 import type { Dialect } from '../../../../db/database.ts';
-import type { Database, EmbodimentBookingRow, EmbodimentDeliveryRow } from '../../../../db/schema.ts';
+import type { Database, EmbodimentBookingRow } from '../../../../db/schema.ts';
 import type { Config } from '../../../config.ts';
 import { notFound, ServiceError } from '../../../errors.ts';
-import type { SafeFetch } from '../../../outbound/safe-fetch.ts';
 import { owe } from '../../../payments/credits.ts';
 import { atomicUsdc, usdcOf } from '../../../payments/networks.ts';
-import { PollingWorker } from '../../../polling-worker.ts';
-import { signWebhook } from '../../returns/brand-notice.ts';
-import { type Attempt, backoffMs } from '../../returns/outbox.ts';
 
 export type BookingStatus = EmbodimentBookingRow['status'];
 
@@ -57,19 +50,16 @@ export interface BookingsDeps {
   db: Kysely<Database>;
   dialect: Dialect;
   config: Config;
-  log: Logger;
-  fetch: SafeFetch;
-  mailer: Transporter | null;
   now: () => Date;
 }
 
 export class EmbodimentBookings {
   readonly deps: BookingsDeps;
-  readonly worker: BookingDeliveryWorker;
+  readonly #nudge: () => void;
 
-  constructor(deps: BookingsDeps) {
+  constructor(deps: BookingsDeps, nudge: () => void) {
     this.deps = deps;
-    this.worker = new BookingDeliveryWorker(deps);
+    this.#nudge = nudge;
   }
 
   statusUrl(id: string, token: string): string {
@@ -123,10 +113,12 @@ export class EmbodimentBookings {
         .execute();
       for (const { channel, target } of channels) {
         await trx
-          .insertInto('embodiment_deliveries')
+          .insertInto('marketplace_deliveries')
           .values({
             id: randomUUID(),
-            booking_id: booking.id,
+            kind: 'embodiment_booking',
+            subject_id: booking.id,
+            network: null,
             channel,
             target,
             state: 'pending',
@@ -141,7 +133,7 @@ export class EmbodimentBookings {
           .execute();
       }
     });
-    this.worker.nudge();
+    this.#nudge();
     return { booking, token };
   }
 
@@ -298,164 +290,4 @@ export interface BookingView {
   requested_at: string;
   updated_at: string;
   history: { from: string | null; to: string; note: string | null; at: string }[];
-}
-
-/** Delivers new bookings to the operator from `embodiment_deliveries`, as the return outbox does. */
-export class BookingDeliveryWorker extends PollingWorker {
-  protected readonly name = 'embodiment delivery';
-  private readonly deps: BookingsDeps;
-
-  constructor(deps: BookingsDeps) {
-    super();
-    this.deps = deps;
-  }
-
-  protected get pollIntervalMs(): number {
-    return this.deps.config.returns.delivery.poll_interval_ms;
-  }
-
-  protected get log(): Logger {
-    return this.deps.log;
-  }
-
-  async tick(): Promise<number> {
-    const { db, dialect, config, now } = this.deps;
-    const { batch_size, lease_ms } = config.returns.delivery;
-    const at = now().toISOString();
-    const claimed = await db
-      .updateTable('embodiment_deliveries')
-      .set((eb) => ({
-        lease_owner: this.owner,
-        lease_expires_at: new Date(Date.parse(at) + lease_ms).toISOString(),
-        attempts: eb('attempts', '+', 1),
-      }))
-      .where('id', 'in', (eb) =>
-        eb
-          .selectFrom('embodiment_deliveries')
-          .select('id')
-          .where('state', '=', 'pending')
-          .where('next_attempt_at', '<=', at)
-          .where((w) => w.or([w('lease_expires_at', 'is', null), w('lease_expires_at', '<', at)]))
-          .orderBy('next_attempt_at')
-          .limit(batch_size)
-          .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked()),
-      )
-      .returningAll()
-      .execute();
-    await Promise.all(claimed.map((d) => this.process(d)));
-    return claimed.length;
-  }
-
-  private async process(delivery: EmbodimentDeliveryRow): Promise<void> {
-    let attempt: Attempt;
-    try {
-      attempt = await this.attempt(delivery);
-    } catch (err) {
-      this.deps.log.error({ err, delivery_id: delivery.id }, 'embodiment delivery attempt crashed');
-      attempt = { ok: false, retryable: true, error: 'internal error' };
-    }
-    const { db, config, now } = this.deps;
-    const at = now();
-    const settle = (set: Partial<EmbodimentDeliveryRow>) =>
-      db
-        .updateTable('embodiment_deliveries')
-        .set({ ...set, lease_owner: null, lease_expires_at: null })
-        .where('id', '=', delivery.id)
-        .where('lease_owner', '=', this.owner)
-        .execute();
-    if (attempt.ok) {
-      await settle({ state: 'delivered', delivered_at: at.toISOString(), last_error: null });
-    } else if (attempt.retryable && delivery.attempts < config.returns.delivery.max_attempts) {
-      await settle({
-        last_error: attempt.error,
-        next_attempt_at: new Date(
-          at.getTime() + backoffMs(delivery.attempts, config, attempt.retryAfterMs),
-        ).toISOString(),
-      });
-    } else {
-      await settle({ state: 'failed', last_error: attempt.error });
-      this.deps.log.warn({ delivery_id: delivery.id, error: attempt.error }, 'embodiment delivery gave up');
-    }
-  }
-
-  private async attempt(delivery: EmbodimentDeliveryRow): Promise<Attempt> {
-    const { db, config, mailer, now } = this.deps;
-    const booking = await db
-      .selectFrom('embodiment_bookings')
-      .selectAll()
-      .where('id', '=', delivery.booking_id)
-      .executeTakeFirst();
-    if (!booking) return { ok: false, retryable: false, error: 'booking no longer exists' };
-    const notice = {
-      type: 'embodiment.booking.requested',
-      delivery_id: delivery.id,
-      data: {
-        booking_id: booking.id,
-        agent_handle: booking.agent_handle,
-        duration_days: booking.duration_days,
-        deposit_usdc: usdcOf(booking.deposit),
-        contact: booking.contact,
-        requested_at: booking.created_at,
-        status_change_url: `${config.public_api_url}/embodiment/bookings/${booking.id}/status`,
-      },
-    };
-    if (delivery.channel === 'email') {
-      if (!mailer) return { ok: false, retryable: true, error: 'SMTP not configured' };
-      try {
-        await mailer.sendMail({
-          from: config.smtp.from,
-          to: delivery.target,
-          subject: `Embodiment booking ${booking.id}`,
-          text: [
-            `A deposit of ${notice.data.deposit_usdc} USDC opened a booking for agent ${booking.agent_handle}`,
-            `(${booking.duration_days} day(s)). Reach the requester at ${booking.contact} with the quote.`,
-            '',
-            `Move it with your service key: POST ${notice.data.status_change_url}`,
-            `Booking id: ${booking.id}`,
-          ].join('\n'),
-          messageId: `<${delivery.id}@${new URL(config.site_url).hostname}>`,
-        });
-        return { ok: true };
-      } catch (err) {
-        const e = err as Error & { responseCode?: number; code?: string };
-        return {
-          ok: false,
-          retryable: !(typeof e.responseCode === 'number' && e.responseCode >= 500),
-          error: e.code ?? 'SMTP error',
-        };
-      }
-    }
-    const secret = config.marketplace.embodiment.webhook_secret;
-    if (!secret) return { ok: false, retryable: false, error: 'no webhook secret' };
-    const body = JSON.stringify(notice);
-    const timestamp = Math.floor(now().getTime() / 1000);
-    try {
-      const response = await this.deps.fetch(delivery.target, {
-        method: 'POST',
-        redirect: 'manual',
-        headers: {
-          'content-type': 'application/json',
-          'webhook-id': delivery.id,
-          'webhook-timestamp': String(timestamp),
-          'webhook-signature': signWebhook(secret, delivery.id, timestamp, body),
-        },
-        body,
-      });
-      await response.body?.cancel();
-      if (response.status >= 200 && response.status < 300) return { ok: true };
-      return {
-        ok: false,
-        retryable: response.status >= 500 || [408, 409, 425, 429].includes(response.status),
-        error: `HTTP ${response.status}`,
-      };
-    } catch (err) {
-      const e = err as Error & { cause?: { code?: string; name?: string } };
-      const blocked = e.name === 'BlockedDestinationError' || e.cause?.name === 'BlockedDestinationError';
-      return {
-        ok: false,
-        retryable: !blocked,
-        error: blocked ? 'destination not allowed' : (e.cause?.code ?? e.name),
-      };
-    }
-  }
 }
