@@ -31,6 +31,8 @@ describe.each(dialects)('boost campaigns (%s)', (dialect) => {
       'payments.pay_to': newAccount().address,
       'marketplace.boost_cpm_usdc': 2,
       'marketplace.ad_networks': [{ name: 'adnet', webhook_url: network.url, secret: network.secret }],
+      // Two account creations and one click from this address; clicks past it are not counted.
+      'rate_limits.unauthenticated_writes': { points: 3, duration_s: 3600 },
     });
     const api = service.config.public_api_url;
     const keyOf = async (email: string) => {
@@ -172,7 +174,7 @@ describe.each(dialects)('boost campaigns (%s)', (dialect) => {
     ]);
   });
 
-  it('counts a click and redirects to the campaign URL only', async () => {
+  it('counts a click and redirects to the campaign URL only; past the address limit, uncounted', async () => {
     const click = `${service.config.site_url}/r/${campaign.campaign_id}`;
     const res = await fetch(click, { redirect: 'manual' });
     expect(res.status).toBe(302);
@@ -184,6 +186,11 @@ describe.each(dialects)('boost campaigns (%s)', (dialect) => {
     expect(
       (await fetch(`${service.config.site_url}/r/${crypto.randomUUID()}`, { redirect: 'manual' })).status,
     ).toBe(404);
+    expect((await call('GET', `/boost/${campaign.campaign_id}`, undefined, keyA)).body.clicks).toBe(1);
+    // This address has used its unauthenticated writes: the link still works, the click is not counted.
+    const again = await fetch(click, { redirect: 'manual' });
+    expect(again.status).toBe(302);
+    expect(again.headers.get('location')).toBe(`https://${DOMAIN}/launch`);
     expect((await call('GET', `/boost/${campaign.campaign_id}`, undefined, keyA)).body.clicks).toBe(1);
   });
 

@@ -328,12 +328,12 @@ export class BoostCampaigns {
     return { charged_usdc: usdcOf(charged), campaign: this.view(row, null) };
   }
 
-  /** Counts a click on an active campaign and answers its URL (the only redirect target). */
-  async click(id: string): Promise<string> {
+  /** Counts a click on an active campaign (unless `count` is false) and answers its URL, the only target. */
+  async click(id: string, count = true): Promise<string> {
     const { db } = this.#deps;
     const row = await this.#find(id);
     if (!row || row.status === 'pending_payment') throw notFound(`No campaign ${id}`);
-    if (row.status === 'active') {
+    if (count && row.status === 'active') {
       await db
         .updateTable('boost_campaigns')
         .set((eb) => ({ clicks: eb('clicks', '+', 1) }))

@@ -267,7 +267,8 @@ export const followBoostClick = defineOperation({
   title: 'Follow a boosted link',
   description:
     "Counts a click on an active campaign, then redirects (302) to the campaign's own URL - never anywhere " +
-    'else: the request names no target.',
+    'else: the request names no target. Clicks past the per-address limit of unauthenticated writes are ' +
+    'redirected without being counted.',
   input: z.strictObject({ campaign_id: CampaignId }),
   output: z.object({ location: z.string() }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
@@ -281,7 +282,17 @@ export const followBoostClick = defineOperation({
   },
   errors: ['validation_failed', 'not_found'],
   tags: ['marketplace'],
-  handler: async (ctx, input) => ({ location: await ctx.services.boost.click(input.campaign_id) }),
+  handler: async (ctx, input) => {
+    // Clicks are unauthenticated writes: past the per-address limit the link still works, uncounted.
+    const counted = await ctx.services.rateLimits.consume('unauthenticated_writes', ctx.request.ip).then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof ServiceError && err.code === 'rate_limited') return false;
+        throw err;
+      },
+    );
+    return { location: await ctx.services.boost.click(input.campaign_id, counted) };
+  },
 });
 
 export const boostOperations = [
