@@ -7,7 +7,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/databases.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../helpers/receivers.ts';
+import {
+  startSmtpServer,
+  startWebhookReceiver,
+  type WebhookReceiver,
+  waitFor,
+} from '../helpers/receivers.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { newAccount, payingFetch } from '../helpers/x402-payer.ts';
 
@@ -179,5 +184,42 @@ describe.each(dialects)('embodiment without an operator (%s)', (dialect) => {
       code: 'sku_unavailable',
       detail: expect.stringContaining('operator'),
     });
+  });
+});
+
+describe.each(dialects)('embodiment delivered by email (%s)', (dialect) => {
+  let service: TestService;
+  let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
+  beforeAll(async () => {
+    smtp = await startSmtpServer();
+    service = await startTestService(dialect, {
+      'payments.pay_to': newAccount().address,
+      'smtp.url': smtp.url,
+      'marketplace.embodiment.operator_account_email': OPERATOR,
+      'marketplace.embodiment.email': 'bookings@operator-example.com',
+    });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await smtp?.close();
+  });
+
+  it('emails the operator the booking with the contact and the route to move it', async () => {
+    const res = await payingFetch(newAccount(), 1000)(
+      `${service.config.site_url}/api/public/x402/embodiment`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ contact: '+14155550123', agent_handle: 'mail-agent' }),
+      },
+    );
+    expect(res.status).toBe(200);
+    const booking = (await res.json()) as Json;
+    await waitFor(() => smtp.mails.some((m) => m.raw.includes(booking.booking_id)));
+    const mail = smtp.mails.find((m) => m.raw.includes(booking.booking_id));
+    expect(mail?.to).toEqual(['bookings@operator-example.com']);
+    const text = (mail?.raw ?? '').replace(/=\r?\n/g, ''); // quoted-printable soft line breaks
+    expect(text).toContain('+14155550123');
+    expect(text).toContain(`/embodiment/bookings/${booking.booking_id}/status`);
   });
 });
