@@ -250,4 +250,55 @@ describe.each(dialects)('featured-bid auction on a local chain (%s)', (dialect) 
     const bad = await fetch(`${api()}/credits?payer=alice`);
     expect(bad.status).toBe(400);
   });
+
+  it('keeps a credit owed while no settler is configured, and pays it once one is', async () => {
+    const offline = await startTestService(
+      dialect,
+      { 'payments.pay_to': chain.accounts.payTo.address },
+      { background: false },
+    );
+    let online: TestService | undefined;
+    try {
+      const a = await payer(5n * USDC);
+      const b = await payer(5n * USDC);
+      const url = `${offline.config.site_url}/api/public/x402/featured-bid`;
+      const post = (account: LocalAccount, body: Json) =>
+        payingFetch(account, 100)(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      expect((await post(a, { domain: 'owed-one.com', bid_usdc: 1, days: 2 })).status).toBe(200);
+      expect((await post(b, { domain: 'owed-two.com', bid_usdc: 1.5 })).status).toBe(200);
+      const owed = await getJson(`${offline.config.public_api_url}/credits?payer=${a.address}`);
+      expect(owed.credits).toEqual([expect.objectContaining({ status: 'owed', reason: 'featured_outbid' })]);
+      const amount = BigInt(Math.round(owed.owed_usdc * 1e6));
+      expect(amount).toBeGreaterThan(2n * USDC - 120n * 24n); // at most two minutes used of two days
+      // Nothing moved on chain yet: the payments are authorized, the credit owed.
+      expect(await chain.balanceOf(a.address)).toBe(5n * USDC);
+
+      // Another process on the same database, with a chain and the settler key.
+      online = await startTestService(
+        dialect,
+        {
+          'payments.pay_to': chain.accounts.payTo.address,
+          'payments.rpc_url': chain.rpcUrl,
+          'payments.settler_private_key': chain.accounts.settler.privateKey,
+          'payments.settler_poll_interval_ms': 100,
+        },
+        { database: offline.db },
+      );
+      const onlineApi = online.config.public_api_url;
+      const paid = await until(
+        () => getJson(`${onlineApi}/credits?payer=${a.address}`),
+        (c) => c.credits[0]?.status === 'paid',
+        'the owed credit to be paid',
+      );
+      expect(paid).toMatchObject({ owed_usdc: 0, paid_usdc: Number(amount) / 1e6 });
+      expect(await chain.balanceOf(a.address)).toBe(5n * USDC - 2n * USDC + amount);
+    } finally {
+      await online?.close();
+      await offline.close();
+    }
+  });
 });
