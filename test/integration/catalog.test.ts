@@ -183,10 +183,13 @@ const OUR_INPUTS: Record<string, Record<string, string>> = {
 
 /**
  * Inputs we add to a SKU beyond SPEC's (optional, so every SPEC call stays valid): boost's
- * campaign_id funds a campaign made with POST /boost (its payment_url carries it; issue 12).
+ * campaign_id funds a campaign made with POST /boost (its payment_url carries it; issue 12);
+ * soul-write's kind says whether the entry is a memory or a validation (SPEC: "a durable memory or
+ * validation").
  */
 const EXTRA_INPUTS: Record<string, Record<string, string>> = {
   boost: { campaign_id: 'string, optional, UUID' },
+  'soul-write': { kind: 'one of memory, validation, optional, default memory' },
 };
 
 /** SPEC "Surface B: free endpoints", in the catalog's notation (`?name` for a query parameter). */
