@@ -1,6 +1,6 @@
 /**
- * `npm start`: the whole service in one process. Stops cleanly on SIGTERM/SIGINT (no new requests,
- * in-flight requests and deliveries finish, database closed).
+ * `npm start`: the whole service in one process. Stops cleanly on SIGTERM/SIGINT (readiness 503, no
+ * new connections, in-flight requests and queued work finish, database closed, exit 0).
  */
 import { ConfigError } from './config.ts';
 import { SecretsKeyMissingError } from './secrets.ts';
@@ -21,7 +21,12 @@ try {
   );
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
-      services.log.info({ signal }, 'shutting down');
+      services.log.info({ signal, timeout_ms: config.server.shutdown_timeout_ms }, 'shutting down');
+      // In-flight requests get shutdown_timeout_ms; background work as long again; then give up.
+      setTimeout(() => {
+        services.log.error('shutdown took longer than twice server.shutdown_timeout_ms; exiting');
+        process.exit(1);
+      }, 2 * config.server.shutdown_timeout_ms).unref();
       service.stop().then(
         () => process.exit(0),
         (err: unknown) => {

@@ -44,6 +44,7 @@ import { Classifier } from './features/traffic/classify.ts';
 import type { LiveTraffic as SiteTrafficSummary } from './features/traffic/schemas.ts';
 import { TrafficService } from './features/traffic/service.ts';
 import { sweepIdempotencyKeys } from './idempotency.ts';
+import { Lifecycle } from './lifecycle.ts';
 import { type LanguageModel, languageModelStatus, languageModelsOf } from './outbound/llm.ts';
 import { createSafeFetch, type SafeFetch } from './outbound/safe-fetch.ts';
 import {
@@ -118,6 +119,8 @@ export interface Services {
   secrets: SecretBox;
   /** The clock every service reads (tests may fix it); reads outside a service use it too. */
   now: () => Date;
+  /** Draining after SIGTERM or serving (readiness). */
+  lifecycle: Lifecycle;
   /** Starts background work (delivery outbox, housekeeping). */
   startBackground(): void;
   /** Stops background work and waits for what is in flight. Does not close the database. */
@@ -336,6 +339,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     siteFetch,
     secrets,
     now,
+    lifecycle: new Lifecycle(),
     startBackground() {
       deliveries.start();
       scans.worker.start();
