@@ -45,6 +45,7 @@ import type { LiveTraffic as SiteTrafficSummary } from './features/traffic/schem
 import { TrafficService } from './features/traffic/service.ts';
 import { sweepIdempotencyKeys } from './idempotency.ts';
 import { Lifecycle } from './lifecycle.ts';
+import { Metrics } from './metrics.ts';
 import { type LanguageModel, languageModelStatus, languageModelsOf } from './outbound/llm.ts';
 import { createSafeFetch, type SafeFetch } from './outbound/safe-fetch.ts';
 import {
@@ -121,6 +122,8 @@ export interface Services {
   now: () => Date;
   /** Draining after SIGTERM or serving (readiness). */
   lifecycle: Lifecycle;
+  /** Prometheus metrics (`metrics.enabled`), or null: nothing is measured. */
+  metrics: Metrics | null;
   /** Starts background work (delivery outbox, housekeeping). */
   startBackground(): void;
   /** Stops background work and waits for what is in flight. Does not close the database. */
@@ -340,6 +343,9 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     secrets,
     now,
     lifecycle: new Lifecycle(),
+    metrics: config.metrics.enabled
+      ? new Metrics({ db, now, trafficQueueDepth: () => traffic.queue.size })
+      : null,
     startBackground() {
       deliveries.start();
       scans.worker.start();
