@@ -150,6 +150,7 @@ function siteRouter(services: Services, operations: readonly AnyOperation[]): Re
     res.type('application/json').send(x402);
   });
   router.use(discoveryRouter(services, operations));
+  if (services.metrics) router.get('/metrics', services.metrics.handler());
   const prm = new URL(protectedResourceMetadataUrls(services).site).pathname.slice(
     new URL(config.site_url).pathname.replace(/\/+$/, '').length,
   );
