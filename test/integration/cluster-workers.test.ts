@@ -4,10 +4,13 @@
  * than one worker is refused at start with a message naming the fix.
  */
 import http from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createTestDatabase, postgresUrl, type TestDatabase } from '../helpers/databases.ts';
 import { type ServiceProcess, spawnService } from '../helpers/process.ts';
 import { waitFor } from '../helpers/receivers.ts';
+
+// Real child processes start slowly on a loaded machine: room to start, never a timing assertion.
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
 /** GET on a connection of its own, so the primary hands each request to the next worker. */
 const getOnNewConnection = (url: string) =>

@@ -5,10 +5,13 @@
  */
 import http from 'node:http';
 import net from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
 import { type ServiceProcess, spawnService } from '../helpers/process.ts';
 import { waitFor } from '../helpers/receivers.ts';
+
+// Real child processes start slowly on a loaded machine: room to start, never a timing assertion.
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
 const CHROME =
   'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';

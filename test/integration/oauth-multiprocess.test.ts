@@ -10,12 +10,15 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { decodeProtectedHeader } from 'jose';
 import * as oauth from 'oauth4webapi';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { projectRoot } from '../../servers/config.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
 import { type FrontProxy, startFrontProxy } from '../helpers/front-proxy.ts';
 import { authorizeInBrowser, type OwnerCredentials } from '../helpers/oauth.ts';
 import { type ServiceProcess, spawnService } from '../helpers/process.ts';
+
+// Real child processes start slowly on a loaded machine: room to start, never a timing assertion.
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
 const run = promisify(execFile);
 const nodeFlags = ['--experimental-strip-types', '--disable-warning=ExperimentalWarning'];

@@ -3,11 +3,14 @@
  * database receive 20 concurrent copies of one payment; the reservation is the database's unique
  * constraint, not a lock in either process, so exactly one execution happens.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
 import { TEST_SKU } from '../helpers/paid-operations.ts';
 import { type ServiceProcess, spawnService } from '../helpers/process.ts';
 import { newAccount, paymentHeader, paymentRequiredOf, stockClient } from '../helpers/x402-payer.ts';
+
+// Real child processes start slowly on a loaded machine: room to start, never a timing assertion.
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked structurally
 type Json = Record<string, any>;

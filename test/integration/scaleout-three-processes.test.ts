@@ -4,12 +4,15 @@
  * result), the metrics of any process show the deployment's one payment, and a paid call running
  * when its process gets SIGTERM completes before the process exits 0.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
 import { type FrontProxy, startFrontProxy } from '../helpers/front-proxy.ts';
 import { TEST_SKU } from '../helpers/paid-operations.ts';
 import { type ServiceProcess, spawnService } from '../helpers/process.ts';
 import { newAccount, paymentHeader, paymentRequiredOf, stockClient } from '../helpers/x402-payer.ts';
+
+// Real child processes start slowly on a loaded machine: room to start, never a timing assertion.
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked structurally
 type Json = Record<string, any>;
