@@ -3,10 +3,9 @@
  * because a SKU is also sold at GET `{site_url}/api/public/x402/<sku>` with query parameters: numbers
  * and booleans are read from query text exactly as a JSON body would hold them (`queryNumber`,
  * `queryBoolean`). Everything a schema can check is checked here, so a bad input is a 400 naming the
- * field before any 402 or 503 - even for a SKU whose handler is not built yet.
+ * field before any 402 or 503 - even for a SKU that cannot run here.
  */
 import { z } from 'zod';
-import { ServiceError } from '../../errors.ts';
 import { queryNumber } from '../../pagination.ts';
 import { normalizeDomain } from '../sites/domain.ts';
 
