@@ -767,6 +767,184 @@ export interface SsfDeliveriesTable {
   delivered_at: string | null;
 }
 
+// --- Marketplace (migration 2026-11-25T1300Z_marketplace) ----------------------------------------
+
+/**
+ * USDC owed back to a payer (`servers/payments/credits.ts`): the unused part of an outbid featured
+ * bid, a cancelled campaign's remainder, a declined booking's deposit. One per (reason, subject).
+ * Statuses: `owed` (waits for its source payment to be settled and for a settler key), `sending`
+ * (a signed USDC transfer from the settler key is stored in `raw_transaction` and broadcast; the
+ * settler reads its receipt, rebroadcasting the same bytes if needed - never a second transfer),
+ * `paid` (`transaction_hash`), `void` (the source payment failed: nothing was collected to give back).
+ * Amounts in USDC atomic units.
+ */
+export interface MarketplaceCreditsTable {
+  id: string;
+  /** The address credited, lower-case: the payer of the source payment. */
+  payer: string;
+  amount: number;
+  /** `featured_outbid`, ... */
+  reason: string;
+  /** What the credit is for (the bid id, campaign id, booking id). */
+  subject_id: string;
+  /** The payment the money came from: paid out only once that one is settled. */
+  source_payment_id: string;
+  status: 'owed' | 'sending' | 'paid' | 'void';
+  transaction_hash: string | null;
+  /** The signed transfer (hex) while `sending`, so that a restart rebroadcasts the same transaction. */
+  raw_transaction: string | null;
+  error: string | null;
+  attempts: Generated<number>;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+  paid_at: string | null;
+}
+
+/**
+ * One row per limited placement (`featured`, `spotlight`): a purchase that must see every earlier one
+ * (the auction's holder, the free spotlight slots) is decided holding its row.
+ */
+export interface MarketplaceLocksTable {
+  id: string;
+  updated_at: string;
+}
+
+/**
+ * One paid bid for the Featured Brand slot. `holding`: holds it until `holds_until` (past that it
+ * has expired); `outbid`: a higher daily bid took the slot at `ended_at` and the unused part was
+ * credited (`credited`). A bid whose payment failed holds nothing. Amounts in USDC atomic units.
+ */
+export interface FeaturedBidsTable {
+  id: string;
+  payment_id: string;
+  payer: string;
+  domain: string;
+  url: string;
+  blurb: string | null;
+  /** Daily bid. */
+  bid: number;
+  days: number;
+  /** Paid: bid x days. */
+  amount: number;
+  status: 'holding' | 'outbid';
+  holds_from: string;
+  holds_until: string;
+  ended_at: string | null;
+  credited: Generated<number>;
+  created_at: string;
+}
+
+/** A 30-day spotlight placement, shown from `starts_at` to `ends_at`, with the scan queued at purchase. */
+export interface SpotlightsTable {
+  id: string;
+  payment_id: string;
+  domain: string;
+  url: string;
+  blurb: string | null;
+  agent_handle: string | null;
+  business_name: string | null;
+  scan_id: string | null;
+  starts_at: string;
+  ends_at: string;
+  created_at: string;
+}
+
+/**
+ * A robot embodiment booking opened by its paid deposit. Statuses: requested -> quoted -> scheduled
+ * -> active -> completed; declined (from requested or quoted) and cancelled (before active) credit
+ * the deposit back. The requester reads it with the secret token of its status URL (only its
+ * SHA-256 is kept); the contact goes to the operator only.
+ */
+export interface EmbodimentBookingsTable {
+  id: string;
+  payment_id: string;
+  payer: string;
+  token_hash: string;
+  /** Email or E.164 phone: delivered to the operator, never shown on the status URL. */
+  contact: string;
+  agent_handle: string;
+  duration_days: number;
+  /** Atomic USDC paid. */
+  deposit: number;
+  status: 'requested' | 'quoted' | 'scheduled' | 'active' | 'completed' | 'declined' | 'cancelled';
+  quote_amount: number | null;
+  quote_valid_until: string | null;
+  scheduled_for: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Every status change of a booking, with the operator's note. */
+export interface EmbodimentEventsTable {
+  id: string;
+  booking_id: string;
+  from_status: string | null;
+  to_status: string;
+  note: string | null;
+  at: string;
+}
+
+/**
+ * A boost campaign: `pending_payment` (made with POST /boost, waiting for its payment URL to be
+ * paid), `active` (spending `budget` at `marketplace.boost_cpm_usdc` on reported impressions),
+ * `completed` (spent), `cancelled` (the remainder credited back). Amounts in atomic USDC.
+ */
+export interface BoostCampaignsTable {
+  id: string;
+  /** The account that made it with POST /boost; null when bought directly with x402. */
+  account_id: string | null;
+  payment_id: string | null;
+  payer: string | null;
+  /** SHA-256 of the token of its status URL. */
+  token_hash: string;
+  domain: string;
+  url: string;
+  note: string | null;
+  budget: number;
+  spent: Generated<number>;
+  impressions: Generated<number>;
+  clicks: Generated<number>;
+  status: 'pending_payment' | 'active' | 'completed' | 'cancelled';
+  created_at: string;
+  updated_at: string;
+  ended_at: string | null;
+}
+
+/** One signed impressions report of an ad network, once per (campaign, network, report id). */
+export interface BoostReportsTable {
+  campaign_id: string;
+  network: string;
+  report_id: string;
+  impressions: number;
+  /** Atomic USDC charged for it (capped at what was left). */
+  charged: number;
+  at: string;
+}
+
+/**
+ * Outbox of the marketplace, as `deliveries` is for returns: new embodiment bookings to the robot
+ * operator (webhook or email) and boost campaigns to each ad network (`network`), signed webhooks.
+ */
+export interface MarketplaceDeliveriesTable {
+  id: string;
+  kind: 'embodiment_booking' | 'boost_campaign';
+  subject_id: string;
+  /** The ad network's name (`marketplace.ad_networks`) for a campaign. */
+  network: string | null;
+  channel: 'webhook' | 'email';
+  target: string;
+  state: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  next_attempt_at: string;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  last_error: string | null;
+  created_at: string;
+  delivered_at: string | null;
+}
+
 export interface Database {
   service_secrets: ServiceSecretsTable;
   catalog_snapshots: CatalogSnapshotsTable;
@@ -813,6 +991,15 @@ export interface Database {
   account_event_claims: AccountEventClaimsTable;
   ssf_streams: SsfStreamsTable;
   ssf_deliveries: SsfDeliveriesTable;
+  marketplace_credits: MarketplaceCreditsTable;
+  marketplace_locks: MarketplaceLocksTable;
+  featured_bids: FeaturedBidsTable;
+  spotlights: SpotlightsTable;
+  embodiment_bookings: EmbodimentBookingsTable;
+  embodiment_events: EmbodimentEventsTable;
+  boost_campaigns: BoostCampaignsTable;
+  boost_reports: BoostReportsTable;
+  marketplace_deliveries: MarketplaceDeliveriesTable;
 }
 
 export type ReturnRequestRow = Selectable<ReturnRequestsTable>;
@@ -828,6 +1015,12 @@ export type SiteRow = Selectable<SitesTable>;
 export type ScanRow = Selectable<ScansTable>;
 export type AnonymousSessionRow = Selectable<AnonymousSessionsTable>;
 export type PaymentRow = Selectable<PaymentsTable>;
+export type MarketplaceCreditRow = Selectable<MarketplaceCreditsTable>;
+export type FeaturedBidRow = Selectable<FeaturedBidsTable>;
+export type SpotlightRow = Selectable<SpotlightsTable>;
+export type EmbodimentBookingRow = Selectable<EmbodimentBookingsTable>;
+export type MarketplaceDeliveryRow = Selectable<MarketplaceDeliveriesTable>;
+export type BoostCampaignRow = Selectable<BoostCampaignsTable>;
 export type DomainScoreRow = Selectable<DomainScoresTable>;
 export type ListingRow = Selectable<ListingsTable>;
 export type BrandAgentRow = Selectable<BrandAgentsTable>;

@@ -380,6 +380,48 @@ export const Config = z
       /** How often the settler looks for authorized payments to settle and unknown outcomes to reconcile. */
       settler_poll_interval_ms: positiveInt,
     }),
+    /** The placement SKUs (README "Marketplace"). */
+    marketplace: z.strictObject({
+      /** Spotlight placements shown at once; a purchase when all are taken is 409 with the next opening. */
+      spotlight_slots: z.number().int().min(1).max(1000),
+      /** What a boost campaign pays per thousand impressions reported by an ad network, in USDC. */
+      boost_cpm_usdc: z.number().positive().max(1000),
+      /**
+       * Ad networks that receive every boost campaign as a signed webhook (Standard Webhooks with
+       * `secret`) and report impressions back, signed with the same secret.
+       */
+      ad_networks: z
+        .array(
+          z.strictObject({
+            name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,39}$/, 'must be a lower-case slug'),
+            webhook_url: absoluteUrl,
+            secret: z.string().regex(/^whsec_[A-Za-z0-9+/=]{16,}$/, 'must be whsec_ followed by base64'),
+          }),
+        )
+        .refine((list) => new Set(list.map((n) => n.name)).size === list.length, 'names must be unique'),
+      /**
+       * The robot operator of the embodiment SKU. Without an operator account and at least one
+       * channel the SKU is unavailable (503 sku_unavailable, no 402).
+       */
+      embodiment: z
+        .strictObject({
+          /** The account whose service keys move bookings (quote, schedule, ...). */
+          operator_account_email: z.email().nullable(),
+          /** New bookings are POSTed here, signed (Standard Webhooks) with `webhook_secret`. */
+          webhook_url: absoluteUrl.nullable(),
+          /** `whsec_` + base64; environment only would be better, so it is read from EMBODIMENT_WEBHOOK_SECRET too. */
+          webhook_secret: z
+            .string()
+            .regex(/^whsec_[A-Za-z0-9+/=]{16,}$/, 'must be whsec_ followed by base64')
+            .nullable(),
+          /** New bookings are emailed here (needs smtp.url). */
+          email: z.email().nullable(),
+        })
+        .refine((e) => e.webhook_url === null || e.webhook_secret !== null, {
+          message: 'webhook_url needs webhook_secret (EMBODIMENT_WEBHOOK_SECRET)',
+          path: ['webhook_secret'],
+        }),
+    }),
     /** Settings that production mode refuses unless overridden here, deliberately. */
     unsafe: z.strictObject({
       /** Lets `*.allow_private_networks` stay on in production (a private deployment that scans its own network). */
@@ -423,6 +465,15 @@ export const envBindings: Record<string, EnvBinding> = {
   PAYMENTS_MAX_TIMEOUT_SECONDS: { key: 'payments.max_timeout_seconds', parse: numberOrRaw },
   PAYMENTS_SYNC_WAIT_SECONDS: { key: 'payments.sync_wait_seconds', parse: numberOrRaw },
   PAYMENTS_REFERRAL_SHARE: { key: 'payments.referral_share', parse: numberOrRaw },
+  MARKETPLACE_SPOTLIGHT_SLOTS: { key: 'marketplace.spotlight_slots', parse: numberOrRaw },
+  MARKETPLACE_BOOST_CPM_USDC: { key: 'marketplace.boost_cpm_usdc', parse: numberOrRaw },
+  EMBODIMENT_OPERATOR_ACCOUNT_EMAIL: {
+    key: 'marketplace.embodiment.operator_account_email',
+    parse: nullIfEmpty,
+  },
+  EMBODIMENT_WEBHOOK_URL: { key: 'marketplace.embodiment.webhook_url', parse: nullIfEmpty },
+  EMBODIMENT_WEBHOOK_SECRET: { key: 'marketplace.embodiment.webhook_secret', parse: nullIfEmpty },
+  EMBODIMENT_EMAIL: { key: 'marketplace.embodiment.email', parse: nullIfEmpty },
   ALLOW_PRIVATE_NETWORKS_IN_PRODUCTION: { key: 'unsafe.allow_private_networks_in_production', parse: flag },
   TRUST_PROXY: {
     key: 'trust_proxy',

@@ -64,6 +64,14 @@ export const errorCodes = {
   conflict: { status: 409, title: 'The request conflicts with the current state' },
   illegal_transition: { status: 409, title: 'That status change is not allowed from the current status' },
   /**
+   * Featured Brand auction: the daily bid cannot take the slot now; `minimum_bid_usdc` is the daily
+   * bid that would. Answered before any payment is asked for (or, for a bid overtaken while it was
+   * being paid, instead of charging it).
+   */
+  bid_too_low: { status: 409, title: 'The bid cannot win the slot' },
+  /** Every spotlight slot is taken (`marketplace.spotlight_slots`); `next_opening_at` says when one opens. */
+  spotlight_full: { status: 409, title: 'Every spotlight slot is taken' },
+  /**
    * The site named in the input could not be crawled (unreachable, refused by the outbound policy,
    * out of time): the request was understood and cannot be carried out for that site.
    */
@@ -114,6 +122,8 @@ export interface ServiceErrorOptions {
   errors?: FieldError[];
   headers?: Record<string, string>;
   payment?: PaymentChallenge;
+  /** RFC 9457 section 3.2 extension members the caller reads (`minimum_bid_usdc`). */
+  extensions?: Record<string, string | number | boolean | null>;
   cause?: unknown;
 }
 
@@ -126,6 +136,7 @@ export class ServiceError extends Error {
   readonly errors: FieldError[] | undefined;
   readonly headers: Record<string, string>;
   readonly payment: PaymentChallenge | undefined;
+  readonly extensions: Record<string, string | number | boolean | null>;
 
   constructor(code: ErrorCode, options: ServiceErrorOptions = {}) {
     const known: { status: number; title: string; expose?: boolean } = errorCodes[code];
@@ -139,6 +150,7 @@ export class ServiceError extends Error {
     this.errors = options.errors;
     this.headers = options.headers ?? {};
     this.payment = options.payment;
+    this.extensions = options.extensions ?? {};
   }
 
   /** What the caller may see. */

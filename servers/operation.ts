@@ -59,6 +59,12 @@ export interface HttpBinding {
   status?: (output: any) => number;
   /** The statuses besides the success status that `status` may answer, with what each means (OpenAPI). */
   otherStatuses?: Partial<Record<200 | 202 | 503, string>>;
+  /**
+   * Answer `302 Found` to the URL this returns from the output instead of the JSON output (a click
+   * that is counted, then redirected). The operation decides the URL; the request cannot.
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: the output type is the operation's
+  redirect?: (output: any) => string;
 }
 
 /** MCP tool annotations (MCP 2025-11-25, server/tools#tool). */
@@ -157,6 +163,15 @@ export interface Sku<I> {
    * answers `payment_already_used` instead of the stored result. Default true.
    */
   keepsResult?: boolean;
+  /**
+   * The SKU's own rules for this input now (a bid that cannot win, no free slot): checked after
+   * availability and before any 402, and again before a new payment is verified, so nobody is asked
+   * to pay for a call its rules refuse. Throws the refusal (a 409 naming what would be accepted).
+   * The handler enforces the same rules again where it writes, serialised.
+   */
+  admit?: (services: Services, input: I) => Promise<void>;
+  /** The lowest amount this SKU accepts right now (the auction's minimum next bid), for the live catalog. */
+  currentMinimum?: (services: Services) => Promise<number>;
 }
 
 export interface OperationSpec<I extends z.ZodType, O extends z.ZodType> {

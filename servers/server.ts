@@ -36,6 +36,8 @@ export interface StartOptions extends LoadConfigOptions {
   operations?: readonly AnyOperation[];
   /** Another x402 facilitator than the configured one. */
   facilitator?: PaymentFacilitator;
+  /** The clock every service reads (tests move it instead of sleeping). */
+  now?: () => Date;
 }
 
 export interface RunningService {
@@ -77,6 +79,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       ...(options.brands ? { brands: options.brands } : {}),
       ...(options.traffic ? { traffic: options.traffic } : {}),
       ...(options.facilitator ? { facilitator: options.facilitator } : {}),
+      ...(options.now ? { now: options.now } : {}),
     });
     const { handler, close } = createApp(services, options.operations);
     server.removeAllListeners('request');

@@ -26,6 +26,10 @@ import type { DatabaseHandle, Dialect } from '../db/database.ts';
 import type { Database } from '../db/schema.ts';
 import { type Config, secretBoxOf } from './config.ts';
 import { AccountsService } from './features/accounts/service.ts';
+import { BoostCampaigns } from './features/catalog/boost/campaigns.ts';
+import { EmbodimentBookings } from './features/catalog/embodiment/bookings.ts';
+import { MarketplaceDeliveryWorker } from './features/catalog/marketplace-outbox.ts';
+import { SpotlightPlacements } from './features/catalog/spotlight/placements.ts';
 import { loadBrands } from './features/charges/brand-registry.ts';
 import { DescriptorDeclarations } from './features/charges/declarations.ts';
 import { ChargeLookup } from './features/charges/lookup.ts';
@@ -90,6 +94,12 @@ export interface Services {
   traffic: TrafficService;
   /** x402: charges paid operations (`servers/payments/`). */
   payments: PaymentsService;
+  /** The spotlight placements shown now and their slot limit (`marketplace.spotlight_slots`). */
+  spotlights: SpotlightPlacements;
+  /** Robot embodiment bookings and their delivery to the operator (`marketplace.embodiment`). */
+  embodiment: EmbodimentBookings;
+  /** Boost campaigns: budgets, impressions, clicks (`marketplace.boost_cpm_usdc`, `ad_networks`). */
+  boost: BoostCampaigns;
   /** Settles authorized payments and reconciles unknown outcomes in the background. */
   settler: Settler;
   /** The embedded OAuth authorization server (`auth/provider.ts`). */
@@ -240,6 +250,22 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     now,
     ...(options.facilitator ? { facilitator: options.facilitator } : {}),
   });
+  const spotlights = new SpotlightPlacements({ db, config, now });
+  const marketplaceOutbox = new MarketplaceDeliveryWorker({
+    db,
+    dialect: database.dialect,
+    config,
+    log: log.child({ component: 'marketplace-outbox' }),
+    fetch,
+    mailer,
+    now,
+  });
+  const embodiment = new EmbodimentBookings({ db, dialect: database.dialect, config, now }, () =>
+    marketplaceOutbox.nudge(),
+  );
+  const boost = new BoostCampaigns({ db, dialect: database.dialect, config, now }, () =>
+    marketplaceOutbox.nudge(),
+  );
   const settler = new Settler({
     db,
     dialect: database.dialect,
@@ -325,6 +351,9 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     directory,
     traffic,
     payments,
+    spotlights,
+    embodiment,
+    boost,
     settler,
     authorization,
     emailCodes,
@@ -341,6 +370,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
       scans.worker.start();
       settler.start();
       setWorker.start();
+      marketplaceOutbox.start();
       const sweep = () => {
         sweepIdempotencyKeys(db, new Date(now().getTime() - 24 * HOUR_MS)).catch((err) =>
           log.warn({ err }, 'idempotency sweep failed'),
@@ -372,6 +402,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
         scans.worker.stop(),
         settler.stop(),
         setWorker.stop(),
+        marketplaceOutbox.stop(),
         resolver.stop(),
       ]);
       mailer?.close();

@@ -19,6 +19,7 @@ import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Database } from '../../db/schema.ts';
 import { type Config, serviceName } from '../config.ts';
+import { SpotlightPlacement } from '../features/catalog/spotlight/placements.ts';
 import {
   type AnyOperation,
   defineOperation,
@@ -90,6 +91,13 @@ export const LiveCatalogSku = CatalogSku.extend({
     .describe(
       'The outside providers this SKU calls and which are configured here (SKUs that call none omit it).',
     ),
+  current_minimum_usdc: z
+    .number()
+    .optional()
+    .describe(
+      'The lowest amount accepted right now when it moves with demand: for featured-bid, the minimum next ' +
+        "daily bid (the holder's daily bid plus 0.01, or 1.00 while the slot is free).",
+    ),
 });
 export type LiveCatalogSku = z.infer<typeof LiveCatalogSku>;
 
@@ -129,6 +137,9 @@ export const LiveCatalog = z.object({
   updated: documentFields.updated.describe('ISO 8601 time of this answer.'),
   free_endpoints: documentFields.free_endpoints,
   skus: z.array(LiveCatalogSku),
+  spotlight: z
+    .array(SpotlightPlacement)
+    .describe('Sponsored: the spotlight placements shown now (spotlight SKU), oldest first.'),
   attribution: documentFields.attribution,
   api_base: documentFields.api_base,
   live_endpoint: documentFields.live_endpoint,
@@ -144,6 +155,8 @@ export type CatalogView =
       now: Date;
       unavailableReason: (op: AnyOperation) => string | null;
       providers?: (op: AnyOperation) => ProviderStatus[] | undefined;
+      currentMinimum?: (op: AnyOperation) => number | undefined;
+      spotlight?: SpotlightPlacement[];
     };
 
 export function catalogDocument(
@@ -159,6 +172,8 @@ export function catalogDocument(
     now: Date;
     unavailableReason: (op: AnyOperation) => string | null;
     providers?: (op: AnyOperation) => ProviderStatus[] | undefined;
+    currentMinimum?: (op: AnyOperation) => number | undefined;
+    spotlight?: SpotlightPlacement[];
   },
 ): LiveCatalog;
 export function catalogDocument(
@@ -176,12 +191,15 @@ export function catalogDocument(
       const op = sold[i] as AnyOperation;
       const reason = view.unavailableReason(op);
       const providers = view.providers?.(op);
+      const minimum = view.currentMinimum?.(op);
       return {
         ...entry,
         ...(reason === null ? { available: true } : { available: false, unavailable_reason: reason }),
         ...(providers ? { providers } : {}),
+        ...(minimum === undefined ? {} : { current_minimum_usdc: minimum }),
       };
     }),
+    spotlight: view.spotlight ?? [],
     snapshot: false,
   };
 }
@@ -430,13 +448,21 @@ export const getCatalog = defineOperation({
   http: { surface: 'functions', method: 'GET', path: '/catalog', input: 'query' },
   mcp: ['public'],
   tags: ['paid catalog'],
-  handler: async (ctx) =>
-    catalogDocument(ctx.operations, ctx.services.config, {
+  handler: async (ctx) => {
+    const minimums = new Map<AnyOperation, number>();
+    for (const op of ctx.operations) {
+      const current = op.sku?.currentMinimum;
+      if (current) minimums.set(op, await current(ctx.services));
+    }
+    return catalogDocument(ctx.operations, ctx.services.config, {
       live: true,
       now: ctx.services.now(),
       unavailableReason: (op) => skuUnavailableReason(op, ctx.services),
       providers: (op) => op.sku?.providers?.(ctx.services),
-    }),
+      currentMinimum: (op) => minimums.get(op),
+      spotlight: await ctx.services.spotlights.active(),
+    });
+  },
 });
 
 export const catalogOperations = [getCatalog, getCatalogSnapshot];

@@ -363,6 +363,7 @@ export function createMcpEndpoint(
           code: error.code,
           message: error.publicDetail,
           ...(error.errors ? { errors: error.errors } : {}),
+          ...error.extensions,
         };
         if (error.payment) {
           // x402 MCP transport, "Payment Required Signaling": the PaymentRequired in structuredContent

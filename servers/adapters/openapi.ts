@@ -248,13 +248,18 @@ function operationEntry(
         : []),
     ...(op.sku ? paidCodes : []),
   ];
-  const success = String(http.successStatus ?? 200);
+  const success = String(http.redirect ? 302 : (http.successStatus ?? 200));
   const responses: Record<string, unknown> = {
-    [success]: {
-      description: op.title,
-      content: { 'application/json': { schema: jsonSchemaOf(op.output, 'output') } },
-      ...(op.sku ? { headers: receiptHeaders } : {}),
-    },
+    [success]: http.redirect
+      ? {
+          description: `${op.title}: redirected`,
+          headers: { Location: { description: 'Where the redirect goes.', schema: { type: 'string' } } },
+        }
+      : {
+          description: op.title,
+          content: { 'application/json': { schema: jsonSchemaOf(op.output, 'output') } },
+          ...(op.sku ? { headers: receiptHeaders } : {}),
+        },
   };
   for (const code of [...new Set([...codes, 'internal_error' as const])]) {
     usedCodes.add(code);

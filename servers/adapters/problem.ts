@@ -56,6 +56,7 @@ export function sendProblem(req: Request, res: Response, err: ServiceError, site
     request_id: String(req.id),
     ...(err.errors ? { errors: err.errors } : {}),
   };
+  Object.assign(body, err.extensions);
   for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
   const payment = err.payment;
   if (payment) {

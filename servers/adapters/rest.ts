@@ -180,6 +180,11 @@ export function surfaceRouter(
         // Path parameters win over same-named fields in the query or body.
         const merged = pathParams.length && isObject(source) ? { ...source, ...req.params } : source;
         const output = await invokeOperation(op, ctx, merged);
+        if (http.redirect) {
+          res.setHeader('Cache-Control', 'no-store');
+          res.redirect(302, http.redirect(output));
+          return;
+        }
         sendReceipt(res, ctx);
         sendJson(res, http.status?.(output) ?? http.successStatus ?? 200, output);
       };

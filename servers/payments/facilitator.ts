@@ -149,12 +149,15 @@ function chainSigner(config: Config, network: PaymentNetwork, rpcUrl: string): F
         verifyTypedData: (args) =>
           client.verifyTypedData(args as Parameters<typeof client.verifyTypedData>[0]),
         writeContract: (args) =>
-          client.writeContract({
-            ...(args as Parameters<typeof client.writeContract>[0]),
-            chain,
-            account: key.account,
-          }),
-        sendTransaction: (args) => client.sendTransaction({ ...args, chain, account: key.account }),
+          key.exclusive(() =>
+            client.writeContract({
+              ...(args as Parameters<typeof client.writeContract>[0]),
+              chain,
+              account: key.account,
+            }),
+          ),
+        sendTransaction: (args) =>
+          key.exclusive(() => client.sendTransaction({ ...args, chain, account: key.account })),
         waitForTransactionReceipt: (args) => client.waitForTransactionReceipt(args),
         getCode: (args) => client.getCode(args),
       },

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { notFound, ServiceError } from '../errors.ts';
 import { defineOperation, requireAccount } from '../operation.ts';
+import { CreditsOfPayer, creditsOf } from './credits.ts';
 import { findHandle, handleOfAccount, insertHandle, referralTotals } from './ledger.ts';
 import { usdcOf } from './networks.ts';
 import { PaymentId, PaymentReceipt, ReferralBalance, ReferralHandle } from './schemas.ts';
@@ -119,4 +120,28 @@ export const getReferralBalance = defineOperation({
   },
 });
 
-export const paymentOperations = [getPayment, registerReferralHandle, getReferralBalance];
+export const getCredits = defineOperation({
+  name: 'getCredits',
+  title: 'Credits owed back to a payer',
+  description:
+    'USDC this service owes back, or has paid back, to a paying address: the unused part of a featured bid ' +
+    'that was outbid (pro rata by the second), and the like. Each credit is transferred in USDC from the ' +
+    "settler's address once its source payment is settled; until then it is owed. Public: the address is " +
+    'the only identity involved.',
+  input: z.strictObject({
+    payer: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{40}$/, 'must be an EVM address (0x and 40 hex digits)')
+      .describe('The paying address (authorization.from of the payment).'),
+  }),
+  output: CreditsOfPayer,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  access: 'public',
+  http: { surface: 'public_api', method: 'GET', path: '/credits', input: 'query' },
+  mcp: ['public'],
+  errors: ['validation_failed'],
+  tags: ['payments'],
+  handler: async (ctx, input) => creditsOf(ctx.services.db, input.payer),
+});
+
+export const paymentOperations = [getPayment, registerReferralHandle, getReferralBalance, getCredits];

@@ -3,7 +3,7 @@
  * `invokeOperation` for every adapter:
  *
  *   input (validated by the caller) -> availability (503 sku_unavailable) -> price -> no payment:
- *   402 | decode, match the terms, verify -> reserve (payer, nonce) durably -> run the handler ->
+ *   the SKU's rules (`admit`), 402 | decode, match the terms, replay?, the SKU's rules, verify -> reserve (payer, nonce) durably -> run the handler ->
  *   settle (or record `authorized`) -> respond with the result and its receipt.
  *
  * One authorization pays for one execution: the ledger row is the reservation (ledger.ts). A
@@ -124,6 +124,7 @@ export class PaymentsService {
     const terms: Terms = { op, requirements, resource };
     const credential = payment.credential;
     if (!credential) {
+      await sku.admit?.(ctx.services, input);
       const missing =
         ctx.request.via === 'mcp'
           ? '_meta["x402/payment"] is required'
@@ -159,6 +160,7 @@ export class PaymentsService {
     if (earlier && earlier.status !== 'released')
       return this.replay<T>(earlier, requestHash, terms, paid, payment);
 
+    await sku.admit?.(ctx.services, input);
     const facilitatorRequirements = this.facilitatorRequirements(paid, terms);
     let verdict: Awaited<ReturnType<PaymentFacilitator['verify']>>;
     try {

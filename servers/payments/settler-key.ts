@@ -9,6 +9,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 
 export class SettlerKey {
   readonly account: PrivateKeyAccount;
+  #queue: Promise<unknown> = Promise.resolve();
 
   private constructor(account: PrivateKeyAccount) {
     this.account = account;
@@ -24,6 +25,16 @@ export class SettlerKey {
     } catch {
       return null; // zero or beyond the curve order
     }
+  }
+
+  /**
+   * Runs `send` (choose a nonce, sign, broadcast) after every earlier one of this process: a
+   * settlement and a credit transfer sent at the same moment would otherwise take the same nonce.
+   */
+  exclusive<T>(send: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(send, send);
+    this.#queue = run.catch(() => undefined);
+    return run;
   }
 
   get address(): Hex {

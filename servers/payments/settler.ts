@@ -10,18 +10,37 @@
  *   `settled`. Unused and still valid: submitted again (the nonce makes a second transfer
  *   impossible). Unused and expired: `failed`. Without `payments.rpc_url` they wait.
  * - Reservations whose process died mid-request are recovered (ledger `recoverStaleReservations`).
+ * - Credits (`credits.ts`) are paid back as USDC transfers from the settler key once their source
+ *   payment is settled, and voided when it failed. Each transfer is signed once and stored before it
+ *   is broadcast: a process that stops mid-way leaves the same bytes to rebroadcast, so a credit is
+ *   never transferred twice (the transaction's nonce makes a second inclusion impossible).
  */
 import type { PaymentPayload } from '@x402/core/types';
 import { eip3009ABI } from '@x402/evm';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import { createPublicClient, http, type PublicClient } from 'viem';
+import {
+  BaseError,
+  createPublicClient,
+  createWalletClient,
+  encodeFunctionData,
+  erc20Abi,
+  type Hex,
+  http,
+  keccak256,
+  NonceTooLowError,
+  type PublicClient,
+  publicActions,
+  TransactionReceiptNotFoundError,
+  WaitForTransactionReceiptTimeoutError,
+} from 'viem';
 import type { Dialect } from '../../db/database.ts';
-import type { Database, PaymentRow } from '../../db/schema.ts';
+import type { Database, MarketplaceCreditRow, PaymentRow } from '../../db/schema.ts';
 import type { Config } from '../config.ts';
 import { PollingWorker } from '../polling-worker.ts';
 import { MIN_VALIDITY_SECONDS } from './credential.ts';
-import { type AnyRequirements, chainOf, type PaymentFacilitator } from './facilitator.ts';
+import { claimCredits, moveCredit, voidUncollected } from './credits.ts';
+import { type AnyRequirements, chainOf, type PaymentFacilitator, RECEIPT_POLL_MS } from './facilitator.ts';
 import { claimForSettlement, recoverStaleReservations, settleClaimed } from './ledger.ts';
 import { networkOf } from './networks.ts';
 
@@ -58,15 +77,98 @@ export function chainAuthorizationState(config: Config): AuthorizationState | nu
     })) as boolean;
 }
 
+/** Sends USDC from the settler key: what pays credits back. */
+export interface CreditTransfers {
+  /**
+   * Signs a transfer of `amount` atomic USDC to `to`, hands the signed bytes to `store` (which
+   * records them durably; false: do not send) and broadcasts them - all while no other transaction
+   * of the settler key is being sent from this process, so the nonce it signed stays free.
+   */
+  send(to: string, amount: number, store: (raw: Hex) => Promise<boolean>): Promise<Broadcast>;
+  /** Broadcasts signed bytes again. */
+  broadcast(raw: Hex): Promise<Broadcast>;
+  /** The receipt's status once mined, or null when not (yet) mined within the wait. */
+  receipt(hash: Hex, waitMs: number): Promise<'success' | 'reverted' | null>;
+}
+
+/** `nonce_taken`: another transaction used the nonce, so these bytes can never be included. */
+export type Broadcast = 'sent' | 'not_stored' | 'nonce_taken' | 'error';
+
+export function chainCreditTransfers(config: Config): CreditTransfers | null {
+  const rpcUrl = config.payments.rpc_url;
+  const key = config.payments.settler_private_key;
+  if (!rpcUrl || !key) return null;
+  const network = networkOf(config);
+  const chain = chainOf(network, rpcUrl);
+  const client = createWalletClient({
+    account: key.account,
+    chain,
+    transport: http(rpcUrl),
+    pollingInterval: RECEIPT_POLL_MS,
+  }).extend(publicActions);
+  const broadcast = async (raw: Hex): Promise<Broadcast> => {
+    try {
+      await client.sendRawTransaction({ serializedTransaction: raw });
+      return 'sent';
+    } catch (err) {
+      const nonceTaken =
+        err instanceof BaseError &&
+        err.walk((e) => e instanceof NonceTooLowError) instanceof NonceTooLowError;
+      return nonceTaken || /nonce too low/i.test(String((err as Error).message)) ? 'nonce_taken' : 'error';
+    }
+  };
+  return {
+    send: (to, amount, store) =>
+      key.exclusive(async () => {
+        const request = await client.prepareTransactionRequest({
+          account: key.account,
+          chain,
+          to: network.usdc as Hex,
+          data: encodeFunctionData({
+            abi: erc20Abi,
+            functionName: 'transfer',
+            args: [to as Hex, BigInt(amount)],
+          }),
+        });
+        const raw = await client.signTransaction(request as Parameters<typeof client.signTransaction>[0]);
+        if (!(await store(raw))) return 'not_stored';
+        return broadcast(raw);
+      }),
+    broadcast,
+    async receipt(hash, waitMs) {
+      try {
+        const receipt =
+          waitMs > 0
+            ? await client.waitForTransactionReceipt({ hash, timeout: waitMs })
+            : await client.getTransactionReceipt({ hash });
+        return receipt.status;
+      } catch (err) {
+        if (
+          err instanceof TransactionReceiptNotFoundError ||
+          err instanceof WaitForTransactionReceiptTimeoutError
+        )
+          return null;
+        throw err;
+      }
+    },
+  };
+}
+
 export class Settler extends PollingWorker {
   protected readonly name = 'payment settler';
   private readonly deps: SettlerDeps;
   private readonly authorizationState: AuthorizationState | null;
+  private readonly transfers: CreditTransfers | null;
 
-  constructor(deps: SettlerDeps, authorizationState = chainAuthorizationState(deps.config)) {
+  constructor(
+    deps: SettlerDeps,
+    authorizationState = chainAuthorizationState(deps.config),
+    transfers = chainCreditTransfers(deps.config),
+  ) {
     super();
     this.deps = deps;
     this.authorizationState = authorizationState;
+    this.transfers = transfers;
   }
 
   protected get pollIntervalMs(): number {
@@ -103,7 +205,81 @@ export class Settler extends PollingWorker {
         this.deps.log.error({ err, payment_id: payment.id }, 'payment settlement attempt failed');
       }
     }
+    await voidUncollected(db, at.toISOString());
+    if (this.transfers) progressed += await this.payCredits(this.transfers, lease);
     return progressed;
+  }
+
+  /** Pays owed credits whose source payment is settled; finishes transfers a stopped process left. */
+  private async payCredits(transfers: CreditTransfers, lease: number): Promise<number> {
+    const { db, dialect, now } = this.deps;
+    const at = now();
+    const claimed = await claimCredits(
+      db,
+      dialect,
+      this.owner,
+      at.toISOString(),
+      new Date(at.getTime() + lease).toISOString(),
+      BATCH,
+    );
+    let progressed = 0;
+    for (const credit of claimed) {
+      try {
+        if (await this.payCredit(transfers, credit)) progressed++;
+      } catch (err) {
+        this.deps.log.error({ err, credit_id: credit.id }, 'credit transfer attempt failed');
+      }
+    }
+    return progressed;
+  }
+
+  private async payCredit(transfers: CreditTransfers, credit: MarketplaceCreditRow): Promise<boolean> {
+    const now = () => this.deps.now().toISOString();
+    const waitMs = Math.max(1, this.deps.config.payments.sync_wait_seconds) * 1000;
+    let sending = credit;
+    let sent: Broadcast;
+    if (credit.status === 'owed') {
+      sent = await transfers.send(credit.payer, credit.amount, async (raw) => {
+        const hash = keccak256(raw);
+        const stored = await moveCredit(
+          this.deps.db,
+          credit,
+          { status: 'sending', transaction_hash: hash, raw_transaction: raw },
+          now(),
+          true,
+        );
+        if (stored) sending = { ...credit, status: 'sending', transaction_hash: hash, raw_transaction: raw };
+        return stored;
+      });
+      if (sent === 'not_stored') return false;
+    } else {
+      sent = (await transfers.receipt(credit.transaction_hash as Hex, 0))
+        ? 'sent'
+        : await transfers.broadcast(credit.raw_transaction as Hex);
+    }
+    const hash = sending.transaction_hash as Hex;
+    const status = await transfers.receipt(hash, sent === 'nonce_taken' ? 0 : waitMs);
+    if (status === 'success') {
+      const moved = await moveCredit(
+        this.deps.db,
+        sending,
+        { status: 'paid', transaction_hash: hash },
+        now(),
+      );
+      if (moved) this.deps.log.info({ credit_id: credit.id, transaction: hash }, 'credit paid');
+      return moved;
+    }
+    if (status === 'reverted') {
+      // The settler key holds too little USDC, most likely: owed again, once its lease runs out.
+      this.deps.log.warn({ credit_id: credit.id, transaction: hash }, 'credit transfer reverted');
+      await moveCredit(this.deps.db, sending, { status: 'owed', error: 'transfer reverted' }, now(), true);
+      return false;
+    }
+    if (sent === 'nonce_taken') {
+      // Another transaction of the key took the nonce and this one was not mined: it never will be.
+      return moveCredit(this.deps.db, sending, { status: 'owed', error: 'nonce taken; signed again' }, now());
+    }
+    return false; // not mined yet: the lease runs out and a later tick reads the receipt again
   }
 
   /** Moves one claimed payment on; false when it must wait (nothing can decide it yet). */

@@ -28,6 +28,8 @@ export async function startTestService(
     operations?: readonly AnyOperation[];
     /** The environment providers' keys are read from (the variables the configuration names). */
     env?: NodeJS.ProcessEnv;
+    /** The services' clock (move it instead of sleeping). */
+    now?: () => Date;
   } = {},
 ): Promise<TestService> {
   const db = options.database ?? (await createTestDatabase(dialect));
@@ -47,6 +49,7 @@ export async function startTestService(
     log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     background: options.background ?? true,
     ...(options.operations ? { operations: options.operations } : {}),
+    ...(options.now ? { now: options.now } : {}),
   });
   return {
     ...service,

@@ -14,15 +14,21 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 
 export const newAccount = (): LocalAccount => privateKeyToAccount(generatePrivateKey());
 
-/** The stock x402 client (v2 and v1 exact EVM schemes) paying with a viem local account. */
-export function stockClient(account: LocalAccount): x402Client {
+/**
+ * The stock x402 client (v2 and v1 exact EVM schemes) paying with a viem local account; it pays at
+ * most its default $1 per payment unless `maxUsd` raises the cap (`setSpendControls`), as an
+ * application buying a 25 USDC spotlight or a featured bid must.
+ */
+export function stockClient(account: LocalAccount, maxUsd?: number): x402Client {
   const client = new x402Client();
   registerExactEvmScheme(client, { signer: account });
+  if (maxUsd !== undefined) client.setSpendControls({ maxAmountPerPayment: `$${maxUsd}` });
   return client;
 }
 
 /** `fetch` that pays 402s, as `@x402/fetch` does for any application. */
-export const payingFetch = (account: LocalAccount) => wrapFetchWithPayment(fetch, stockClient(account));
+export const payingFetch = (account: LocalAccount, maxUsd?: number) =>
+  wrapFetchWithPayment(fetch, stockClient(account, maxUsd));
 
 /** The v2 PaymentRequired of a 402 response (its PAYMENT-REQUIRED header). */
 export function paymentRequiredOf(response: Response): PaymentRequired {

@@ -3,8 +3,9 @@
  * and the live catalog at {functions_url}/catalog (and the public MCP tool get_catalog) carry
  * exactly the fields of SPEC "Paid SKU catalog entry", the SKUs, prices and inputs of SPEC "SKUs and
  * their inputs", and agree with GET /services, the OpenAPI documents and the MCP tool list; the
- * snapshot's `updated` moves only when its content does; the SKUs not built yet are unavailable
- * live and answer 503 sku_unavailable - after their input is valid, never before.
+ * snapshot's `updated` moves only when its content does; a SKU that cannot run here is unavailable
+ * live and answers 503 sku_unavailable - after its input is valid, never before - and every SKU's
+ * input is checked field by field before any 402 or 503.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -132,14 +133,6 @@ const SPEC_DELIVERS: Record<string, RegExp> = {
   embodiment: /live humanoid robot body.*quoted per deployment.*650\.00 USDC/s,
 };
 
-/** The SKUs this issue leaves to later ones, and the issue that builds each (`issues`). */
-const NOT_BUILT: Record<string, number> = {
-  'featured-bid': 12,
-  spotlight: 12,
-  boost: 12,
-  embodiment: 12,
-};
-
 /**
  * The catalog's decisions where SPEC "SKUs and their inputs" is silent, pinned so that a change is
  * deliberate: requirement (the featured-bid and boost rows mark their optional inputs, so the bid and
@@ -186,6 +179,17 @@ const OUR_INPUTS: Record<string, Record<string, string>> = {
     agent_handle: 'string, required, at most 64 characters',
     duration_days: 'number, integer, optional, minimum 1, maximum 3650, default 1',
   },
+};
+
+/**
+ * Inputs we add to a SKU beyond SPEC's (optional, so every SPEC call stays valid): boost's
+ * campaign_id funds a campaign made with POST /boost (its payment_url carries it; issue 12);
+ * soul-write's kind says whether the entry is a memory or a validation (SPEC: "a durable memory or
+ * validation").
+ */
+const EXTRA_INPUTS: Record<string, Record<string, string>> = {
+  boost: { campaign_id: 'string, optional, UUID' },
+  'soul-write': { kind: 'one of memory, validation, optional, default memory' },
 };
 
 /** SPEC "Surface B: free endpoints", in the catalog's notation (`?name` for a query parameter). */
@@ -311,7 +315,12 @@ describe.each(dialects)('paid catalog (%s)', (dialect) => {
     ];
     const { config } = service;
     for (const doc of [snapshot, live]) {
-      expect(Object.keys(doc)).toEqual(documentFields);
+      // The live view adds the sponsored spotlight list after the SKUs.
+      expect(Object.keys(doc)).toEqual(
+        doc.snapshot
+          ? documentFields
+          : [...documentFields.slice(0, 3), 'spotlight', ...documentFields.slice(3)],
+      );
       expect(new Date(doc.updated).toISOString()).toBe(doc.updated);
       expect(Object.keys(doc.attribution).sort()).toEqual(['attribution', 'attribution_html', 'site']);
       expect(doc.attribution.site).toBe(config.site_url);
@@ -324,8 +333,11 @@ describe.each(dialects)('paid catalog (%s)', (dialect) => {
         const extra = doc.snapshot
           ? []
           : [
-              ...(entry.available ? ['available'] : ['available', 'unavailable_reason']),
+              'available',
+              ...(entry.available ? [] : ['unavailable_reason']),
               ...(['entity', 'people-search'].includes(entry.sku) ? ['providers'] : []),
+              // SKUs whose floor moves with demand (the auction's minimum next bid).
+              ...(entry.sku === 'featured-bid' ? ['current_minimum_usdc'] : []),
             ];
         expect(Object.keys(entry), entry.sku).toEqual([...skuFields, ...extra]);
         expect(typeof entry.price_usdc).toBe('number');
@@ -357,7 +369,11 @@ describe.each(dialects)('paid catalog (%s)', (dialect) => {
       if (entry.price_usdc !== spec.price_usdc) problems.push(`${entry.sku}: price ${entry.price_usdc}`);
       if (entry.endpoint !== spec.endpoint) problems.push(`${entry.sku}: endpoint ${entry.endpoint}`);
       if (!SPEC_DELIVERS[entry.sku]?.test(entry.description)) problems.push(`${entry.sku}: description`);
-      expect(Object.keys(entry.input_schema), entry.sku).toEqual(Object.keys(spec.inputs));
+      // SPEC's inputs, in its order, then ours (EXTRA_INPUTS).
+      expect(Object.keys(entry.input_schema), entry.sku).toEqual([
+        ...Object.keys(spec.inputs),
+        ...Object.keys(EXTRA_INPUTS[entry.sku] ?? {}),
+      ]);
       for (const [name, text] of Object.entries(spec.inputs)) {
         for (const miss of specHolds(text, entry.input_schema[name])) {
           problems.push(
@@ -368,7 +384,10 @@ describe.each(dialects)('paid catalog (%s)', (dialect) => {
     }
     expect(problems).toEqual([]);
     for (const [sku, inputs] of Object.entries(OUR_INPUTS)) {
-      expect(snapshot.skus.find((s: Json) => s.sku === sku)?.input_schema, sku).toEqual(inputs);
+      expect(snapshot.skus.find((s: Json) => s.sku === sku)?.input_schema, sku).toEqual({
+        ...inputs,
+        ...EXTRA_INPUTS[sku],
+      });
     }
   });
 
@@ -386,24 +405,23 @@ describe.each(dialects)('paid catalog (%s)', (dialect) => {
     expect(ours.has('DELETE /account/keys/{key_id} x-service-key')).toBe(true);
   });
 
-  it('serves the same content live, now, with the SKUs not built yet unavailable and why', async () => {
-    const strip = ({ updated: _u, snapshot: _s, ...rest }: Json) => ({
+  it('serves the same content live, now, with the availability of each SKU and why not', async () => {
+    const strip = ({ updated: _u, snapshot: _s, spotlight: _sp, ...rest }: Json) => ({
       ...rest,
       skus: rest.skus.map(
-        ({ available: _a, unavailable_reason: _r, providers: _p, ...entry }: Json) => entry,
+        ({
+          available: _a,
+          unavailable_reason: _r,
+          providers: _p,
+          current_minimum_usdc: _m,
+          ...entry
+        }: Json) => entry,
       ),
     });
     expect(strip(live)).toEqual(strip(snapshot));
     const before = Date.now();
     const again = await getJson(`${service.config.functions_url}/catalog`);
     expect(Date.parse(again.updated)).toBeGreaterThanOrEqual(before - 1000);
-    for (const [sku, issue] of Object.entries(NOT_BUILT)) {
-      const entry = again.skus.find((s: Json) => s.sku === sku);
-      expect(entry, sku).toMatchObject({
-        available: false,
-        unavailable_reason: `not built yet (issue ${issue})`,
-      });
-    }
     // people-search is built and needs a web search provider, which this deployment has none of.
     expect(again.skus.find((s: Json) => s.sku === 'people-search')).toMatchObject({
       available: false,
@@ -496,7 +514,7 @@ describe.each(dialects)('paid catalog (%s)', (dialect) => {
     expect(tools.filter((t: Json) => paidTools.has(t.name))).toHaveLength(entries.length);
   });
 
-  it('answers each SKU not built yet with 503 sku_unavailable once its input is valid, and 400 naming the field before', async () => {
+  it('checks every SKU input field by field before any 402 or 503, and answers an unavailable SKU 503 sku_unavailable once its input is valid', async () => {
     const post = async (op: AnyOperation, body: unknown) => {
       const res = await fetch(`${service.config.site_url}${op.http?.path}`, {
         method: 'POST',
@@ -562,26 +580,6 @@ describe.each(dialects)('paid catalog (%s)', (dialect) => {
     }
     expect(misses).toEqual([]);
 
-    for (const [name, issue] of Object.entries({
-      bidFeaturedSlot: 12,
-      buySpotlight: 12,
-      boostUrl: 12,
-      bookEmbodiment: 12,
-    })) {
-      const op = byName(name);
-      const { status, body } = await post(op, valid[name]);
-      expect(status, name).toBe(503);
-      expect(body.code).toBe('sku_unavailable');
-      expect(body.detail).toBe(`${op.sku?.id}: not built yet (issue ${issue})`);
-      expect(NOT_BUILT[op.sku?.id as string]).toBe(issue);
-
-      // The same over MCP: an isError result with the code, after the same validation.
-      const called = (await client.callTool({ name: op.toolName, arguments: valid[name] })) as Json;
-      expect(called.isError, name).toBe(true);
-      expect(JSON.parse(called.content[0].text).code).toBe('sku_unavailable');
-      const bad = (await client.callTool({ name: op.toolName, arguments: { surprise: 1 } })) as Json;
-      expect(JSON.parse(bad.content[0].text).code).toBe('validation_failed');
-    }
     // Built, but without a search provider here: unavailable, before any 402, over REST and MCP.
     const people = byName('researchPerson');
     const unavailable = await post(people, valid.researchPerson);

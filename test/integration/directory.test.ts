@@ -448,7 +448,11 @@ describe.each(dialects)('directory (%s)', (dialect) => {
       const text = JSON.stringify(agents.body);
       expect(text).not.toContain(receiver.secret);
       expect(text).not.toContain('returns-desk-private');
-      expect((await call('GET', '/agents?kind=soul')).body).toEqual({ agents: [], next_cursor: null });
+      expect((await call('GET', '/agents?kind=soul')).body).toEqual({
+        agents: [],
+        sponsored: [],
+        next_cursor: null,
+      });
     });
 
     it('keeps the agent of a domain with the account that registered it', async () => {

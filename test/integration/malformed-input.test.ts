@@ -159,7 +159,13 @@ const validInputs = (): Record<string, Input> => ({
     agent_handle: 'shop-agent',
     business_name: 'Example Shop',
   },
-  boostUrl: { domain: BRAND, url: `https://${BRAND}/launch`, amount_usdc: 5, note: 'Launch week.' },
+  boostUrl: {
+    domain: BRAND,
+    url: `https://${BRAND}/launch`,
+    amount_usdc: 5,
+    note: 'Launch week.',
+    campaign_id: SOME_ID,
+  },
   researchPerson: { name: 'Jane Doe', context: 'Engineer at Example Corp', location: 'Berlin' },
   auditEntity: { domain: BRAND, brand: 'Example Shop' },
   writeSoulMemory: { agent_id: SOUL_ID, content: 'Delivered the order on time.', layer: 'semantic' },
@@ -196,6 +202,25 @@ const validInputs = (): Record<string, Input> => ({
   getPayment: { payment_id: SOME_ID },
   registerReferralHandle: { handle: 'nul-attacker' },
   getReferralBalance: { handle: 'nul-attacker' },
+  getCredits: { payer: `0x${'ab'.repeat(20)}` },
+  getEmbodimentBooking: { booking_id: SOME_ID, token: 'agsvc_booking_x' },
+  createBoostCampaign: {
+    domain: BRAND,
+    url: `https://${BRAND}/launch`,
+    amount_usdc: 5,
+    note: 'Launch week.',
+  },
+  getBoostCampaign: { campaign_id: SOME_ID, token: 'agsvc_boost_x' },
+  cancelBoostCampaign: { campaign_id: SOME_ID },
+  reportBoostImpressions: { campaign_id: SOME_ID, network: 'adnet', report_id: 'r1', impressions: 1000 },
+  followBoostClick: { campaign_id: SOME_ID },
+  moveEmbodimentBooking: {
+    booking_id: SOME_ID,
+    status: 'quoted',
+    quote_usdc: 4200,
+    quote_valid_until: '2027-01-01T00:00:00.000Z',
+    note: 'Two units.',
+  },
 });
 const validInput = (op: AnyOperation): Input => validInputs()[op.name] ?? {};
 

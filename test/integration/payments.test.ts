@@ -680,11 +680,17 @@ describe.each(dialects)('x402 payments (%s)', (dialect) => {
     expect(resource.input_schema.properties.text).toBeDefined();
     expect(x402.mcp).toMatchObject({ url: service.config.mcp_url });
     expect(x402.mcp.tools).toContain('test_echo');
-    // A SKU of a later issue is listed with its terms withheld and the reason.
+    // A SKU that cannot be sold here is listed with its terms withheld and the reason: people-search
+    // without a web search provider, embodiment without a robot operator configured.
+    expect(x402.resources.find((r: Json) => r.sku === 'people-search')).toMatchObject({
+      available: false,
+      accepts: [],
+      unavailable_reason: expect.stringContaining('search'),
+    });
     expect(x402.resources.find((r: Json) => r.sku === 'embodiment')).toMatchObject({
       available: false,
       accepts: [],
-      unavailable_reason: expect.stringContaining('not built yet'),
+      unavailable_reason: expect.stringContaining('no robot operator configured'),
     });
 
     expect((await fetch(`${service.config.public_api_url}/payments/${crypto.randomUUID()}`)).status).toBe(

@@ -648,8 +648,17 @@ describe.each(dialects)('souls (%s)', (dialect) => {
       .where('payment_id', '=', receipt.id)
       .execute();
     expect(rows).toHaveLength(1);
-    const second = await post({ agent_id: agentId, content: 'Again.' }, payingFetch(payer));
+    // A payer may attest to the soul's work: a validation, written by the payer.
+    const second = await post(
+      { agent_id: agentId, content: 'Again.', kind: 'validation' },
+      payingFetch(payer),
+    );
     expect(second.status).toBe(200);
+    expect(await second.json()).toMatchObject({
+      sequence: 2,
+      kind: 'validation',
+      writer: { kind: 'payer', id: payer.address.toLowerCase() },
+    });
 
     // The same signed payment sent twice (and at once) pays for one entry: the replay gets the
     // stored result, not a second append.
@@ -673,6 +682,7 @@ describe.each(dialects)('souls (%s)', (dialect) => {
     expect(checkChain(entries)).toBeNull();
     const doc = (await send('GET', `${soulApi}/agents/${agentId}`)).body;
     expect(doc.memory_counts).toEqual({ episodic: 2, semantic: 1 });
+    expect(doc.validations).toMatchObject({ count: 1, latest: [{ content: 'Again.', kind: 'validation' }] });
 
     // Over MCP: an unknown soul is not_found, a known one asks for the payment.
     const mcp = new Client({ name: 'soul-writer', version: '1' });

@@ -136,6 +136,29 @@ describe('configuration', () => {
       loadConfig({ env: {}, overrides: { smtp: { url: null, from: 'a@b.c', password: 'x' } } }),
     ).toThrow(/smtp: .*password/);
   });
+
+  it('checks the marketplace settings: an operator webhook needs its secret, ad networks their names and secrets', () => {
+    expect(loadConfig({ env: {} }).marketplace).toMatchObject({
+      spotlight_slots: 12,
+      boost_cpm_usdc: 2,
+      ad_networks: [],
+    });
+    expect(() => loadConfig({ env: { EMBODIMENT_WEBHOOK_URL: 'https://robots.example.com/hook' } })).toThrow(
+      /marketplace\.embodiment\.webhook_secret/,
+    );
+    const secret = `whsec_${Buffer.from('x'.repeat(24)).toString('base64')}`;
+    const withSecret = loadConfig({
+      env: { EMBODIMENT_WEBHOOK_URL: 'https://robots.example.com/hook', EMBODIMENT_WEBHOOK_SECRET: secret },
+    });
+    expect(withSecret.marketplace.embodiment.webhook_secret).toBe(secret);
+    const network = { name: 'adnet', webhook_url: 'https://ads.example.com/hook', secret };
+    expect(() =>
+      loadConfig({ env: {}, overrides: { 'marketplace.ad_networks': [network, network] } }),
+    ).toThrow(/ad_networks/);
+    expect(() =>
+      loadConfig({ env: {}, overrides: { 'marketplace.ad_networks': [{ ...network, secret: 'plain' }] } }),
+    ).toThrow(/ad_networks/);
+  });
 });
 
 describe('production mode (NODE_ENV=production)', () => {

@@ -85,18 +85,3 @@ export function urlOnDomain(input: { domain: string; url?: string | undefined },
     ctx.addIssue({ code: 'custom', path: ['url'], message: 'must be a page of the domain (or a subdomain)' });
   }
 }
-
-/**
- * A SKU listed in the catalog with its price and inputs before the issue that builds it lands:
- * unavailable with that reason, so it answers 503 `sku_unavailable` after validating its input and
- * before any payment. The handler is never reached while the SKU is unavailable.
- */
-export function notBuiltYet(issue: number) {
-  const reason = `not built yet (issue ${issue})`;
-  return {
-    unavailable: () => reason,
-    handler: async (): Promise<never> => {
-      throw new ServiceError('sku_unavailable', { detail: reason });
-    },
-  };
-}

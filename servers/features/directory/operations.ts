@@ -3,10 +3,12 @@
  * schema; writes are REST only and need a service key (a Bearer token of the authorization server
  * once it exists).
  */
+
 import { getDomain } from 'tldts';
 import { invalid } from '../../errors.ts';
 import { defineOperation, type OperationContext, requireAccount } from '../../operation.ts';
 import { requireCallableDestination } from '../../outbound/safe-fetch.ts';
+import { featuredSlot } from '../catalog/featured-bid/operations.ts';
 import { isLocalDomain } from '../sites/domain.ts';
 import { domainField, requireVerifiedDomain } from '../sites/operations.ts';
 import {
@@ -156,7 +158,10 @@ export const listAgents = defineOperation({
   mcp: ['public'],
   errors: ['validation_failed'],
   tags: ['directory'],
-  handler: async (ctx, input) => ctx.services.directory.listAgents(input),
+  handler: async (ctx, input) => ({
+    ...(await ctx.services.directory.listAgents(input)),
+    sponsored: await ctx.services.boost.sponsored(),
+  }),
 });
 
 export const getAgentHub = defineOperation({
@@ -173,16 +178,35 @@ export const getAgentHub = defineOperation({
   mcp: ['public'],
   tags: ['directory'],
   handler: async (ctx) => {
-    const hub = await ctx.services.directory.agentHub();
+    const [hub, featured, spotlights, boosted] = await Promise.all([
+      ctx.services.directory.agentHub(),
+      featuredSlot(ctx.services),
+      ctx.services.spotlights.active(),
+      ctx.services.boost.sponsored(),
+    ]);
     return {
-      // Filled from the paid catalog (featured-bid and spotlight SKUs) when it ships.
-      featured: [],
-      spotlight: [],
+      featured: featured.holder
+        ? [
+            {
+              domain: featured.holder.domain,
+              url: featured.holder.url,
+              blurb: featured.holder.blurb,
+              ends_at: featured.holder.until,
+            },
+          ]
+        : [],
+      spotlight: spotlights.map((p) => ({
+        domain: p.domain,
+        url: p.url,
+        blurb: p.blurb,
+        ends_at: p.ends_at,
+      })),
       top_listings: hub.top_listings,
       categories: hub.categories,
       total_listings: hub.total_listings,
       agents: { brand: hub.brand_agents },
-      updated: new Date().toISOString(),
+      boosted,
+      updated: ctx.services.now().toISOString(),
     };
   },
 });

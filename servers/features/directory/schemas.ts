@@ -3,9 +3,11 @@
  * specification names the endpoints only; every field here is the design, and the OpenAPI document
  * and the MCP tool schemas are generated from these schemas.
  */
+
 import { isValidPhoneNumber } from 'libphonenumber-js/min';
 import { z } from 'zod';
 import { Cursor, Limit, NextCursor, queryNumber } from '../../pagination.ts';
+import { SponsoredEntry } from '../catalog/boost/campaigns.ts';
 import { StatementDescriptors } from '../charges/declaration-schemas.ts';
 import { DomainInput } from '../sites/schemas.ts';
 
@@ -300,6 +302,11 @@ export const ListAgentsInput = z.strictObject({
 
 export const ListAgentsResult = z.object({
   agents: z.array(Agent).describe('Newest first.'),
+  sponsored: z
+    .array(SponsoredEntry)
+    .describe(
+      'Boosted URLs of active campaigns (boost SKU), marked sponsored and kept apart from the agents.',
+    ),
   next_cursor: NextCursor,
 });
 
@@ -320,11 +327,11 @@ export const AgentHubResult = z.object({
   featured: z
     .array(Placement)
     .describe(
-      'The Featured Brand slot held by the highest daily bid (featured-bid SKU); empty until it is sold.',
+      'The Featured Brand slot held by the highest daily bid (featured-bid SKU); empty while it is free.',
     ),
   spotlight: z
     .array(Placement)
-    .describe('30-day spotlight placements pinned on the storefront (spotlight SKU); empty until sold.'),
+    .describe('30-day spotlight placements pinned on the storefront (spotlight SKU), oldest first.'),
   top_listings: z
     .array(Listing)
     .describe('Listed domains by Signal Strength score (unscored last), then newest first; at most 12.'),
@@ -333,5 +340,8 @@ export const AgentHubResult = z.object({
     .describe('Every category with its number of listed listings.'),
   total_listings: z.number().int().describe('Number of listed listings.'),
   agents: z.object({ brand: z.number().int().describe('Registered brand agents.') }),
+  boosted: z
+    .array(SponsoredEntry)
+    .describe('Boosted URLs of active campaigns (boost SKU), marked sponsored, newest first (at most 5).'),
   updated: z.iso.datetime().describe('When this storefront was computed.'),
 });

@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import { defineOperation } from '../../operation.ts';
+import { SpotlightPlacement } from '../catalog/spotlight/placements.ts';
 import {
   DomainQuery,
   GetScanInput,
@@ -133,14 +135,24 @@ export const getLeaderboard = defineOperation({
     "Public domains by Signal Strength, highest first, with each entry's movement since the start of the " +
     'current period (UTC day). Paginate with limit and the next_cursor of the previous page.',
   input: LeaderboardInput,
-  output: Leaderboard,
+  output: Leaderboard.extend({
+    spotlight: z
+      .array(SpotlightPlacement)
+      .describe(
+        'Sponsored: the spotlight placements shown now (spotlight SKU), kept apart from the ranked entries, ' +
+          'which they do not affect.',
+      ),
+  }),
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   access: 'public',
   http: { surface: 'public_api', method: 'GET', path: '/leaderboard', input: 'query' },
   mcp: ['public'],
   errors: ['validation_failed'],
   tags,
-  handler: async (ctx, input) => ctx.services.scans.leaderboard(input.limit, input.cursor),
+  handler: async (ctx, input) => ({
+    ...(await ctx.services.scans.leaderboard(input.limit, input.cursor)),
+    spotlight: await ctx.services.spotlights.active(),
+  }),
 });
 
 export const getReadinessIndex = defineOperation({

@@ -1,12 +1,17 @@
 /**
  * embodiment (SPEC "SKUs and their inputs"): an agent placed in a live humanoid robot body, quoted
- * per deployment. Sold from now on with its inputs and price; the bookings are issue 12.
+ * per deployment. The deposit opens a booking (`bookings.ts`); the requester follows it at its
+ * keyless status URL, the robot operator moves it with a service key.
  */
 import { z } from 'zod';
-import { defineSku, type Sku } from '../../../operation.ts';
+import { ServiceError } from '../../../errors.ts';
+import { dateTime } from '../../../input.ts';
+import { defineOperation, defineSku, requireAccount, type Sku } from '../../../operation.ts';
 import { queryNumber } from '../../../pagination.ts';
+import { atomicUsdc } from '../../../payments/networks.ts';
 import { contactKind } from '../../returns/schemas.ts';
-import { daysInput, notBuiltYet, usdcText } from '../inputs.ts';
+import { daysInput, usdcText } from '../inputs.ts';
+import { embodimentUnavailable } from './bookings.ts';
 
 /** SPEC Limits: "embodiment starting price 650.00 USDC", the deposit that opens a booking. */
 const STARTING_PRICE_USDC = 650;
@@ -51,12 +56,10 @@ export const EmbodimentBooking = z.object({
 });
 export type EmbodimentBooking = z.infer<typeof EmbodimentBooking>;
 
-const unbuilt = notBuiltYet(12);
-
 const sku: Sku<EmbodimentInput> = {
   id: 'embodiment',
   usdc: STARTING_PRICE_USDC,
-  unavailable: unbuilt.unavailable,
+  unavailable: (services) => embodimentUnavailable(services.config),
 };
 
 export const bookEmbodiment = defineSku({
@@ -71,7 +74,117 @@ export const bookEmbodiment = defineSku({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   sku,
   errors: ['validation_failed', 'sku_unavailable'],
-  handler: unbuilt.handler,
+  handler: async (ctx, input) => {
+    const payment = ctx.payment;
+    if (!payment?.id || !payment.payer) throw new ServiceError('internal_error');
+    const bookings = ctx.services.embodiment;
+    const { booking, token } = await bookings.create({
+      paymentId: payment.id,
+      payer: payment.payer,
+      contact: input.contact,
+      agentHandle: input.agent_handle,
+      durationDays: input.duration_days,
+      deposit: Number(atomicUsdc(STARTING_PRICE_USDC)),
+    });
+    const view = await bookings.view(booking);
+    return { ...view, status_url: bookings.statusUrl(booking.id, token) };
+  },
 });
 
-export const embodimentOperations = [bookEmbodiment];
+const BookingStatus = z.enum([
+  'requested',
+  'quoted',
+  'scheduled',
+  'active',
+  'completed',
+  'declined',
+  'cancelled',
+]);
+
+export const EmbodimentBookingStatus = EmbodimentBooking.omit({ status_url: true }).extend({
+  scheduled_for: z.string().nullable().describe('ISO 8601 start, once scheduled.'),
+  deposit_credited: z.boolean().describe('Whether the deposit was credited back (declined or cancelled).'),
+  updated_at: z.string(),
+  history: z
+    .array(
+      z.object({
+        from: z.string().nullable(),
+        to: z.string(),
+        note: z.string().nullable().describe("The operator's note."),
+        at: z.string(),
+      }),
+    )
+    .describe('Every status change, oldest first.'),
+});
+
+const BookingId = z.uuid().describe('The booking id.');
+
+/** An RFC 3339 date-time, stored as UTC ISO 8601 (so it compares as text on SQLite too). */
+const instant = dateTime({ offset: true }).transform((value) => new Date(value).toISOString());
+
+export const getEmbodimentBooking = defineOperation({
+  name: 'getEmbodimentBooking',
+  title: 'Status of an embodiment booking',
+  description:
+    'The status of a robot embodiment booking, read with the secret token of its status_url (no account): ' +
+    'status, quote, schedule, whether the deposit was credited back, and the history. The contact is not shown.',
+  input: z.strictObject({
+    booking_id: BookingId,
+    token: z.string().min(1).max(200).describe('The secret token of the status_url.'),
+  }),
+  output: EmbodimentBookingStatus,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  access: 'public',
+  http: { surface: 'public_api', method: 'GET', path: '/embodiment/bookings/:booking_id', input: 'query' },
+  mcp: ['public'],
+  errors: ['validation_failed', 'not_found'],
+  tags: ['marketplace'],
+  handler: async (ctx, input) => ctx.services.embodiment.read(input.booking_id, input.token),
+});
+
+export const moveEmbodimentBooking = defineOperation({
+  name: 'moveEmbodimentBooking',
+  title: 'Move an embodiment booking (robot operator)',
+  description:
+    "The robot operator's route (its account's x-service-key): move a booking along requested -> quoted -> " +
+    'scheduled -> active -> completed, or to declined (from requested or quoted) or cancelled (before active), ' +
+    'which credit the deposit back to the payer. quoted needs quote_usdc and quote_valid_until; scheduled needs ' +
+    'scheduled_for.',
+  input: z.strictObject({
+    booking_id: BookingId,
+    status: BookingStatus.exclude(['requested']).describe('The new status.'),
+    quote_usdc: z
+      .number()
+      .positive()
+      .max(100_000_000)
+      .multipleOf(0.000001)
+      .optional()
+      .describe('The quote (to quote).'),
+    quote_valid_until: instant.optional().describe('ISO 8601 end of the quote (to quote).'),
+    scheduled_for: instant.optional().describe('ISO 8601 start of the deployment (to schedule).'),
+    note: z.string().min(1).max(1000).optional().describe('Shown to the requester in the history.'),
+  }),
+  output: EmbodimentBookingStatus,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  access: 'service_key',
+  http: {
+    surface: 'public_api',
+    method: 'POST',
+    path: '/embodiment/bookings/:booking_id/status',
+    input: 'body',
+  },
+  errors: ['validation_failed', 'unauthorized', 'forbidden', 'not_found', 'illegal_transition'],
+  tags: ['marketplace'],
+  handler: async (ctx, input) => {
+    const account = requireAccount(ctx);
+    const bookings = ctx.services.embodiment;
+    if (!(await bookings.isOperator(account.id, ctx.services.accounts))) {
+      throw new ServiceError('forbidden', {
+        detail: 'Only the robot operator (marketplace.embodiment.operator_account_email) moves bookings',
+      });
+    }
+    return bookings.move(input.booking_id, input.status, input);
+  },
+});
+
+export const embodimentOperations = [bookEmbodiment, getEmbodimentBooking, moveEmbodimentBooking];

@@ -1,13 +1,13 @@
 /**
  * soul-write (SPEC "SKUs and their inputs"): a durable memory or validation written to a registered
  * agent identity (a soul), appended to its hash-chained log (`features/souls/`). Anyone may pay; the
- * writer recorded is the payer's address. The soul is checked before any payment is asked for: an
+ * writer recorded is the payer's address, so a validation is always attributable to who paid for it. The soul is checked before any payment is asked for: an
  * unknown agent_id is 404 and a retired soul 409, never a 402.
  */
 import { z } from 'zod';
 import { defineSku, type Sku } from '../../../operation.ts';
 import { AgentId } from '../../souls/keys.ts';
-import { Memory, MemoryContent, MemoryLayer } from '../../souls/schemas.ts';
+import { Memory, MemoryContent, MemoryKind, MemoryLayer } from '../../souls/schemas.ts';
 
 export { MAX_MEMORY_CHARACTERS } from '../../souls/schemas.ts';
 
@@ -17,6 +17,9 @@ export const SoulWriteInput = z.strictObject({
   ),
   content: MemoryContent,
   layer: MemoryLayer.default('episodic'),
+  // Beyond SPEC's inputs (optional, so every SPEC call stays valid): "writes a durable memory or
+  // validation" needs a way to say which.
+  kind: MemoryKind.default('memory'),
 });
 export type SoulWriteInput = z.infer<typeof SoulWriteInput>;
 
@@ -46,9 +49,7 @@ export const writeSoulMemory = defineSku({
     return ctx.services.souls.append(input.agent_id, {
       content: input.content,
       layer: input.layer,
-      // SPEC's inputs are agent_id, content and layer: a paid entry is a memory; validations
-      // are written through the soul API by the soul or its linked account.
-      kind: 'memory',
+      kind: input.kind,
       writer: { kind: 'payer', id: payment.payer.toLowerCase() },
       paymentId: payment.id,
     });
