@@ -9,11 +9,11 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import express, { type RequestHandler } from 'express';
 import { siteOpenApiDocument } from '../adapters/openapi.ts';
-import type { Config } from '../config.ts';
 import type { AnyOperation } from '../operation.ts';
+import type { Services } from '../services.ts';
 import { html } from './html.ts';
 import { layout, pageCsp } from './layout.ts';
-import { sendPage } from './negotiate.ts';
+import { sendWithFeaturedBrand } from './marketplace.ts';
 
 export const DOCS_ASSETS_PATH = '/assets/swagger-ui';
 
@@ -39,7 +39,8 @@ interface OpenApiOperation {
   operationId?: string;
 }
 
-export function docsRouter(config: Config, operations: readonly AnyOperation[]): RequestHandler {
+export function docsRouter(services: Services, operations: readonly AnyOperation[]): RequestHandler {
+  const { config } = services;
   const router = express.Router({ strict: false });
   const site = config.site_url;
   const document = siteOpenApiDocument(operations, config) as {
@@ -95,7 +96,9 @@ ${list.map((o) => html`<tr><td><code>${o.method}</code></td><td><code>${o.path}<
     // Swagger UI sets inline styles from its bundle; scripts stay 'self' only.
     csp: pageCsp(config, { scripts: true }).replace("style-src 'self'", "style-src 'self' 'unsafe-inline'"),
   };
-  router.get('/docs', (req, res) => sendPage(req, res, page));
+  router.get('/docs', (req, res, next) => {
+    sendWithFeaturedBrand(services, req, res, page).catch(next);
+  });
   // Contrast fixes over Swagger UI's own colours (axe-core: WCAG AA).
   router.get('/docs/docs.css', (_req, res) => {
     res.set('Cache-Control', 'public, max-age=300').type('text/css; charset=utf-8').send(docsCss);

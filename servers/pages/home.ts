@@ -27,7 +27,15 @@ import { layout, OG_IMAGE_PATH, pageCsp } from './layout.ts';
 import type { RenderedPage } from './negotiate.ts';
 
 /** The HTML pages of the site (for the sitemap); the pages of section 2 add theirs. */
-export const pagePaths = ['/', '/leaderboard', '/souls', '/robot-soul', '/docs'] as const;
+export const pagePaths = [
+  '/',
+  '/leaderboard',
+  '/agenthub',
+  '/featured',
+  '/souls',
+  '/robot-soul',
+  '/docs',
+] as const;
 
 export { OG_IMAGE_PATH };
 
@@ -174,6 +182,7 @@ export function homePage(operations: readonly AnyOperation[], config: Config): R
 <h2 id="pages-h">For people</h2>
 <ul>
 <li><a href="${site}/leaderboard">Signal Strength leaderboard</a>: which sites are ready for AI agents, and a report per site.</li>
+<li><a href="${site}/agenthub">Agent hub</a>: the directory's storefront; <a href="${site}/featured">the Featured Brand slot</a> and how to bid for it.</li>
 <li><a href="${site}/souls">Soul registry</a>: registered agent identities; <a href="${site}/robot-soul">how to register one</a>.</li>
 <li><a href="${site}/docs">API reference</a>: every REST surface, from the OpenAPI document.</li>
 </ul>

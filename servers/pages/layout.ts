@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { SERVICE_TITLE } from '../adapters/llms-txt.ts';
 import { type Config, serviceVersion } from '../config.ts';
-import { type Html, html, jsonScript } from './html.ts';
+import { type Html, html, jsonScript, raw } from './html.ts';
 
 export const OG_IMAGE_PATH = '/og-image.svg';
 
@@ -26,7 +26,7 @@ header.site .brand{font-weight:700;font-size:1.15rem;text-decoration:none}
 header.site nav ul{list-style:none;display:flex;flex-wrap:wrap;gap:1rem;margin:0;padding:0}
 header.site nav a[aria-current=page]{text-decoration-thickness:3px}
 .featured-brand{max-width:68rem;margin:0 auto;padding:.25rem 1rem .75rem;color:#dce6f3;font-size:.95rem}
-.featured-brand a{color:#fff;font-weight:600}
+.featured-brand a{color:#fff;font-weight:600}.featured-brand .muted{color:#dce6f3}
 main{max-width:68rem;margin:0 auto;padding:1rem}
 h1{font-size:1.9rem;line-height:1.2;margin:1rem 0 .5rem}h2{font-size:1.35rem;margin:2rem 0 .5rem}
 code,pre{font:14px ui-monospace,SFMono-Regular,Menlo,monospace;background:#eef2f6;border-radius:4px}
@@ -57,16 +57,36 @@ export const stylesheetHash = createHash('sha256').update(stylesheet).digest('he
 export const navigation = [
   { path: '/', label: 'Home' },
   { path: '/leaderboard', label: 'Leaderboard' },
+  { path: '/agenthub', label: 'Agent hub' },
+  { path: '/featured', label: 'Featured' },
   { path: '/souls', label: 'Souls' },
   { path: '/robot-soul', label: 'Robot soul API' },
   { path: '/docs', label: 'API reference' },
 ] as const;
 
-/** The Featured Brand shown in the header of every page, when there is one. */
+/** The Featured Brand shown in the header of every page, when the slot is held. */
 export interface FeaturedBrand {
-  name: string;
-  url: string | null;
+  domain: string;
+  url: string;
+  blurb: string | null;
 }
+
+/**
+ * Where the Featured Brand goes in a page rendered once per process: replaced on every request
+ * with the slot as it stands (`withFeaturedBrand`), so a paid bid shows at once on every page.
+ */
+export const FEATURED_MARKER = '<!--featured-brand-->';
+
+export function featuredBrand(config: Config, brand: FeaturedBrand | null): Html {
+  if (!brand) return html``;
+  return html`<p class="featured-brand">Featured Brand: <a href="${brand.url}" rel="sponsored">${brand.domain}</a>${
+    brand.blurb ? html` - ${brand.blurb}` : ''
+  } <span class="muted">(sponsored, <a href="${config.site_url}/featured">the featured slot</a>)</span></p>`;
+}
+
+/** A rendered page with the current Featured Brand in its header. */
+export const withFeaturedBrand = (page: string, config: Config, brand: FeaturedBrand | null): string =>
+  page.replace(FEATURED_MARKER, featuredBrand(config, brand).value);
 
 export interface LayoutInput {
   config: Config;
@@ -75,6 +95,7 @@ export interface LayoutInput {
   title: string;
   description: string;
   body: Html;
+  /** The Featured Brand; when left out, a marker `withFeaturedBrand` fills per request. */
   featured?: FeaturedBrand | null;
   /** The page's schema.org JSON-LD (default: a WebPage of the site). */
   jsonLd?: unknown;
@@ -128,13 +149,7 @@ ${navigation.map(
 )}
 </ul></nav>
 </div>
-${
-  featured
-    ? html`<p class="featured-brand">Featured Brand: ${
-        featured.url ? html`<a href="${featured.url}" rel="sponsored">${featured.name}</a>` : featured.name
-      } <span class="muted">(<a href="${site}/featured">the featured slot</a>)</span></p>`
-    : ''
-}
+${featured === undefined ? raw(FEATURED_MARKER) : featuredBrand(config, featured)}
 </header>
 <main id="main">
 ${body}

@@ -9,6 +9,8 @@ import express, { type Request, type RequestHandler, type Response } from 'expre
 import type { z } from 'zod';
 import { requestInfo } from '../adapters/rest.ts';
 import { ServiceError } from '../errors.ts';
+import { getFeatured } from '../features/catalog/featured-bid/operations.ts';
+import { getAgentHub } from '../features/directory/operations.ts';
 import { getLeaderboard, getScanScore } from '../features/scans/operations.ts';
 import type { ScanScore } from '../features/scans/schemas.ts';
 import { getSoul, listSoulMemories, searchSouls } from '../features/souls/operations.ts';
@@ -18,11 +20,19 @@ import { componentBars, scoreGauge, trafficChart } from './charts.ts';
 import { docsRouter } from './docs.ts';
 import { html } from './html.ts';
 import { layout, pageCsp, STYLESHEET_PATH, stylesheet } from './layout.ts';
-import { type RenderedPage, sendPage } from './negotiate.ts';
+import { agentHubBody, featuredBody, sendWithFeaturedBrand } from './marketplace.ts';
+import type { RenderedPage } from './negotiate.ts';
 import { robotSoulPage } from './robot-soul.ts';
 
 /** The HTML pages of section 2 with a fixed path (for the sitemap and the link crawl). */
-export const publicPagePaths = ['/leaderboard', '/souls', '/robot-soul', '/docs'] as const;
+export const publicPagePaths = [
+  '/leaderboard',
+  '/agenthub',
+  '/featured',
+  '/souls',
+  '/robot-soul',
+  '/docs',
+] as const;
 
 const md = (text: string) => text.replace(/([\\`*_[\]<>|])/g, '\\$1');
 
@@ -80,14 +90,14 @@ export function publicPagesRouter(services: Services, operations: readonly AnyOp
       csp: p.charts ? chartCsp : csp,
     };
     res.status(status);
-    sendPage(req, res, rendered);
+    return sendWithFeaturedBrand(services, req, res, rendered);
   };
 
   /** A 404 or 400 as a page (problem details stay for the JSON endpoints). */
-  function problemPage(req: Request, res: Response, error: unknown, path: string): void {
+  function problemPage(req: Request, res: Response, error: unknown, path: string): Promise<void> {
     if (!(error instanceof ServiceError) || error.status >= 500) throw error;
     const detail = error.expose ? error.message : error.title;
-    page(
+    return page(
       req,
       res,
       {
@@ -119,7 +129,7 @@ export function publicPagesRouter(services: Services, operations: readonly AnyOp
       try {
         board = await call(getLeaderboard, req, { limit: 50, ...(cursor ? { cursor } : {}) });
       } catch (error) {
-        problemPage(req, res, error, '/leaderboard');
+        await problemPage(req, res, error, '/leaderboard');
         return;
       }
       const movement = (m: (typeof board.entries)[number]['movement']) =>
@@ -132,6 +142,16 @@ export function publicPagesRouter(services: Services, operations: readonly AnyOp
             : html`<span class="muted">=</span>`;
       const body = html`<h1>Signal Strength leaderboard</h1>
 <p>Public domains by agent-readiness score, highest first. Movement is measured since the start of the current period (${board.period}, UTC). Tiers: Dark 0-24, Faint 25-49, Emerging 50-69, Strong 70-84, Beacon 85-100. The same data as JSON: <a href="${config.public_api_url}/leaderboard">${config.public_api_url}/leaderboard</a>.</p>
+${
+  board.spotlight.length
+    ? html`<section class="card" aria-labelledby="spotlight-h"><h2 id="spotlight-h">Spotlight <span class="sponsored">Sponsored</span></h2>
+<p class="muted">Paid placements, apart from the ranking, which they do not affect.</p>
+<ul>${board.spotlight.map(
+        (s) =>
+          html`<li><a href="${s.url}" rel="sponsored">${s.business_name ?? s.domain}</a>${s.blurb ? html`: ${s.blurb}` : ''}</li>`,
+      )}</ul></section>`
+    : ''
+}
 <h2>Ranking</h2>
 ${
   board.entries.length === 0
@@ -147,14 +167,28 @@ ${board.entries.map(
 `,
 )}</tbody></table>`
 }
-${board.next_cursor ? html`<p><a href="${site}/leaderboard?cursor=${encodeURIComponent(board.next_cursor)}">Next page</a></p>` : ''}`;
-      const markdown = `# Signal Strength leaderboard\n\nPeriod: ${board.period}\n\n| Rank | Domain | Score | Tier | Rank change |\n|---|---|---|---|---|\n${board.entries
+${board.next_cursor ? html`<p><a href="${site}/leaderboard?cursor=${encodeURIComponent(board.next_cursor)}">Next page</a></p>` : ''}
+<section aria-labelledby="how-h"><h2 id="how-h">How Signal Strength is measured</h2>
+<p>Signal Strength is a score from 0 to 100 of how ready a website is for AI agents: whether agents may read it, whether they can find what it offers, and whether they actually come. Our crawler reads the site the way an agent does and scores five components; the overall score is their weighted sum, and a component with nothing to judge is left out and the others renormalized.</p>
+<ul>
+<li><strong>Technical Foundation</strong> (30%): robots.txt with rules for AI agents and a Content-Signal, a sitemap, HTTPS, Markdown on request, and the discovery documents an agent looks for - an RFC 9727 API catalog, OAuth metadata, an MCP server card, an OpenAPI description, x402 payment terms.</li>
+<li><strong>Live AI Traffic</strong> (20%): from the site's own traffic pixel, the share of visits that are AI agents, how many distinct agents come, and people referred by AI assistants.</li>
+<li><strong>Content Depth</strong> (20%): readable HTML pages with real text, titles, headings, descriptions, and a full llms-full.txt.</li>
+<li><strong>Citation Signals</strong> (20%): a valid llms.txt, schema.org JSON-LD naming the publisher, products or FAQs, OpenGraph, canonical URLs and an ai.txt.</li>
+<li><strong>Engagement Velocity</strong> (10%): whether AI traffic and the score are growing from one scan to the next.</li>
+</ul>
+<p>Any site can be scanned for free with <code>POST ${config.public_api_url}/scans</code> or the <code>request_scan</code> tool of the MCP server; public results appear here, ranked by score with ties broken by domain name. Each entry links to its full report with the findings and how to fix them.</p>
+</section>`;
+      const spotlightMd = board.spotlight.length
+        ? `## Spotlight (sponsored)\n\n${board.spotlight.map((s) => `- [${md(s.business_name ?? s.domain)}](${s.url})`).join('\n')}\n\n`
+        : '';
+      const markdown = `# Signal Strength leaderboard\n\nPeriod: ${board.period}\n\n${spotlightMd}| Rank | Domain | Score | Tier | Rank change |\n|---|---|---|---|---|\n${board.entries
         .map(
           (e) =>
             `| ${e.rank} | [${md(e.domain)}](${site}/scan/${encodeURIComponent(e.domain)}) | ${e.score} | ${e.tier} | ${e.movement.previous_rank === null ? 'new' : (e.movement.rank_change ?? 0)} |`,
         )
         .join('\n')}\n`;
-      page(req, res, {
+      await page(req, res, {
         path: '/leaderboard',
         title: 'Signal Strength leaderboard',
         description: 'Public domains ranked by agent-readiness (Signal Strength), with movement and tiers.',
@@ -172,7 +206,7 @@ ${board.next_cursor ? html`<p><a href="${site}/leaderboard?cursor=${encodeURICom
       try {
         score = await call(getScanScore, req, { domain: req.params.domain });
       } catch (error) {
-        problemPage(req, res, error, path);
+        await problemPage(req, res, error, path);
         return;
       }
       const traffic = await publicTraffic(services, score.domain);
@@ -242,7 +276,7 @@ ${c.checks.map(
         .join('\n')}\n\n## Findings\n\n${score.findings
         .map((f) => `- **${f.severity}** (${f.component}): ${md(f.seen)} Fix: ${md(f.fix)}`)
         .join('\n')}\n`;
-      page(req, res, {
+      await page(req, res, {
         path,
         title: `${score.domain}: Signal Strength ${score.score}`,
         description: `Agent-readiness report of ${score.domain}: ${score.score}/100, ${score.tier.name}.`,
@@ -265,7 +299,7 @@ ${c.checks.map(
           ...(cursor ? { cursor } : {}),
         });
       } catch (error) {
-        problemPage(req, res, error, '/souls');
+        await problemPage(req, res, error, '/souls');
         return;
       }
       const next = result.next_cursor
@@ -289,14 +323,18 @@ ${result.souls.map(
 `,
 )}</ul>`
 }
-${next ? html`<p><a href="${next}">More souls</a></p>` : ''}`;
+${next ? html`<p><a href="${next}">More souls</a></p>` : ''}
+<section aria-labelledby="about-h"><h2 id="about-h">What a soul is</h2>
+<p>A soul gives an AI agent an identity that outlives any one conversation, model or host. It is bound to a key pair the agent holds: the <code>agent_id</code> is the thumbprint of the first public key, so anyone can check that a signed message comes from the soul it claims, and the identity survives key rotation because each new key is signed by the old one. Every soul has a public identity document with its profile, endpoints (MCP, A2A, web) and keys, and an append-only memory log whose entries are chained by SHA-256 digests, so readers can verify that nothing was removed or rewritten.</p>
+<p>Souls can be linked to an ERC-8004 identity on chain, listed in the agent directory, and written to by anyone who pays for a memory or validation with x402. Registration takes two calls and no account; the <a href="${site}/robot-soul">robot soul documentation</a> shows a script that registers a soul against this deployment.</p>
+</section>`;
       const markdown = `# Soul registry\n\n${result.souls
         .map(
           (s) =>
             `- [${md(s.name)}](${site}/souls/${encodeURIComponent(s.agent_id)}) @${s.handle}: ${md(s.description)}`,
         )
         .join('\n')}\n`;
-      page(req, res, {
+      await page(req, res, {
         path: '/souls',
         title: 'Soul registry',
         description: 'Registered agent identities (souls), searchable by handle or name.',
@@ -317,7 +355,7 @@ ${next ? html`<p><a href="${next}">More souls</a></p>` : ''}`;
         soul = await call(getSoul, req, { agent_id: agentId });
         memories = await call(listSoulMemories, req, { agent_id: agentId });
       } catch (error) {
-        problemPage(req, res, error, path);
+        await problemPage(req, res, error, path);
         return;
       }
       const p = soul.profile;
@@ -356,7 +394,7 @@ ${memories.memories.map(
       const markdown = `# ${md(p.name)} (@${soul.handle})\n\n${md(p.description)}\n\n- agent_id: ${soul.agent_id}\n- status: ${soul.status}\n- identity document: ${soul.urls.document}\n\n## Memories\n\n${memories.memories
         .map((m) => `${m.sequence}. ${md(m.content)}`)
         .join('\n')}\n`;
-      page(req, res, {
+      await page(req, res, {
         path,
         title: `${p.name} (@${soul.handle})`,
         description: p.description.slice(0, 200),
@@ -367,11 +405,38 @@ ${memories.memories.map(
   );
 
   const robotSoul = robotSoulPage(config);
-  router.get('/robot-soul', (req, res) => {
-    sendPage(req, res, { ...robotSoul, csp });
-  });
+  router.get(
+    '/robot-soul',
+    wrap((req, res) => sendWithFeaturedBrand(services, req, res, { ...robotSoul, csp })),
+  );
 
-  router.use(docsRouter(config, operations));
+  router.get(
+    '/featured',
+    wrap(async (req, res) => {
+      const slot = await call(getFeatured, req, {});
+      await page(req, res, {
+        path: '/featured',
+        title: 'The Featured Brand slot',
+        description: 'Who holds the Featured Brand slot, the bid history, and how to bid with x402.',
+        ...featuredBody(config, slot),
+      });
+    }),
+  );
+
+  router.get(
+    '/agenthub',
+    wrap(async (req, res) => {
+      const hub = await call(getAgentHub, req, {});
+      await page(req, res, {
+        path: '/agenthub',
+        title: 'Agent hub',
+        description: 'The storefront: featured and spotlight placements, top listings, categories.',
+        ...agentHubBody(config, hub),
+      });
+    }),
+  );
+
+  router.use(docsRouter(services, operations));
   return router;
 }
 

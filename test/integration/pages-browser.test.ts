@@ -11,12 +11,15 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { chromium } from 'playwright-core';
+import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../servers/config.ts';
+import { type LocalChain, startLocalChain, USDC } from '../helpers/chain.ts';
 import { dialects } from '../helpers/databases.ts';
 import { type FixtureSite, startFixtureSite } from '../helpers/fixture-sites.ts';
 import { waitFor } from '../helpers/receivers.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
+import { payingFetch } from '../helpers/x402-payer.ts';
 
 const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const artifacts = path.join(projectRoot, 'test', 'artifacts');
@@ -30,11 +33,17 @@ describe.skipIf(!existsSync(executablePath) && process.env.CI !== 'true').each(d
     let api: string;
     let well: FixtureSite;
     let agentId: string;
+    let chain: LocalChain;
 
     beforeAll(async () => {
       mkdirSync(artifacts, { recursive: true });
-      well = await startFixtureSite('wellPrepared');
+      [well, chain] = await Promise.all([
+        startFixtureSite('wellPrepared'),
+        startLocalChain({ payerUsdc: 0n }),
+      ]);
       service = await startTestService(dialect, {
+        'payments.pay_to': chain.accounts.payTo.address,
+        'payments.rpc_url': chain.rpcUrl,
         'rate_limits.unauthenticated_writes.points': 1000,
         'scanner.allow_private_networks': true,
         'scanner.delay_ms': 0,
@@ -59,6 +68,7 @@ describe.skipIf(!existsSync(executablePath) && process.env.CI !== 'true').each(d
     afterAll(async () => {
       await service?.close();
       await well?.close();
+      await chain?.close();
     });
 
     it('the script /robot-soul shows registers a soul and writes its memory against this deployment', async () => {
@@ -125,6 +135,49 @@ describe.skipIf(!existsSync(executablePath) && process.env.CI !== 'true').each(d
       expect(soulPage).toContain('First memory');
     });
 
+    it('a paid featured bid puts the Featured Brand in the header of every page, /featured and /agenthub show it', async () => {
+      const before = await (await fetch(`${site}/leaderboard`)).text();
+      expect(before).not.toContain('Featured Brand:');
+      expect(await (await fetch(`${site}/featured`)).text()).toContain('The slot is free.');
+      const payer = privateKeyToAccount((await chain.newAccount(10n * USDC)).privateKey);
+      const res = await payingFetch(payer, 100)(`${site}/api/public/x402/featured-bid`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          domain: 'alpha-shop.com',
+          bid_usdc: 2,
+          days: 2,
+          url: 'https://alpha-shop.com/spring',
+          blurb: 'Alpha <ready> for agents',
+        }),
+      });
+      expect(res.status).toBe(200);
+      const slot = (await (await fetch(`${api}/featured`)).json()) as { minimum_next_bid_usdc: number };
+      const brand =
+        'Featured Brand: <a href="https://alpha-shop.com/spring" rel="sponsored">alpha-shop.com</a> - Alpha &lt;ready&gt; for agents';
+      for (const p of [
+        '/',
+        '/leaderboard',
+        `/scan/${well.domain}`,
+        '/souls',
+        '/robot-soul',
+        '/docs',
+        '/agenthub',
+      ]) {
+        expect(await (await fetch(`${site}${p}`)).text(), p).toContain(brand);
+      }
+      const featured = await (await fetch(`${site}/featured`)).text();
+      expect(featured).toMatch(
+        /data-testid="holder"><a href="https:\/\/alpha-shop.com\/spring" rel="sponsored"><strong>alpha-shop.com/,
+      );
+      expect(featured).toContain(`data-testid="minimum">${slot.minimum_next_bid_usdc.toFixed(2)} USDC<`);
+      expect(featured).toContain(`POST ${site}/api/public/x402/featured-bid`);
+      const hub = await (await fetch(`${site}/agenthub`)).text();
+      expect(hub).toMatch(
+        /<h2 id="featured-h">Featured<\/h2>\s*<ul><li class="card"><a href="https:\/\/alpha-shop.com\/spring" rel="sponsored"><strong>alpha-shop.com<\/strong><\/a> <span class="sponsored">Sponsored<\/span>/,
+      );
+    }, 60_000);
+
     it('every page opens in Chromium without serious or critical axe violations, and every link resolves', async () => {
       const browser = await chromium.launch({
         executablePath,
@@ -133,6 +186,8 @@ describe.skipIf(!existsSync(executablePath) && process.env.CI !== 'true').each(d
       const pages = [
         '/',
         '/leaderboard',
+        '/agenthub',
+        '/featured',
         `/scan/${well.domain}`,
         '/souls',
         `/souls/${encodeURIComponent(agentId)}`,

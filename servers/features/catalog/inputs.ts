@@ -6,7 +6,6 @@
  * field before any 402 or 503 - even for a SKU whose handler is not built yet.
  */
 import { z } from 'zod';
-import { ServiceError } from '../../errors.ts';
 import { queryNumber } from '../../pagination.ts';
 import { normalizeDomain } from '../sites/domain.ts';
 
