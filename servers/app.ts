@@ -152,6 +152,7 @@ function siteRouter(services: Services, operations: readonly AnyOperation[]): Re
   });
   router.use(discoveryRouter(services, operations));
   router.use(publicPagesRouter(services, operations));
+  if (services.metrics) router.get('/metrics', services.metrics.handler());
   const prm = new URL(protectedResourceMetadataUrls(services).site).pathname.slice(
     new URL(config.site_url).pathname.replace(/\/+$/, '').length,
   );

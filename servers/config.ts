@@ -136,6 +136,15 @@ export const Config = z
       allowed_hosts: z.array(z.string().min(1)),
     }),
     http: z.strictObject({ body_limit_bytes: positiveInt }),
+    /** Process model: README "Running in production". */
+    server: z.strictObject({
+      /** After SIGTERM: how long in-flight requests get before their connections are closed. */
+      shutdown_timeout_ms: positiveInt,
+      /** `npm start` forks this many workers on one port (node:cluster); past 1 needs PostgreSQL. */
+      workers: positiveInt.max(256),
+    }),
+    /** Prometheus metrics at `{site_url}/metrics` (off: 404). */
+    metrics: z.strictObject({ enabled: z.boolean() }),
     /** Points per client key and window (rate-limiter-flexible); README "Configuration" says what each counts. */
     rate_limits: z.strictObject({
       unauthenticated_writes: RateLimit,
@@ -453,6 +462,9 @@ export const envBindings: Record<string, EnvBinding> = {
   DATA_DIR: { key: 'data_dir' },
   DATABASE_URL: { key: 'database_url' },
   LOG_LEVEL: { key: 'log_level' },
+  SHUTDOWN_TIMEOUT_MS: { key: 'server.shutdown_timeout_ms', parse: numberOrRaw },
+  WORKERS: { key: 'server.workers', parse: numberOrRaw },
+  METRICS_ENABLED: { key: 'metrics.enabled', parse: flag },
   NODE_ENV: { key: 'mode', parse: (raw) => (raw === 'production' ? 'production' : 'development') },
   SECRETS_KEY: { key: 'secrets.key', parse: nullIfEmpty },
   SECRETS_KEY_PREVIOUS: { key: 'secrets.previous_keys', parse: list },

@@ -293,6 +293,30 @@ export async function invokeOperation<I extends z.ZodType, O extends z.ZodType>(
   ctx: OperationContext,
   rawInput: unknown,
 ): Promise<z.output<O>> {
+  const metrics = ctx.services.metrics;
+  if (!metrics) return invokeUnmeasured(op, ctx, rawInput);
+  const started = performance.now();
+  try {
+    const output = await invokeUnmeasured(op, ctx, rawInput);
+    const status = op.http?.status?.(output) ?? op.http?.successStatus ?? 200;
+    metrics.observeOperation(op.name, ctx.request.via, status, started);
+    return output;
+  } catch (err) {
+    metrics.observeOperation(
+      op.name,
+      ctx.request.via,
+      err instanceof ServiceError ? err.status : 500,
+      started,
+    );
+    throw err;
+  }
+}
+
+async function invokeUnmeasured<I extends z.ZodType, O extends z.ZodType>(
+  op: Operation<I, O>,
+  ctx: OperationContext,
+  rawInput: unknown,
+): Promise<z.output<O>> {
   await authenticate(op, ctx);
   if (op.sku && isRecord(rawInput) && Object.hasOwn(rawInput, REFERRAL_FIELD)) {
     const { [REFERRAL_FIELD]: ref, ...rest } = rawInput;

@@ -87,12 +87,21 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     if (options.background !== false) services.startBackground();
 
     let stopping: Promise<void> | undefined;
+    // Draining: readiness answers 503 at once, the listening socket closes (new connections are
+    // refused), requests already on a connection finish and close it, and after
+    // `server.shutdown_timeout_ms` the connections still open are cut. Then the background work
+    // drains: queued traffic events are written, the outbox, scan and settlement workers finish
+    // their current batch (what they had not claimed stays in the database for the next process).
     const stop = () => {
       stopping ??= (async () => {
+        services.lifecycle.beginDraining();
+        server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+          res.setHeader('Connection', 'close');
+        });
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeIdleConnections();
-          setTimeout(() => server.closeAllConnections(), 10_000).unref();
+          setTimeout(() => server.closeAllConnections(), config.server.shutdown_timeout_ms).unref();
         });
         await services.stop();
         await close();

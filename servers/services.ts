@@ -48,6 +48,8 @@ import { Classifier } from './features/traffic/classify.ts';
 import type { LiveTraffic as SiteTrafficSummary } from './features/traffic/schemas.ts';
 import { TrafficService } from './features/traffic/service.ts';
 import { sweepIdempotencyKeys } from './idempotency.ts';
+import { Lifecycle } from './lifecycle.ts';
+import { Metrics } from './metrics.ts';
 import { type LanguageModel, languageModelStatus, languageModelsOf } from './outbound/llm.ts';
 import { createSafeFetch, type SafeFetch } from './outbound/safe-fetch.ts';
 import {
@@ -128,6 +130,10 @@ export interface Services {
   secrets: SecretBox;
   /** The clock every service reads (tests may fix it); reads outside a service use it too. */
   now: () => Date;
+  /** Draining after SIGTERM or serving (readiness). */
+  lifecycle: Lifecycle;
+  /** Prometheus metrics (`metrics.enabled`), or null: nothing is measured. */
+  metrics: Metrics | null;
   /** Starts background work (delivery outbox, housekeeping). */
   startBackground(): void;
   /** Stops background work and waits for what is in flight. Does not close the database. */
@@ -365,6 +371,10 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     siteFetch,
     secrets,
     now,
+    lifecycle: new Lifecycle(),
+    metrics: config.metrics.enabled
+      ? new Metrics({ db, now, trafficQueueDepth: () => traffic.queue.size })
+      : null,
     startBackground() {
       deliveries.start();
       scans.worker.start();

@@ -41,7 +41,8 @@ export async function spawnService(
   });
   const url = await new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-    const timer = setTimeout(() => reject(new Error(`service did not start: ${stderr}`)), 20_000);
+    // Generous: a loaded CI machine starting several workers (WORKERS=N) at once is slow.
+    const timer = setTimeout(() => reject(new Error(`service did not start: ${stderr}`)), 60_000);
     lines.on('line', (line) => {
       const match = /listening on (http:\/\/[^"\s]+)/.exec(line);
       if (match?.[1]) {

@@ -104,7 +104,9 @@ describe.each(dialects)('SSF transmitter (%s)', (dialect) => {
       `${site}/.well-known/ssf-configuration`,
       `${site}/.well-known/ssf-configuration${new URL(auth).pathname}`,
     ];
-    const index = (await (await fetch(`${site}/`)).json()) as { urls: Record<string, string> };
+    const index = (await (await fetch(`${site}/`, { headers: { accept: 'application/json' } })).json()) as {
+      urls: Record<string, string>;
+    };
     expect(index.urls.security_events).toBe(urls[0]);
     const docs = await Promise.all(urls.map(async (u) => (await fetch(u)).json()));
     for (const doc of docs) expect(doc).toEqual(docs[0]);

@@ -1,7 +1,9 @@
+import { sql } from 'kysely';
 import { z } from 'zod';
 import { pingDatabase } from '../../../db/database.ts';
+import { migrationNames } from '../../../db/migrate.ts';
 import { serviceVersion } from '../../config.ts';
-import { defineOperation } from '../../operation.ts';
+import { defineOperation, type OperationContext } from '../../operation.ts';
 
 export const HealthReport = z.object({
   status: z.enum(['ok', 'degraded']).describe('degraded when the database cannot be reached.'),
@@ -53,4 +55,70 @@ export const getHealth = defineOperation({
   },
 });
 
-export const healthOperations = [getHealth];
+export const ReadinessReport = z.object({
+  ready: z.boolean().describe('true: this process takes traffic (200); false: 503, `failed` says why.'),
+  failed: z
+    .array(z.enum(['database_unreachable', 'migrations_pending', 'draining']))
+    .describe(
+      'What is not ready: the database cannot be reached, migrations this version ships are not applied ' +
+        'to it, or the process is draining after SIGTERM (finishing in-flight work before it exits).',
+    ),
+  checks: z.object({
+    database: z.boolean().describe('A round trip to the database succeeded.'),
+    migrations: z.boolean().describe("Every migration of this version is in the database's migration table."),
+    draining: z.boolean().describe('The process received SIGTERM and takes no new work.'),
+  }),
+});
+export type ReadinessReport = z.infer<typeof ReadinessReport>;
+
+let shippedMigrations: Promise<string[]> | undefined;
+
+/** Whether every migration this version ships is recorded as applied in the database. */
+async function migrationsApplied(services: OperationContext['services']): Promise<boolean> {
+  shippedMigrations ??= migrationNames();
+  const shipped = await shippedMigrations;
+  const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(services.db);
+  const applied = new Set(rows.map((r) => r.name));
+  return shipped.every((name) => applied.has(name));
+}
+
+export const getReadiness = defineOperation({
+  name: 'getReadiness',
+  title: 'Service readiness',
+  description:
+    'Whether this process should get traffic: database reachable, migrations applied, not draining after ' +
+    'SIGTERM. 200 when ready, 503 naming what failed. Liveness is GET /health (the process answers at all).',
+  input: z.strictObject({}),
+  output: ReadinessReport,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  access: 'public',
+  http: {
+    surface: 'public_api',
+    method: 'GET',
+    path: '/health/ready',
+    input: 'query',
+    status: (report) => (report.ready ? 200 : 503),
+    otherStatuses: { 503: 'Not ready (same body as 200, `failed` lists why).' },
+  },
+  tags: ['service'],
+  handler: async (ctx) => {
+    const { services } = ctx;
+    let database = true;
+    let migrations = false;
+    try {
+      await pingDatabase(services.db);
+      migrations = await migrationsApplied(services);
+    } catch (err) {
+      ctx.log.warn({ err }, 'readiness: database check failed');
+      database = false;
+    }
+    const draining = services.lifecycle.draining;
+    const failed: ReadinessReport['failed'] = [];
+    if (!database) failed.push('database_unreachable');
+    else if (!migrations) failed.push('migrations_pending');
+    if (draining) failed.push('draining');
+    return { ready: failed.length === 0, failed, checks: { database, migrations, draining } };
+  },
+});
+
+export const healthOperations = [getHealth, getReadiness];
