@@ -6,7 +6,8 @@
  */
 import type { Request, Response } from 'express';
 import type { Config } from '../config.ts';
-import { type FeaturedSlot, featuredSlot } from '../features/catalog/featured-bid/operations.ts';
+import { currentHolder } from '../features/catalog/featured-bid/auction.ts';
+import type { FeaturedSlot } from '../features/catalog/featured-bid/operations.ts';
 import type { getAgentHub } from '../features/directory/operations.ts';
 import type { Services } from '../services.ts';
 import { type Html, html } from './html.ts';
@@ -153,9 +154,12 @@ ${hub.boosted.map((b) => `- [${b.domain}](${b.url}) (sponsored)`).join('\n') || 
   return { body, markdown };
 }
 
-/** The Featured Brand as the header shows it: the holder of GET /featured's slot, or null. */
+/**
+ * The Featured Brand as the header shows it: the holder of GET /featured's slot (the auction's
+ * own `currentHolder`, the query `featuredSlot` answers with), or null. One indexed read per page.
+ */
 export async function currentFeaturedBrand(services: Services): Promise<FeaturedBrand | null> {
-  const { holder } = await featuredSlot(services);
+  const holder = await currentHolder(services.db, services.now().toISOString());
   return holder ? { domain: holder.domain, url: holder.url, blurb: holder.blurb } : null;
 }
 
