@@ -7,7 +7,8 @@
  * Environment: BENCH_DURATION (seconds per run, default 5), BENCH_ROUNDS (default 3),
  * BENCH_CONNECTIONS (default 32); traffic: BENCH_TRAFFIC_EVENTS (default 10,000,000 stored events for
  * GET /site-stats), BENCH_DATABASE_URL (measure site stats and the payment path on PostgreSQL too);
- * BENCH_ONLY=payments runs the payment benchmarks alone, BENCH_ONLY=charges the card charge lookup latencies.
+ * BENCH_ONLY=payments runs the payment benchmarks alone, BENCH_ONLY=charges the card charge lookup latencies,
+ * BENCH_ONLY=pages the p99 of each HTML page (target < 50 ms).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,6 +17,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { pagePaths } from '../servers/pages/home.ts';
 import { measureChargeLookups } from './charges.ts';
 import { measureMatching, measureRealRegistry } from './matching.ts';
 import { BENCH_PAY_TO, measurePaidRest, measurePaymentPath } from './payments.ts';
@@ -144,6 +146,8 @@ async function main(): Promise<void> {
       name: string;
       options: autocannon.Options;
       target?: number;
+      /** Largest acceptable p99 latency in milliseconds (the pages of issue 14: 50 ms). */
+      p99Target?: number;
       /** Events each 2xx answer acknowledged (traffic ingestion). */
       events?: number;
     }
@@ -199,6 +203,12 @@ async function main(): Promise<void> {
         name: '  for comparison: SDK stateless example (new McpServer per request)',
         options: { url: `${sdkStateless.url}/mcp`, method: 'POST', headers: mcpHeaders, body: toolCall },
       },
+      // The pages (issue 14 section 2): HTML with the Featured Brand read per request.
+      ...pagePaths.map((page) => ({
+        name: `page GET ${page} (HTML)`,
+        options: { url: `${service.url}${page}`, headers: { accept: 'text/html' } },
+        p99Target: 50,
+      })),
     ];
 
     // The machine's speed drifts by tens of percent within a minute (shared host), so each target run
@@ -236,10 +246,13 @@ async function main(): Promise<void> {
       const entry = results.get(scenario.name);
       if (!entry) continue;
       const ratio = median(entry.ratio);
+      const p99 = median(entry.p99);
       const verdict =
-        scenario.target === undefined
-          ? ''
-          : `>= ${scenario.target}x ${ratio >= scenario.target ? 'met' : 'MISSED'}`;
+        scenario.p99Target !== undefined
+          ? `p99 < ${scenario.p99Target} ms ${p99 < scenario.p99Target ? 'met' : 'MISSED'}`
+          : scenario.target === undefined
+            ? ''
+            : `>= ${scenario.target}x ${ratio >= scenario.target ? 'met' : 'MISSED'}`;
       const problems = entry.problems ? `  (${entry.problems} errors or non-2xx)` : '';
       const events =
         scenario.events && scenario.events > 1
@@ -361,6 +374,30 @@ async function chargeLookups(): Promise<void> {
   }
 }
 
-if (process.env.BENCH_ONLY === 'payments') await payments();
+/** The pages of issue 14 section 2 alone: p99 of each HTML page against the 50 ms target. */
+async function pages(): Promise<void> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'agent-service-bench-pages-'));
+  const service = await spawnServer('servers/main.ts', '/api/public/health', { DATA_DIR: dataDir });
+  try {
+    process.stdout.write(`bench pages: ${duration}s per run, ${connections} connections\n`);
+    for (const page of pagePaths) {
+      const runs: Load[] = [];
+      for (let i = 0; i < rounds; i++) {
+        runs.push(await load({ url: `${service.url}${page}`, headers: { accept: 'text/html' } }));
+      }
+      const p99 = median(runs.map((r) => r.p99));
+      const bad = runs.reduce((n, r) => n + r.errors + r.non2xx, 0);
+      process.stdout.write(
+        `  GET ${page.padEnd(14)}${format(median(runs.map((r) => r.rps))).padStart(10)} req/s  p99 ${format(p99)} ms  (target < 50 ms: ${p99 < 50 ? 'met' : 'MISSED'})${bad ? `  ${bad} errors or non-2xx` : ''}\n`,
+      );
+    }
+  } finally {
+    service.child.kill('SIGTERM');
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+if (process.env.BENCH_ONLY === 'pages') await pages();
+else if (process.env.BENCH_ONLY === 'payments') await payments();
 else if (process.env.BENCH_ONLY === 'charges') await chargeLookups();
 else await main();

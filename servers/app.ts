@@ -26,6 +26,7 @@ import { getReturnStatus, startReturnRequest } from './features/returns/operatio
 import { getScanScore, getSignal, requestScan } from './features/scans/operations.ts';
 import { beaconFastPath, beaconRouter, type TrustProxy } from './features/traffic/beacon.ts';
 import { type AnyOperation, skuUnavailableReason } from './operation.ts';
+import { publicPagesRouter } from './pages/public.ts';
 import { operations as registry } from './registry.ts';
 import { requestLog } from './request-log.ts';
 import type { Services } from './services.ts';
@@ -150,6 +151,7 @@ function siteRouter(services: Services, operations: readonly AnyOperation[]): Re
     res.type('application/json').send(x402);
   });
   router.use(discoveryRouter(services, operations));
+  router.use(publicPagesRouter(services, operations));
   if (services.metrics) router.get('/metrics', services.metrics.handler());
   const prm = new URL(protectedResourceMetadataUrls(services).site).pathname.slice(
     new URL(config.site_url).pathname.replace(/\/+$/, '').length,

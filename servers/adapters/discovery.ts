@@ -12,7 +12,7 @@ import { serviceVersion } from '../config.ts';
 import { VERIFICATION_NAME, VERIFICATION_PATH } from '../features/sites/service.ts';
 import type { AnyOperation, McpServerName } from '../operation.ts';
 import { homePage, OG_IMAGE_PATH, ogImage, pagePaths } from '../pages/home.ts';
-import { sendPage } from '../pages/negotiate.ts';
+import { sendWithFeaturedBrand } from '../pages/marketplace.ts';
 import type { Services } from '../services.ts';
 import {
   API_CATALOG_CONTENT_TYPE,
@@ -92,9 +92,9 @@ export function discoveryRouter(services: Services, operations: readonly AnyOper
   });
 
   const homeResponse = { ...home, json: urlMap };
-  router.get('/', (req, res) => {
+  router.get('/', (req, res, next) => {
     res.set('Link', link);
-    sendPage(req, res, homeResponse);
+    sendWithFeaturedBrand(services, req, res, homeResponse).catch(next);
   });
   // The deployment's own site (PIXEL_SITE_ID) proves control of its domain by serving its token
   // (sites/service.ts), so the traffic its pixel sees counts towards its own public score.

@@ -5,7 +5,7 @@
  * (same content), and as the JSON map of URLs for clients that ask for JSON. When
  * `pages.pixel_site_id` is set the HTML carries the service's own traffic pixel.
  *
- * Minimal on purpose: the pages of issue 14 section 2 restyle it with the shared layout.
+ * Rendered in the shared layout of the pages (layout.ts).
  */
 import { createHash } from 'node:crypto';
 import { descriptorUrl, signupUrl, skillUrl } from '../../auth/descriptor.ts';
@@ -22,13 +22,22 @@ import { MCP_CATALOG_PATH } from '../adapters/mcp-server-card.ts';
 import { type Config, serviceVersion } from '../config.ts';
 import { installSnippets } from '../features/sites/snippets.ts';
 import type { AnyOperation } from '../operation.ts';
-import { html, jsonScript, raw } from './html.ts';
+import { html, raw } from './html.ts';
+import { layout, OG_IMAGE_PATH, pageCsp } from './layout.ts';
 import type { RenderedPage } from './negotiate.ts';
 
 /** The HTML pages of the site (for the sitemap); the pages of section 2 add theirs. */
-export const pagePaths = ['/'] as const;
+export const pagePaths = [
+  '/',
+  '/leaderboard',
+  '/agenthub',
+  '/featured',
+  '/souls',
+  '/robot-soul',
+  '/docs',
+] as const;
 
-export const OG_IMAGE_PATH = '/og-image.svg';
+export { OG_IMAGE_PATH };
 
 export interface DiscoveryLink {
   title: string;
@@ -110,11 +119,6 @@ function model(operations: readonly AnyOperation[], config: Config) {
   }));
 }
 
-const style =
-  'body{font:16px/1.5 system-ui,sans-serif;max-width:60rem;margin:0 auto;padding:1rem;color:#111}' +
-  'code,pre{font:14px ui-monospace,monospace;background:#f3f3f3}pre{padding:.75rem;overflow-x:auto}' +
-  'li{margin:.25rem 0}.price{font-weight:600}';
-
 const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
 
 /** The HTML's Content-Security-Policy allows its inline script and style by hash only. */
@@ -168,36 +172,26 @@ export function homePage(operations: readonly AnyOperation[], config: Config): R
     ],
   };
 
-  const page = html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${SERVICE_TITLE}: customer service and agent-readiness APIs for AI agents</title>
-<meta name="description" content="${description}">
-<link rel="canonical" href="${canonical}">
-<link rel="api-catalog" href="${site}${API_CATALOG_PATH}">
+  const head = html`<link rel="api-catalog" href="${site}${API_CATALOG_PATH}">
 <link rel="service-desc" type="application/openapi+json" href="${site}/openapi.json">
-<link rel="alternate" type="text/markdown" href="${canonical}">
 <link rel="alternate" type="text/plain" title="llms.txt" href="${site}/llms.txt">
-<meta property="og:type" content="website">
-<meta property="og:site_name" content="${SERVICE_TITLE}">
-<meta property="og:title" content="${SERVICE_TITLE}">
-<meta property="og:description" content="${description}">
-<meta property="og:url" content="${canonical}">
-<meta property="og:image" content="${site}${OG_IMAGE_PATH}">
-<style>${raw(style)}</style>
-<script type="application/ld+json">${jsonScript(jsonLd)}</script>
-</head>
-<body>
-<header><h1>${SERVICE_TITLE}</h1>
-<p>${serviceSummary}</p></header>
-<main>
+`;
+  const body = html`<h1>${SERVICE_TITLE}: customer service and agent-readiness APIs for AI agents</h1>
+<p>${serviceSummary}</p>
+<section id="pages" class="card" aria-labelledby="pages-h">
+<h2 id="pages-h">For people</h2>
+<ul>
+<li><a href="${site}/leaderboard">Signal Strength leaderboard</a>: which sites are ready for AI agents, and a report per site.</li>
+<li><a href="${site}/agenthub">Agent hub</a>: the directory's storefront; <a href="${site}/featured">the Featured Brand slot</a> and how to bid for it.</li>
+<li><a href="${site}/souls">Soul registry</a>: registered agent identities; <a href="${site}/robot-soul">how to register one</a>.</li>
+<li><a href="${site}/docs">API reference</a>: every REST surface, from the OpenAPI document.</li>
+</ul>
+</section>
 <section id="connect">
 <h2>Connect an MCP client in one line</h2>
 <p>The public MCP server speaks Streamable HTTP at <code>${config.mcp_url}</code> and needs no sign-in. Add it to Claude Desktop, Cursor, VS Code or any client that reads an <code>mcp.json</code>:</p>
 <pre><code>${connect}</code></pre>
-<p>Agents without an MCP client call the same operations over REST; the whole site is described by <a href="${site}/openapi.json">one OpenAPI document</a>, and every operation is listed for language models in <a href="${site}/llms.txt">llms.txt</a>. Agents may sign up anonymously at <a href="${signupUrl(config)}">${signupUrl(config)}</a> and read <a href="${skillUrl(config)}">auth.md</a> for the ways to authenticate.</p>
+<p>Agents without an MCP client call the same operations over REST; the whole site is described by <a href="${site}/openapi.json">one OpenAPI document</a>, and every operation is listed for language models in <a href="${site}/llms.txt">llms.txt</a>. Agents may sign up anonymously at <code>${signupUrl(config)}</code> and read <a href="${skillUrl(config)}">auth.md</a> for the ways to authenticate.</p>
 </section>
 ${sections.map(
   ({ api, lines }) => html`<section id="${api.id}">
@@ -227,31 +221,28 @@ ${links.map(
 `,
 )}</ul>
 </section>
-</main>
-<footer><p>${SERVICE_TITLE} ${serviceVersion}. Health: <a href="${config.public_api_url}/health">${config.public_api_url}/health</a>.</p></footer>
-${
-  snippet
+<p>Health: <a href="${config.public_api_url}/health">${config.public_api_url}/health</a>.</p>`;
+  const tail = snippet
     ? html`<script>${raw(pixelScript)}</script>
 ${raw(snippet.noscript)}`
-    : ''
-}
-</body>
-</html>
-`;
+    : html``;
+  const page = layout({
+    config,
+    path: '/',
+    title: 'Customer service and agent-readiness APIs for AI agents',
+    description,
+    body,
+    head,
+    tail,
+    jsonLd,
+  });
 
   const beaconOrigin = new URL(config.public_api_url).origin;
-  const csp = [
-    "default-src 'self'",
-    `script-src ${pixelScript ? sha256(pixelScript) : "'none'"}`,
-    `style-src ${sha256(style)}`,
-    `img-src 'self' ${beaconOrigin} data:`,
-    `connect-src 'self' ${beaconOrigin}`,
-    "base-uri 'none'",
-    "frame-ancestors 'none'",
-    "form-action 'self'",
-  ].join('; ');
+  const csp = pageCsp(config)
+    .replace("script-src 'none'", `script-src ${pixelScript ? sha256(pixelScript) : "'none'"}`)
+    .replace("connect-src 'self'", `connect-src 'self' ${beaconOrigin}`);
 
-  return { html: page.value, markdown: homeMarkdown(operations, config), csp };
+  return { html: page, markdown: homeMarkdown(operations, config), csp };
 }
 
 /** The home page for agents: llms-full.txt's content, which is already what the page says, in Markdown. */

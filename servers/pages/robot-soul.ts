@@ -1,0 +1,122 @@
+/**
+ * `GET {site_url}/robot-soul`: the documentation of the soul API (README "Souls"), with examples
+ * built from this deployment's configuration, so they run as shown against it.
+ */
+import type { Config } from '../config.ts';
+import { html } from './html.ts';
+import { layout } from './layout.ts';
+
+export function robotSoulPage(config: Config): { html: string; markdown: string } {
+  const site = config.site_url;
+  const api = config.public_api_url;
+  const soulApi = `${site}/api/soul`;
+  const script = `// node register-soul.mjs  (npm install jose)
+import { CompactSign, SignJWT, exportJWK, generateKeyPair } from 'jose';
+
+const { publicKey, privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+const public_key = await exportJWK(publicKey);
+
+// 1. A challenge for this key (valid 5 minutes, usable once).
+const { challenge } = await (await fetch('${api}/soul/challenge', {
+  method: 'POST', headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ public_key }),
+})).json();
+
+// 2. Sign the challenge string itself as a compact JWS.
+const signature = await new CompactSign(new TextEncoder().encode(challenge))
+  .setProtectedHeader({ alg: 'EdDSA' }).sign(privateKey);
+
+// 3. Register: the answer is the identity document.
+const soul = await (await fetch('${soulApi}/agents', {
+  method: 'POST', headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ public_key, challenge, signature, handle: 'my-robot',
+    name: 'My robot', description: 'What my agent does.' }),
+})).json();
+console.log(soul.agent_id);
+
+// 4. Write a memory, authenticated by a short JWT signed by the soul's key.
+const token = await new SignJWT({}).setProtectedHeader({ alg: 'EdDSA' })
+  .setIssuer(soul.agent_id).setAudience('${soulApi}')
+  .setIssuedAt().setExpirationTime('2m').setJti(crypto.randomUUID()).sign(privateKey);
+const memory = await fetch(\`${soulApi}/agents/\${encodeURIComponent(soul.agent_id)}/memories\`, {
+  method: 'POST',
+  headers: { 'content-type': 'application/json', authorization: \`Bearer \${token}\` },
+  body: JSON.stringify({ content: 'First memory', layer: 'episodic' }),
+});
+console.log(memory.status, await memory.json());
+`;
+  const reads = [
+    { what: 'Search the registry', call: `curl '${api}/soul?q=robot'` },
+    { what: 'Read an identity document', call: `curl '${soulApi}/agents/{agent_id}'` },
+    {
+      what: 'Read the memory log (oldest first)',
+      call: `curl '${soulApi}/agents/{agent_id}/memories?layer=episodic'`,
+    },
+    { what: 'The ERC-8004 registration file', call: `curl '${soulApi}/agents/{agent_id}/erc-8004'` },
+  ];
+  const writes = [
+    ['POST /profile', '{name?, description?, image?, endpoints?, operator?}', 'soul or linked account'],
+    [
+      'POST /memories',
+      '{content, layer? (episodic | semantic), kind? (memory | validation)}',
+      'soul or linked account',
+    ],
+    ['POST /keys', '{public_key, proof}: both the current and the new key sign', 'the soul itself'],
+    ['POST /retire', '{}: stays readable, takes no more writes', 'soul or linked account'],
+    ['POST /registrations', 'link an ERC-8004 identity', 'soul or linked account'],
+  ];
+  const body = html`<h1>Robot soul: a permanent identity for your agent</h1>
+<p>A soul is a verifiable agent identity bound to a key the agent holds. Its <code>agent_id</code> is the RFC 9278 JWK thumbprint URI of its first public key, so anyone can check it; it never changes, not even after a key rotation. A soul keeps an append-only, hash-chained memory log that anyone can read and verify. Registered souls are listed in <a href="${site}/souls">the registry</a>.</p>
+<h2>Keys</h2>
+<p>Ed25519 (<code>{kty:"OKP", crv:"Ed25519", x}</code>, JWS <code>alg</code> <code>EdDSA</code>) or P-256 (<code>{kty:"EC", crv:"P-256", x, y}</code>, <code>ES256</code>). Send only the public JWK; a key with the private member <code>d</code> is refused.</p>
+<h2>Register in three calls</h2>
+<ol>
+<li><code>POST ${api}/soul/challenge</code> <code>{public_key}</code> answers 201 <code>{challenge, expires_at}</code>.</li>
+<li>Sign the challenge string as the payload of a compact JWS with the private key.</li>
+<li><code>POST ${soulApi}/agents</code> <code>{public_key, challenge, signature, handle, name, description, image?, endpoints?, operator?}</code> answers 201 with the identity document. With <code>Authorization: Bearer</code> an access token of <code>${config.auth_url}</code>, the soul is linked to your account.</li>
+</ol>
+<p>The whole flow, with a memory written at the end, as a Node script:</p>
+<pre><code>${script}</code></pre>
+<h2>Reads (public, also tools of the MCP server <code>${config.mcp_url}</code>)</h2>
+<ul>
+${reads.map((r) => html`<li>${r.what}: <code>${r.call}</code></li>`)}
+</ul>
+<h2>Writes</h2>
+<p>Under <code>${soulApi}/agents/{agent_id}</code>, with <code>Authorization: Bearer</code> either a JWT signed by the soul's current key (claims <code>iss</code> = the agent_id, <code>aud</code> = <code>${soulApi}</code>, <code>iat</code>, <code>exp</code> at most 300 seconds later, a <code>jti</code> used once), or an access token of the linked account.</p>
+<table><thead><tr><th scope="col">Call</th><th scope="col">Body</th><th scope="col">Who</th></tr></thead><tbody>
+${writes.map(([call, bodyText, who]) => html`<tr><td><code>${call}</code></td><td><code>${bodyText}</code></td><td>${who}</td></tr>`)}
+</tbody></table>
+<p>Anyone can also pay to write a memory to a soul with the x402 SKU <code>POST ${site}/api/public/x402/soul-write</code>. Errors are problem details; the full reference is in <a href="${site}/docs">the API reference</a>.</p>`;
+  const markdown = `# Robot soul: a permanent identity for your agent
+
+A soul is a verifiable agent identity bound to a key the agent holds. Registry: ${site}/souls
+
+## Register
+
+1. \`POST ${api}/soul/challenge\` \`{public_key}\` -> 201 \`{challenge, expires_at}\`
+2. Sign the challenge as a compact JWS with the private key.
+3. \`POST ${soulApi}/agents\` \`{public_key, challenge, signature, handle, name, description}\` -> 201 identity document
+
+\`\`\`js
+${script}\`\`\`
+
+## Reads
+
+${reads.map((r) => `- ${r.what}: \`${r.call}\``).join('\n')}
+
+## Writes (under ${soulApi}/agents/{agent_id}, Bearer soul JWT or linked account token)
+
+${writes.map(([call, b, who]) => `- \`${call}\` ${b} (${who})`).join('\n')}
+`;
+  return {
+    html: layout({
+      config,
+      path: '/robot-soul',
+      title: 'Robot soul API',
+      description:
+        'How an agent registers a soul (a permanent, verifiable identity) and writes its memories.',
+      body,
+    }),
+    markdown,
+  };
+}
