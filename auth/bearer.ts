@@ -25,6 +25,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import type { SecretBox } from '../servers/secrets.ts';
 import { KyselyAdapter } from './adapter.ts';
+import { grantInForce } from './grants.ts';
 import { publicJwk, publishedPublicKeys, type SigningJwk } from './keys.ts';
 import { GRANT_CLAIM } from './provider.ts';
 import { SERVICE_SCOPE } from './scopes.ts';
@@ -158,18 +159,14 @@ export class BearerVerifier {
     const grantId = payload[GRANT_CLAIM];
     if (typeof grantId !== 'string') return invalid('The access token names no grant');
     const accountId = payload.sub as string;
-    const grant = await this.#grants.find(grantId);
-    if (!grant || grant.accountId !== accountId || grant.clientId !== clientId) {
-      return invalid('The grant of this access token was revoked');
-    }
-    const revocation = await this.#db
-      .selectFrom('oauth_account_revocations')
-      .select('revoked_before')
-      .where('account_id', '=', accountId)
-      .executeTakeFirst();
-    if (revocation && (payload.iat as number) * 1000 < Date.parse(revocation.revoked_before)) {
-      return invalid('The account revoked its access tokens');
-    }
+    const standing = await grantInForce(
+      this.#db,
+      this.#grants,
+      { accountId, clientId, grantId },
+      new Date((payload.iat as number) * 1000),
+    );
+    if (standing === 'grant_revoked') return invalid('The grant of this access token was revoked');
+    if (standing === 'account_revoked') return invalid('The account revoked its access tokens');
     const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [];
     if (!scopes.includes(SERVICE_SCOPE)) {
       return {

@@ -1,6 +1,8 @@
 import { revokeAccountAuthorizations } from '../../../auth/bearer.ts';
 import { CREDENTIAL_CHANGE, SESSION_REVOKED, TOKEN_CLAIMS_CHANGE } from '../../../auth/events/set.ts';
+import { listConnectedClients as connectedClientsOf, revokeGrant } from '../../../auth/grants.ts';
 import type { ServiceKeyRow } from '../../../db/schema.ts';
+import { notFound } from '../../errors.ts';
 import { defineOperation, requireAccount } from '../../operation.ts';
 import {
   ChangeEmailInput,
@@ -11,7 +13,10 @@ import {
   CreateAccountResult,
   CreateServiceKeyInput,
   IssuedServiceKey,
+  ListConnectedClientsResult,
   ListServiceKeysResult,
+  RevokeConnectedClientInput,
+  RevokeConnectedClientResult,
   RevokeOAuthTokensResult,
   RevokeServiceKeyInput,
   ServiceKeyInfo,
@@ -125,6 +130,45 @@ export const revokeOAuthTokens = defineOperation({
   },
 });
 
+export const listConnectedClients = defineOperation({
+  name: 'listConnectedClients',
+  title: 'List the OAuth clients the account approved',
+  description:
+    'Every OAuth client the account owner approved on the consent screen (MCP clients, agents) and the owner ' +
+    'dashboard, with the scopes and resources approved and when the approval lapses. revokeConnectedClient ' +
+    'ends one of them.',
+  input: CreateServiceKeyInput.pick({}),
+  output: ListConnectedClientsResult,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  access: 'service_key',
+  http: { surface: 'public_api', method: 'GET', path: '/account/clients', input: 'query' },
+  tags: ['accounts'],
+  handler: async (ctx) => ({
+    clients: await connectedClientsOf(ctx.services.db, requireAccount(ctx).id, ctx.services.now()),
+  }),
+});
+
+export const revokeConnectedClient = defineOperation({
+  name: 'revokeConnectedClient',
+  title: 'Revoke one OAuth client',
+  description:
+    "Revoke one approval of the calling account at once: the client's refresh tokens and codes are deleted and " +
+    'its access tokens are refused by the owner-scoped MCP server from now on. The client must send the owner ' +
+    'through sign-in and consent again. Other clients and service keys are not affected.',
+  input: RevokeConnectedClientInput,
+  output: RevokeConnectedClientResult,
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  access: 'service_key',
+  http: { surface: 'public_api', method: 'DELETE', path: '/account/clients/:grant_id', input: 'query' },
+  errors: ['validation_failed', 'not_found'],
+  tags: ['accounts'],
+  handler: async (ctx, input) => {
+    const revoked = await revokeGrant(ctx.services.db, requireAccount(ctx).id, input.grant_id);
+    if (!revoked) throw notFound(`No approval ${input.grant_id} on this account`);
+    return { grant_id: input.grant_id, revoked: true as const };
+  },
+});
+
 export const changePassword = defineOperation({
   name: 'changePassword',
   title: "Change the account's password",
@@ -194,6 +238,8 @@ export const accountOperations = [
   listServiceKeys,
   revokeServiceKey,
   revokeOAuthTokens,
+  listConnectedClients,
+  revokeConnectedClient,
   changePassword,
   changeEmail,
 ];

@@ -107,3 +107,33 @@ export const ChangeEmailResult = z.object({
     .int()
     .describe("token-claims-change SETs queued for the account's security event streams."),
 });
+
+export const ConnectedClient = z.object({
+  grant_id: z
+    .string()
+    .describe('Id of the approval (the grant_id claim of the access tokens issued under it).'),
+  client_id: z.string().describe('The OAuth client the account approved.'),
+  client_name: z.string().nullable().describe('Name the client registered with, if any.'),
+  scopes: z.array(z.string()).describe('Scopes approved.'),
+  resources: z.array(z.string()).describe('Resources (RFC 8707) its tokens are issued for.'),
+  approved_at: z.iso.datetime(),
+  expires_at: z.iso
+    .datetime()
+    .nullable()
+    .describe('When the approval lapses unless the owner signs in again.'),
+  first_party: z.boolean().describe("The service's own owner dashboard."),
+});
+export type ConnectedClient = z.infer<typeof ConnectedClient>;
+
+export const ListConnectedClientsResult = z.object({
+  clients: z.array(ConnectedClient).describe('Approvals in force, newest first.'),
+});
+
+export const RevokeConnectedClientInput = z.strictObject({
+  grant_id: z.string().min(1).max(200).describe('Id of the approval to revoke (from GET /account/clients).'),
+});
+
+export const RevokeConnectedClientResult = z.object({
+  grant_id: z.string(),
+  revoked: z.literal(true),
+});
