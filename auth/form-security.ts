@@ -4,7 +4,7 @@
  * keep its pages out of caches and frames.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { ServiceError } from '../servers/errors.ts';
 import { nulFields } from '../servers/input.ts';
 import { messagePage } from './interactions/pages.ts';
@@ -55,4 +55,19 @@ export function sendLimitPage(res: Response, err: unknown): boolean {
   const title = err.code === 'rate_limited' ? 'Too many attempts' : 'Busy, try again shortly';
   noStore(res).status(err.status).set(err.headers).type('html').send(messagePage(title, err.publicDetail));
   return true;
+}
+
+/** A cookie of the request (no cookie parser runs here): the first pair of that name (RFC 6265 section 5.4). */
+export function cookieOf(req: Request, name: string): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
+      try {
+        return decodeURIComponent(part.slice(eq + 1).trim());
+      } catch {
+        return undefined; // not percent-encoding the service set (RFC 6265 section 4.1.1): no cookie
+      }
+    }
+  }
+  return undefined;
 }

@@ -14,6 +14,7 @@ import type { Config } from '../servers/config.ts';
 import type { Services } from '../servers/services.ts';
 import { KyselyAdapter } from './adapter.ts';
 import { agentAuthDescriptor } from './descriptor.ts';
+import { dashboardClient, dashboardClientSecret, firstPartyGrant } from './first-party.ts';
 import { logoutPage, logoutSuccessPage, oauthErrorPage } from './interactions/pages.ts';
 import { type AuthorizationKeys, loadAuthorizationKeys } from './keys.ts';
 import { resourceScopes, SERVICE_SCOPE } from './scopes.ts';
@@ -82,11 +83,23 @@ export const interactionUrl = (config: Config, uid: string): string =>
 /** Claim carrying the grant an access token belongs to, so the resource server can see it revoked. */
 export const GRANT_CLAIM = 'grant_id';
 
+/** Paths of the endpoints under the issuer (oidc-provider `routes`). */
+export const endpointPaths = {
+  authorization: '/oauth/authorize',
+  token: '/oauth/token',
+  registration: '/oauth/clients/register',
+  revocation: '/oauth/revoke',
+  jwks: '/oauth/jwks',
+  end_session: '/logout',
+} as const;
+
 export interface AuthorizationServer {
   provider: Provider;
   keys: AuthorizationKeys;
   issuer: string;
   resource: string;
+  /** The owner dashboard's client secret (`first-party.ts`). */
+  dashboardSecret: string;
 }
 
 export async function createAuthorizationServer(
@@ -95,9 +108,13 @@ export async function createAuthorizationServer(
   const { config, db, accounts } = services;
   const keys = await loadAuthorizationKeys(db, services.secrets);
   const resource = ownerMcpUrl(config);
+  const dashboardSecret = await dashboardClientSecret(db, services.secrets);
 
   const configuration: Configuration = {
     adapter: (model: string) => new KyselyAdapter(db, model),
+    // Registered clients come from dynamic registration; the one static client is the service's
+    // own owner dashboard (`first-party.ts`).
+    clients: [dashboardClient(config, dashboardSecret)],
     jwks: keys.jwks,
     cookies: {
       keys: keys.cookieKeys,
@@ -124,14 +141,7 @@ export async function createAuthorizationServer(
       token_endpoint_auth_method: 'none',
       id_token_signed_response_alg: 'ES256',
     },
-    routes: {
-      authorization: '/oauth/authorize',
-      token: '/oauth/token',
-      registration: '/oauth/clients/register',
-      revocation: '/oauth/revoke',
-      jwks: '/oauth/jwks',
-      end_session: '/logout',
-    },
+    routes: { ...endpointPaths },
     features: {
       devInteractions: { enabled: false },
       registration: { enabled: true, initialAccessToken: false },
@@ -179,7 +189,7 @@ export async function createAuthorizationServer(
     async extraTokenClaims(_ctx, token) {
       return token.kind === 'AccessToken' && token.grantId ? { [GRANT_CLAIM]: token.grantId } : undefined;
     },
-    loadExistingGrant: (ctx) => loadExistingGrant(ctx, db),
+    loadExistingGrant: async (ctx) => (await loadExistingGrant(ctx, db)) ?? firstPartyGrant(ctx, resource),
     interactions: { url: (_ctx, interaction) => interactionUrl(config, interaction.uid) },
     // Browser-based MCP clients (the inspector) call the token endpoint across origins.
     clientBasedCORS: () => true,
@@ -202,7 +212,7 @@ export async function createAuthorizationServer(
   });
   provider.on('server_error', (_ctx, err) => services.log.error({ err }, 'authorization server error'));
   provider.on('grant.error', (_ctx, err) => services.log.info({ err: err.message }, 'token request refused'));
-  return { provider, keys, issuer: config.auth_url, resource };
+  return { provider, keys, issuer: config.auth_url, resource, dashboardSecret };
 }
 
 /**

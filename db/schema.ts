@@ -529,6 +529,26 @@ export interface EmailCodesTable {
   used_at: string | null;
 }
 
+// --- Owner dashboard (migration 2026-11-26T1000Z_dashboard_sessions) ------------------------------
+
+/**
+ * A sign-in to the owner dashboard at `{site_url}/dashboard`: the dashboard is a first-party OAuth
+ * client of the authorization server, and the session stands for the grant its sign-in was
+ * approved under (`servers/pages/dashboard/sessions.ts`). It ends at `expires_at`, on sign-out, or
+ * as soon as that grant is revoked. The cookie holds 256 random bits; only their SHA-256 hex digest
+ * is stored.
+ */
+export interface DashboardSessionsTable {
+  id_hash: string;
+  account_id: string;
+  client_id: string;
+  grant_id: string;
+  /** Scopes of the access token the sign-in ended with, space-separated. */
+  scopes: string;
+  created_at: string;
+  expires_at: string;
+}
+
 // --- Anonymous sessions (migration 2026-11-21T1620Z_anonymous_sessions) ----------------------
 
 /**
@@ -976,6 +996,7 @@ export interface Database {
   oauth_signing_keys: OauthSigningKeysTable;
   oauth_account_revocations: OauthAccountRevocationsTable;
   anonymous_sessions: AnonymousSessionsTable;
+  dashboard_sessions: DashboardSessionsTable;
   identity_links: IdentityLinksTable;
   assertion_jtis: AssertionJtisTable;
   email_codes: EmailCodesTable;

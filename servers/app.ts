@@ -26,6 +26,7 @@ import { getReturnStatus, startReturnRequest } from './features/returns/operatio
 import { getScanScore, getSignal, requestScan } from './features/scans/operations.ts';
 import { beaconFastPath, beaconRouter, type TrustProxy } from './features/traffic/beacon.ts';
 import { type AnyOperation, skuUnavailableReason } from './operation.ts';
+import { dashboardRouter } from './pages/dashboard.ts';
 import { publicPagesRouter } from './pages/public.ts';
 import { operations as registry } from './registry.ts';
 import { requestLog } from './request-log.ts';
@@ -97,6 +98,7 @@ export function createApp(services: Services, operations: readonly AnyOperation[
     [config.base_url, surfaceRouter('cs', operations, services)],
     [config.public_api_url, publicApi],
     [config.site_url, siteRouter(services, operations)],
+    [config.site_url, dashboardRouter(services, operations)],
     [config.site_url, authorizationMetadataMirror(services.authorization)],
     [config.site_url, ssfConfigurationMirror(services)],
     [config.site_url, anonymousSiteRouter(services, services.authorization.keys.cookieKeys[0] as string)],

@@ -12,6 +12,7 @@ import { registerJwtBearerGrant } from '../auth/assertions/grant.ts';
 import { sweepAssertionRecords } from '../auth/assertions/repository.ts';
 import { CLOCK_TOLERANCE_S, IdentityAssertionVerifier } from '../auth/assertions/verify.ts';
 import { BearerVerifier } from '../auth/bearer.ts';
+import { DashboardSessions } from '../auth/dashboard-sessions.ts';
 import { SetDeliveryWorker, sweepSetDeliveries } from '../auth/events/outbox.ts';
 import { SecurityEventReceiver, sweepSecurityEventReceipts } from '../auth/events/receiver.ts';
 import { SecurityEventTransmitter } from '../auth/events/transmitter.ts';
@@ -110,13 +111,14 @@ export interface Services {
   emailCodes: EmailCodes;
   /** Verifies access tokens for the owner-scoped MCP server (`auth/bearer.ts`). */
   bearer: BearerVerifier;
+  /** Sign-ins to the owner dashboard, each standing for its OAuth grant (`auth/dashboard-sessions.ts`). */
+  dashboardSessions: DashboardSessions;
   /** Security events (`auth/events/`): the CAEP receiver, our transmitter and its delivery outbox. */
   securityEvents: {
     receiver: SecurityEventReceiver;
     transmitter: SecurityEventTransmitter;
     worker: SetDeliveryWorker;
   };
-  /** Verifies access tokens issued for the public API (`resource={public_api_url}`), for Bearer writes. */
   /**
    * Verifies access tokens issued for the public API (`resource={public_api_url}`) or the site it lives
    * under (`resource={site_url}`), for Bearer writes.
@@ -334,6 +336,8 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     worker: setWorker,
   };
 
+  const dashboardSessions = new DashboardSessions(db, authorization.keys.cookieKeys[0] as string, now);
+
   let housekeeping: NodeJS.Timeout | undefined;
   return {
     config,
@@ -364,6 +368,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     authorization,
     emailCodes,
     bearer,
+    dashboardSessions,
     publicApiBearer,
     souls: new SoulsService({ db, config, now }),
     securityEvents,
@@ -388,6 +393,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
         traffic.sweep().catch((err) => log.warn({ err }, 'traffic retention sweep failed'));
         sweepOauthRecords(db, now()).catch((err) => log.warn({ err }, 'oauth records sweep failed'));
         anonymous.sweep().catch((err) => log.warn({ err }, 'anonymous sessions sweep failed'));
+        dashboardSessions.sweep().catch((err) => log.warn({ err }, 'dashboard sessions sweep failed'));
         // A jti is kept while its assertion could still be accepted, clock tolerance included.
         sweepAssertionRecords(db, new Date(now().getTime() - 2 * CLOCK_TOLERANCE_S * 1000)).catch((err) =>
           log.warn({ err }, 'identity assertion records sweep failed'),

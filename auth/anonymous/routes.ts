@@ -14,7 +14,7 @@ import { ServiceError, toServiceError } from '../../servers/errors.ts';
 import { Email, Password } from '../../servers/features/accounts/schemas.ts';
 import type { Services } from '../../servers/services.ts';
 import { AGENT_AUTH_PATH, agentAuthDescriptor, authSkill, SKILL_NAME } from '../descriptor.ts';
-import { csrfMatches, csrfToken, noStore, refusedNul, sendLimitPage } from '../form-security.ts';
+import { cookieOf, csrfMatches, csrfToken, noStore, refusedNul, sendLimitPage } from '../form-security.ts';
 import { messagePage } from '../interactions/pages.ts';
 import { METADATA_CACHE_CONTROL } from '../provider.ts';
 import { claimedPage, claimPage } from './pages.ts';
@@ -213,18 +213,4 @@ export function anonymousSiteRouter(services: Services, csrfKey: string): Router
   });
 
   return router;
-}
-
-function cookieOf(req: Request, name: string): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) {
-      try {
-        return decodeURIComponent(part.slice(eq + 1).trim());
-      } catch {
-        return undefined; // not percent-encoding this page set (RFC 6265 section 4.1.1): no cookie
-      }
-    }
-  }
-  return undefined;
 }

@@ -3,7 +3,8 @@
  * line (contentsignals.org), `/ai.txt` (Spawning) and `/sitemap.xml` (sitemaps.org 0.9). The AI
  * agents named are the scanner's own list (`collectors/robots.ts`), so what we publish is what we
  * score others on; the paths kept from crawlers are the ones no crawler can use (the OAuth
- * endpoints and sign-in pages, the MCP endpoints, paid calls that answer 402).
+ * endpoints and sign-in pages, the MCP endpoints, paid calls that answer 402, the owner dashboard
+ * behind its sign-in).
  */
 import type { Config } from '../config.ts';
 import { aiAgents } from '../features/scans/collectors/robots.ts';
@@ -22,7 +23,12 @@ function sitePaths(config: Config, urls: string[]): string[] {
 }
 
 export function robotsTxt(config: Config): string {
-  const closed = sitePaths(config, [config.auth_url, config.mcp_url, `${config.site_url}/api/public/x402`]);
+  const closed = sitePaths(config, [
+    config.auth_url,
+    config.mcp_url,
+    `${config.site_url}/api/public/x402`,
+    `${config.site_url}/dashboard`,
+  ]);
   // The MCP server cards (SEP-2127, `<streamable-http-url>/server-card`) stay open: the longest
   // match wins (RFC 9309 section 2.2.2).
   const cards = sitePaths(config, [
@@ -39,8 +45,8 @@ export function robotsTxt(config: Config): string {
     aiAgents.filter((a) => a.category === category).map((a) => `User-agent: ${a.token}`);
   return [
     `# ${config.site_url}: documents for agents are ${config.site_url}/llms.txt and ${config.site_url}/openapi.json.`,
-    '# Closed to crawlers: the authorization server, the MCP endpoints (connect a client instead)',
-    '# and the paid calls (they answer 402 with x402 terms).',
+    '# Closed to crawlers: the authorization server, the MCP endpoints (connect a client instead),',
+    '# the paid calls (they answer 402 with x402 terms) and the owner dashboard (behind a sign-in).',
     '',
     '# AI search engines and agents acting for a person.',
     ...group('search'),

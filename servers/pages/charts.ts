@@ -115,6 +115,17 @@ export function componentBars(components: readonly ComponentBar[]): Html {
   return figure(svg, `Component scores: ${label}`, 'The five components, each 0-100');
 }
 
+/** Traffic categories as the charts name them, agents first. */
+export const trafficCategories = [
+  'ai_user_agent',
+  'ai_search',
+  'ai_training',
+  'browser_agent',
+  'ai_referred',
+  'human',
+  'other_bot',
+] as const;
+
 export interface TrafficDay {
   day: string;
   by_category: Record<string, number>;

@@ -48,6 +48,17 @@ form.search{display:flex;gap:.5rem;flex-wrap:wrap;align-items:end}
 form.search input{font:inherit;padding:.4rem .5rem;border:1px solid #8796a5;border-radius:4px;min-width:16rem}
 button{font:inherit;padding:.4rem .9rem;border-radius:4px;border:1px solid var(--accent);background:var(--accent);color:#fff;cursor:pointer}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dl.facts dt{font-weight:600}dl.facts dd{margin:0;word-break:break-all}
+.account-bar{display:flex;flex-wrap:wrap;gap:1rem;align-items:center;justify-content:space-between}
+form.inline{display:inline;margin:0}
+form.stack{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end}
+form.stack label{flex-basis:100%;font-weight:600}
+form.stack input{font:inherit;padding:.4rem .5rem;border:1px solid #8796a5;border-radius:4px;min-width:16rem}
+a.button{display:inline-block;padding:.5rem 1.1rem;border-radius:4px;background:var(--accent);color:#fff;text-decoration:none;font-weight:600}
+button.secondary{background:#fff;color:var(--accent)}
+button.danger{background:#fff;color:var(--critical);border-color:var(--critical)}
+.notice{padding:.6rem .8rem;border-radius:6px;border:1px solid var(--line);background:var(--card)}
+.notice-error{border-color:var(--critical);color:var(--critical)}.notice-done{border-color:var(--strong);color:var(--strong)}
+.pixel{font-weight:600}.pixel-receiving{color:var(--strong)}.pixel-idle{color:var(--warning)}.pixel-not_installed{color:var(--muted)}
 footer.site{max-width:68rem;margin:2rem auto;padding:1rem;border-top:1px solid var(--line);color:var(--muted);font-size:.9rem}
 `;
 
@@ -62,6 +73,7 @@ export const navigation = [
   { path: '/souls', label: 'Souls' },
   { path: '/robot-soul', label: 'Robot soul API' },
   { path: '/docs', label: 'API reference' },
+  { path: '/dashboard', label: 'Dashboard' },
 ] as const;
 
 /** The Featured Brand shown in the header of every page, when the slot is held. */

@@ -16,7 +16,7 @@ import type { ScanScore } from '../features/scans/schemas.ts';
 import { getSoul, listSoulMemories, searchSouls } from '../features/souls/operations.ts';
 import { type AnyOperation, invokeOperation, type Operation } from '../operation.ts';
 import type { Services } from '../services.ts';
-import { componentBars, scoreGauge, trafficChart } from './charts.ts';
+import { componentBars, scoreGauge, trafficCategories, trafficChart } from './charts.ts';
 import { docsRouter } from './docs.ts';
 import { html } from './html.ts';
 import { layout, pageCsp, STYLESHEET_PATH, stylesheet } from './layout.ts';
@@ -38,17 +38,6 @@ const md = (text: string) => text.replace(/([\\`*_[\]<>|])/g, '\\$1');
 
 const severityOrder = ['critical', 'warning', 'info'] as const;
 const severityTitle = { critical: 'Critical', warning: 'Warnings', info: 'Notes' } as const;
-
-/** Traffic categories as the charts name them, agents first. */
-const trafficCategories = [
-  'ai_user_agent',
-  'ai_search',
-  'ai_training',
-  'browser_agent',
-  'ai_referred',
-  'human',
-  'other_bot',
-] as const;
 
 export function publicPagesRouter(services: Services, operations: readonly AnyOperation[]): RequestHandler {
   const { config } = services;
