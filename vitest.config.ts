@@ -5,8 +5,10 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     environment: 'node',
     pool: 'forks',
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Tests start real servers, browsers and child processes; a loaded machine needs room for them.
+    // A timeout is never what a test checks.
+    testTimeout: 90_000,
+    hookTimeout: 120_000,
     globalSetup: ['test/helpers/global-setup.ts'],
   },
 });

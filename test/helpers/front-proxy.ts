@@ -15,6 +15,8 @@ export interface FrontProxy {
   url: string;
   /** Sends the following requests to this origin (`http://127.0.0.1:<port>`). */
   route(origin: string): void;
+  /** Sends each following request to the next of these origins in turn (round robin). */
+  rotate(origins: string[]): void;
   /** Sends requests whose `Host` names `hostname` (any port) to this origin, whatever `route` says. */
   routeHost(hostname: string, origin: string): void;
   close(): Promise<void>;
@@ -22,10 +24,12 @@ export interface FrontProxy {
 
 export async function startFrontProxy(): Promise<FrontProxy> {
   let fallback: URL | undefined;
+  let rotation: URL[] = [];
+  let turn = 0;
   const byHost = new Map<string, URL>();
   const server = http.createServer((req, res) => {
     const hostname = (req.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
-    const target = byHost.get(hostname) ?? fallback;
+    const target = byHost.get(hostname) ?? (rotation.length ? rotation[turn++ % rotation.length] : fallback);
     if (!target) {
       res.writeHead(503).end('no process routed');
       return;
@@ -54,7 +58,12 @@ export async function startFrontProxy(): Promise<FrontProxy> {
   return {
     url: `http://127.0.0.1:${port}`,
     route(origin) {
+      rotation = [];
       fallback = new URL(origin);
+    },
+    rotate(origins) {
+      rotation = origins.map((o) => new URL(o));
+      turn = 0;
     },
     routeHost(hostname, origin) {
       byHost.set(hostname.toLowerCase(), new URL(origin));

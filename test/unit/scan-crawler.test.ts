@@ -233,7 +233,8 @@ describe('crawler', () => {
       domain: site.domain,
       fetch: counting,
       userAgent,
-      limits: { ...limits, max_pages: 200 },
+      // Time enough per page for a loaded machine: what is checked is the count and the politeness.
+      limits: { ...limits, max_pages: 200, request_timeout_ms: 10_000, scan_timeout_ms: 120_000 },
     });
     expect(facts.pages.length).toBe(200);
     expect(facts.crawl.stopped).toBeNull();
