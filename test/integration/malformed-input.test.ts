@@ -67,6 +67,7 @@ const validInputs = (): Record<string, Input> => ({
   createAccount: { email: 'new-owner@example.com', password: 'correct horse battery staple' },
   createServiceKey: { label: 'ci' },
   revokeServiceKey: { key_id: ids.key },
+  revokeConnectedClient: { grant_id: 'an-approval-the-account-does-not-have' },
   changePassword: {
     current_password: 'correct horse battery staple',
     new_password: 'another long passphrase',
