@@ -5,6 +5,8 @@
  * configuration names another issuer, markdown without Vary: Accept, and llms.txt with dead links.
  * Live traffic is absent (no pixel), so Live AI Traffic and Engagement Velocity are renormalized away.
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawlSite, type SiteFacts } from '../../servers/features/scans/crawler.ts';
 import { fixSheet } from '../../servers/features/scans/fix-sheet.ts';
@@ -195,5 +197,62 @@ describe('Signal Strength archetypes (scoring version 2)', () => {
     expect(sheet).toMatch(/Next level: Emerging/);
     expect(sheet).toContain('Prompt for a coding agent:');
     expect(sheet).toContain('## 1. ');
+  });
+});
+
+describe('the door test', () => {
+  it('calls a site that answers AI agents 429 three times running unmeasured, not blocked', async () => {
+    const tries = new Map<string, number>();
+    const server = http.createServer((req, res) => {
+      const ua = req.headers['user-agent'] ?? '';
+      if (/GPTBot|OAI-SearchBot|ChatGPT-User|Claude-User/.test(ua)) {
+        tries.set(ua, (tries.get(ua) ?? 0) + 1);
+        res.writeHead(429, { 'retry-after': '60' }).end();
+        return;
+      }
+      res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end('<html lang="en"><body><h1>Hi</h1></body></html>');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const userAgent = `${scannerToken}/0.1.0`;
+    const fetch = createSafeFetch({ allowPrivateNetworks: true, timeoutMs: 2000, userAgent });
+    try {
+      const facts = await crawlSite({
+        domain: `127.0.0.1:${port}`,
+        fetch,
+        userAgent,
+        schemes: ['http'],
+        limits: {
+          max_pages: 2,
+          max_bytes: 100_000,
+          request_timeout_ms: 2000,
+          scan_timeout_ms: 20_000,
+          concurrency: 4,
+          delay_ms: 0,
+          max_redirects: 5,
+          max_sitemaps: 1,
+        },
+      });
+      expect(
+        facts.verification?.door?.filter((d) => d.class !== 'browser').map((d) => [d.verdict, d.tries]),
+      ).toEqual([
+        ['unmeasured', 3],
+        ['unmeasured', 3],
+        ['unmeasured', 3],
+        ['unmeasured', 3],
+      ]);
+      expect([...tries.values()]).toEqual([3, 3, 3, 3]);
+      const result = scoreSite(facts, null);
+      const check = result.components[0]?.checks.find((k) => k.id === 'door_test');
+      expect(check).toMatchObject({ score: null, status: 'unable_to_check' });
+      expect(check?.seen).toMatch(/^unmeasured: OAI-SearchBot \(HTTP 429\)/);
+      expect(result.findings.some((f) => f.id === 'door_test')).toBe(false);
+      expect(result.note ?? '').not.toMatch(/capped/);
+    } finally {
+      await fetch.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });

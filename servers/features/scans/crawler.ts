@@ -18,6 +18,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as cheerio from 'cheerio';
+import LinkHeader from 'http-link-header';
 import pLimit from 'p-limit';
 import { getDomain } from 'tldts';
 import { readLimitedBody, type SafeFetch } from '../../outbound/safe-fetch.ts';
@@ -754,9 +755,11 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
       return false;
     }
   };
-  const openapiCandidates = [...apiCatalog.service_descs, ...pages.flatMap((p) => p.openapi_links)].filter(
-    onSite,
-  );
+  const openapiCandidates = [
+    ...apiCatalog.service_descs,
+    ...linkTargets(homeHeaders?.link ?? null, 'service-desc', homeFinal),
+    ...pages.flatMap((p) => p.openapi_links),
+  ].filter(onSite);
   let openapi = checkOpenApi(null, at('/openapi.json'));
   let openapiBody: { url: string; body: string; truncated: boolean } | null = null;
   for (const candidate of [...new Set(openapiCandidates), at('/openapi.json'), at('/openapi.yaml')].slice(
@@ -1019,6 +1022,18 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
 }
 
 const LLMS_LINKS_CHECKED = 10;
+
+/** Targets of the links with relation `rel` in a `Link` header (RFC 8288), absolute. */
+function linkTargets(header: string | null, rel: string, base: string): string[] {
+  if (!header) return [];
+  try {
+    return LinkHeader.parse(header)
+      .rel(rel)
+      .flatMap((ref) => (URL.canParse(ref.uri, base) ? [new URL(ref.uri, base).href] : []));
+  } catch {
+    return [];
+  }
+}
 
 function varyIncludesAccept(vary: string | undefined): boolean {
   return !!vary && vary.split(',').some((v) => v.trim() === '*' || v.trim().toLowerCase() === 'accept');

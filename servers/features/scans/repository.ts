@@ -270,6 +270,16 @@ export async function listFindings(db: Db, scanId: string): Promise<Finding[]> {
   }));
 }
 
+/** `scoring_inputs` of one scan (small), without reading its facts. */
+export function scoringInputsOf(db: Db, scanId: string): Promise<string | null> {
+  return db
+    .selectFrom('scans')
+    .select('scoring_inputs')
+    .where('id', '=', scanId)
+    .executeTakeFirst()
+    .then((r) => r?.scoring_inputs ?? null);
+}
+
 /** Done scans whose score an older scoring version computed, newest first. */
 export function scansToRescore(db: Db, version: number, limit: number): Promise<ScanRow[]> {
   return db

@@ -44,6 +44,7 @@ import {
   type ScanOutcome,
   scansOfAccount,
   scansToRescore,
+  scoringInputsOf,
   snapshotRanks,
   storeRescore,
   takeSnapshots,
@@ -647,15 +648,19 @@ export class ScansService {
     let tier = tierById(row.tier);
     let version = row.scoring_version ?? 1;
     let used: ProfileId | null = null;
-    const scan = await findScan(this.deps.db, row.scan_id);
-    if (scan?.facts && (profile !== null || version !== SCORING_VERSION)) {
-      const { result } = await this.scoreOf(scan, profile);
-      score = result.score;
-      tier = result.tier;
-      version = result.scoring_version;
-      used = result.profile.id;
-    } else if (scan?.components) {
-      used = (JSON.parse(scan.scoring_inputs ?? 'null') as Partial<StoredInputs> | null)?.profile?.id ?? null;
+    if (profile !== null || version !== SCORING_VERSION) {
+      // Another profile, or a score an older version stored: computed now from the stored facts.
+      const scan = await findScan(this.deps.db, row.scan_id);
+      if (scan?.facts) {
+        const { result } = await this.scoreOf(scan, profile);
+        score = result.score;
+        tier = result.tier;
+        version = result.scoring_version;
+        used = result.profile.id;
+      }
+    } else {
+      const inputs = await scoringInputsOf(this.deps.db, row.scan_id);
+      used = (JSON.parse(inputs ?? 'null') as Partial<StoredInputs> | null)?.profile?.id ?? null;
     }
     return {
       domain,
