@@ -353,6 +353,15 @@ describe.each(dialects)('scans and Signal Strength (%s)', (dialect) => {
       expect(finding.seen).toMatch(/no Vary: Accept/);
       expect(finding.agent_prompt).toContain('Vary: Accept');
       expect(finding.evidence.length).toBeGreaterThan(0);
+      // Every check shows the requests behind it; they are stored once, with the facts.
+      const robots = scan.result.components[0].checks.find((k: { id: string }) => k.id === 'robots_txt');
+      expect(robots.evidence[0]).toMatchObject({ topic: 'robots', method: 'GET', status: 200 });
+      const stored = await service.services.db
+        .selectFrom('scans')
+        .select('components')
+        .where('id', '=', scan.scan_id)
+        .executeTakeFirstOrThrow();
+      expect(stored.components).not.toContain('body_preview');
 
       const res = await fetch(`${api}/scans/${scan.scan_id}/fixes.md`);
       expect(res.status).toBe(200);

@@ -1428,6 +1428,12 @@ export interface ScoreOptions {
 
 const MAX_EVIDENCE_PER_CHECK = 8;
 
+/** The requests a check's judgement rests on, from the facts' evidence. */
+export function evidenceOfCheck(facts: SiteFacts, checkId: string): RequestEvidence[] {
+  const check = checks.find((k) => k.id === checkId);
+  return check ? evidenceOf(facts.requests, check.evidence).slice(0, MAX_EVIDENCE_PER_CHECK) : [];
+}
+
 export function scoreSite(
   facts: SiteFacts,
   traffic: LiveTraffic | null,
@@ -1472,7 +1478,7 @@ export function scoreSite(
             score,
             status: statusOf(k, e),
             seen: e.seen,
-            evidence: evidenceOf(facts.requests, k.evidence).slice(0, MAX_EVIDENCE_PER_CHECK),
+            evidence: evidenceOfCheck(facts, k.id),
           };
         });
       const score = componentScore(results);

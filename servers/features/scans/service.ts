@@ -61,6 +61,7 @@ import type {
   SiteSummary,
 } from './schemas.ts';
 import {
+  evidenceOfCheck,
   type LiveTraffic,
   type LiveTrafficProvider,
   type ProfileId,
@@ -784,7 +785,11 @@ export class ScansService {
       profile: stored.profile as SignalScore['profile'],
       next_level: stored.next_level ?? null,
       note: row.note,
-      components: JSON.parse(row.components ?? '[]') as ScoreBreakdown['components'],
+      // Stored without their evidence, which the facts hold once (storedScore).
+      components: (JSON.parse(row.components ?? '[]') as ScoreBreakdown['components']).map((c) => ({
+        ...c,
+        checks: c.checks.map((k) => ({ ...k, evidence: evidenceOfCheck(facts, k.id) })),
+      })),
       findings: await listFindings(this.deps.db, row.id),
       recommended_next_tools: JSON.parse(row.recommended_next_tools ?? '[]') as string[],
       site: summarize(facts),
@@ -805,7 +810,10 @@ function storedScore(result: SignalScore, inputs: ScoringInputs): Omit<ScanOutco
     score: result.score,
     tier: result.tier.id,
     note: result.note,
-    components: JSON.stringify(result.components),
+    // A check's evidence is a selection of the facts' requests: stored once, with the facts.
+    components: JSON.stringify(
+      result.components.map((c) => ({ ...c, checks: c.checks.map((k) => ({ ...k, evidence: [] })) })),
+    ),
     recommended_next_tools: JSON.stringify(result.recommended_next_tools),
     scoring_version: result.scoring_version,
     scoring_inputs: JSON.stringify(stored),
