@@ -864,14 +864,18 @@ function apiProduct(authorizationServer: string | undefined): Record<string, Rou
         }),
       );
     },
-    '/mcp': (_req, res, { origin }) => {
-      res
-        .writeHead(401, {
-          'content-type': 'application/json',
-          'www-authenticate': `Bearer resource_metadata="${resourceMetadata(origin)}"`,
-        })
-        .end('{"error":"invalid_token"}');
-    },
+    // The SDK's MCP server behind a bearer check: without a token, 401 naming the metadata.
+    '/mcp': (req, res, site) =>
+      mcpServerRoute((request, response) => {
+        if (/^Bearer\s+\S+/i.test(request.headers.authorization ?? '')) return true;
+        response
+          .writeHead(401, {
+            'content-type': 'application/json',
+            'www-authenticate': `Bearer resource_metadata="${resourceMetadata(site.origin)}"`,
+          })
+          .end('{"error":"invalid_token"}');
+        return false;
+      })(req, res, site),
     '/.well-known/oauth-protected-resource/mcp': (_req, res, { origin }) => {
       res
         .writeHead(200, { 'content-type': 'application/json' })

@@ -403,6 +403,15 @@ describe.each(dialects)('scans and Signal Strength (%s)', (dialect) => {
       expect(checks.get('oauth_chain')?.seen).toMatch(/verified across 1 authorization server/);
       expect(checks.get('mcp_live')?.seen).toMatch(/asks for a token \(401\)/);
       expect(scan.result.profile.id).toBe('api');
+      // The peer is a real MCP server: with a token it lists its tools (the scanner never has one).
+      const peer = new Client({ name: 'peer-check', version: '1.0.0' });
+      await peer.connect(
+        new StreamableHTTPClientTransport(new URL(`${product.url}/mcp`), {
+          requestInit: { headers: { authorization: 'Bearer test-token' } },
+        }),
+      );
+      expect((await peer.listTools()).tools.map((t) => t.name)).toEqual(['list_widgets', 'get_widget']);
+      await peer.close();
     } finally {
       await product.close();
     }
