@@ -806,7 +806,16 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
             cardUrl: cardBody.url,
             endpoint,
             cardTools: tools,
-            fetch: request.fetch,
+            // Each MCP request takes a slot of the limiter and counts as a request of the crawl.
+            fetch: (url, init) =>
+              limit(async () => {
+                crawl.requests++;
+                try {
+                  return await request.fetch(url, init);
+                } finally {
+                  done++;
+                }
+              }),
             userAgent,
             timeoutMs: limits.request_timeout_ms,
             maxBytes: 256 * 1024,

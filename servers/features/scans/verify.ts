@@ -14,7 +14,8 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { readLimitedBody, type SafeFetch } from '../../outbound/safe-fetch.ts';
+import type { RequestInit as UndiciRequestInit, Response as UndiciResponse } from 'undici';
+import { readLimitedBody } from '../../outbound/safe-fetch.ts';
 import { type AgentCategory, aiAgents } from './collectors/robots.ts';
 import { bodyPreview, type EvidenceLog, keptHeaders } from './evidence.ts';
 
@@ -76,7 +77,8 @@ export async function verifyMcp(options: {
   cardUrl: string;
   endpoint: string | null;
   cardTools: string[] | null;
-  fetch: SafeFetch;
+  /** The SSRF-safe fetch, through the crawl's politeness limiter. */
+  fetch: (url: string, init: UndiciRequestInit) => Promise<UndiciResponse>;
   userAgent: string;
   timeoutMs: number;
   maxBytes: number;
