@@ -771,7 +771,7 @@ export const checks: readonly CheckDef[] = [
     severity: 'info',
     goal: 'Let other agents discover this one and its skills (Agent2Agent protocol).',
     fix: 'Publish /.well-known/agent-card.json with name, description, url (or supportedInterfaces), version, capabilities and skills.',
-    spec: 'https://a2a-protocol.org/latest/specification/#agent-discovery',
+    spec: 'https://a2a-protocol.org/latest/topics/agent-discovery/',
     evidence: ['a2a'],
     applies: apiOnly,
     evaluate: ({ facts }) =>
@@ -803,7 +803,7 @@ export const checks: readonly CheckDef[] = [
     severity: 'info',
     goal: 'For sites that run agents of their own: publish the keys they sign requests with, so other sites can let them in.',
     fix: 'Serve /.well-known/http-message-signatures-directory as a JWKS (application/http-message-signatures-directory+json) of the Ed25519 keys your agents sign with.',
-    spec: 'https://datatracker.ietf.org/doc/draft-meunier-http-message-signatures-directory/',
+    spec: 'https://datatracker.ietf.org/doc/draft-meunier-webbotauth-httpsig-directory/',
     evidence: ['web_bot_auth'],
     applies: apiOnly,
     informational: true,

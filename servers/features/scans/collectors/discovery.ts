@@ -302,13 +302,11 @@ export function checkMarkdownNegotiation(fetched: Fetched | null, url: string): 
 
 /** Paths of the agent documents added with scoring version 2 (issue 16). */
 export const agentDocumentPaths = {
-  /** A2A Agent Card (A2A specification, "Agent Discovery": `/.well-known/agent-card.json`). */
+  /** A2A Agent Card (A2A 1.0 "Agent Discovery", the well-known URI). */
   a2a_agent_card: '/.well-known/agent-card.json',
-  /** Earlier A2A versions published the card here. */
-  a2a_agent_json: '/.well-known/agent.json',
   /** Agent Skills Discovery (Cloudflare-led RFC, draft v0.2.0). */
   agent_skills: '/.well-known/agent-skills/index.json',
-  /** Web Bot Auth key directory (draft-meunier-http-message-signatures-directory). */
+  /** Web Bot Auth key directory (draft-meunier-webbotauth-httpsig-directory). */
   web_bot_auth: '/.well-known/http-message-signatures-directory',
   /** The x402 discovery document without the `.json` suffix, which some servers use. */
   x402_plain: '/.well-known/x402',
