@@ -56,7 +56,8 @@ describe('crawler', () => {
       domain: site.domain,
       fetch,
       userAgent,
-      limits,
+      // Only the hostile site needs the short request timeout; a loaded machine must not drop pages here.
+      limits: { ...limits, request_timeout_ms: 5_000 },
       onProgress: (p) => progress.push(p),
     });
     expect(facts.origin).toBe(site.url);
@@ -231,7 +232,7 @@ describe('crawler', () => {
       domain: site.domain,
       fetch,
       userAgent,
-      limits: { ...limits, max_pages: 30 },
+      limits: { ...limits, max_pages: 30, request_timeout_ms: 5_000 },
     });
     expect(facts.pages.length).toBe(30);
     expect(facts.crawl.stopped).toBe('max_pages');
@@ -258,7 +259,7 @@ describe('crawler', () => {
       domain: site.domain,
       fetch: counting,
       userAgent,
-      limits: { ...limits, max_pages: 200 },
+      limits: { ...limits, max_pages: 200, request_timeout_ms: 5_000 },
     });
     expect(facts.pages.length).toBe(200);
     expect(facts.crawl.stopped).toBeNull();
