@@ -217,6 +217,15 @@ export interface ScansTable {
    * without an account. Null for every other scan.
    */
   read_token_hash: string | null;
+  /**
+   * The scoring version that computed `score` (migration 2026-11-26T1000Z_scan_evidence_and_versions;
+   * null: version 1). Scans of an older version are re-scored from `facts` and `scoring_inputs`.
+   */
+  scoring_version: number | null;
+  /** JSON: `{traffic, previous}`, what the score was computed from besides the facts. */
+  scoring_inputs: string | null;
+  /** The profile the requester chose (`content`, `shop`, `api`); null: the detected one. */
+  profile: string | null;
 }
 
 /** The findings of a scan, in the order reported (critical first). */
@@ -230,6 +239,13 @@ export interface ScanFindingsTable {
   seen: string;
   fix: string;
   evidence_url: string | null;
+  /** The check's title and goal, the specification link, a coding agent's prompt (2026-11-26T1000Z). */
+  title: string | null;
+  goal: string | null;
+  spec_url: string | null;
+  agent_prompt: string | null;
+  /** JSON: RequestEvidence[], the requests behind the finding. */
+  evidence: string | null;
 }
 
 /**
@@ -249,6 +265,8 @@ export interface DomainScoresTable {
   has_api_catalog: number;
   has_mcp: number;
   has_markdown: number;
+  /** The scoring version of `score` (null: version 1); the re-scoring job brings every row up to date. */
+  scoring_version: number | null;
 }
 
 /** Leaderboard ranks at the start of each period (UTC day `YYYY-MM-DD`): movement is measured against them. */

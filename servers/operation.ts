@@ -65,6 +65,12 @@ export interface HttpBinding {
    */
   // biome-ignore lint/suspicious/noExplicitAny: the output type is the operation's
   redirect?: (output: any) => string;
+  /**
+   * Answer this text instead of the JSON output (a scan's fix sheet as markdown). MCP clients get
+   * the structured output, which carries the same text.
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: the output type is the operation's
+  representation?: { contentType: string; body: (output: any) => string };
 }
 
 /** MCP tool annotations (MCP 2025-11-25, server/tools#tool). */

@@ -82,12 +82,18 @@ const xmlEscape = (text: string) =>
     (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[c] as string,
   );
 
-export function sitemapXml(config: Config, pages: readonly string[]): string {
+/**
+ * `lastmod` (sitemaps.org) is when this process started: every page is rendered from the registry
+ * and the configuration of the running version, so none changed before that (the scanner's
+ * `sitemap_lastmod` check asks for it).
+ */
+export function sitemapXml(config: Config, pages: readonly string[], lastmod: Date = new Date()): string {
   const base = config.site_url;
+  const at = lastmod.toISOString().replace(/\.\d{3}Z$/, 'Z');
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
     '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">',
-    ...pages.map((p) => `  <url><loc>${xmlEscape(`${base}${p}`)}</loc></url>`),
+    ...pages.map((p) => `  <url><loc>${xmlEscape(`${base}${p}`)}</loc><lastmod>${at}</lastmod></url>`),
     '</urlset>',
     '',
   ].join('\n');

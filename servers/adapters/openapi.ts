@@ -255,11 +255,18 @@ function operationEntry(
           description: `${op.title}: redirected`,
           headers: { Location: { description: 'Where the redirect goes.', schema: { type: 'string' } } },
         }
-      : {
-          description: op.title,
-          content: { 'application/json': { schema: jsonSchemaOf(op.output, 'output') } },
-          ...(op.sku ? { headers: receiptHeaders } : {}),
-        },
+      : http.representation
+        ? {
+            description: op.title,
+            content: {
+              [http.representation.contentType.split(';')[0] as string]: { schema: { type: 'string' } },
+            },
+          }
+        : {
+            description: op.title,
+            content: { 'application/json': { schema: jsonSchemaOf(op.output, 'output') } },
+            ...(op.sku ? { headers: receiptHeaders } : {}),
+          },
   };
   for (const code of [...new Set([...codes, 'internal_error' as const])]) {
     usedCodes.add(code);

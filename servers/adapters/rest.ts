@@ -186,6 +186,13 @@ export function surfaceRouter(
           return;
         }
         sendReceipt(res, ctx);
+        if (http.representation) {
+          res
+            .status(http.successStatus ?? 200)
+            .type(http.representation.contentType)
+            .send(http.representation.body(output));
+          return;
+        }
         sendJson(res, http.status?.(output) ?? http.successStatus ?? 200, output);
       };
     const method = http.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';

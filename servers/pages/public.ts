@@ -203,6 +203,7 @@ ${board.next_cursor ? html`<p><a href="${site}/leaderboard?cursor=${encodeURICom
         .map((severity) => ({ severity, findings: score.findings.filter((f) => f.severity === severity) }))
         .filter((g) => g.findings.length > 0);
       const componentName = new Map(score.components.map((c) => [c.id, c.name]));
+      const fixSheetUrl = `${config.public_api_url}/scans/${score.scan_id}/fixes.md`;
       const body = html`<h1>Agent-readiness report: ${score.domain}</h1>
 <p>Latest public ${score.depth} scan, ${score.scanned_at.slice(0, 16).replace('T', ' ')} UTC. The same data as JSON: <a href="${config.public_api_url}/scan-score?domain=${encodeURIComponent(score.domain)}">GET /scan-score</a>.</p>
 <div class="grid">
@@ -210,6 +211,12 @@ ${board.next_cursor ? html`<p><a href="${site}/leaderboard?cursor=${encodeURICom
 ${scoreGauge(score.score, score.tier.name)}
 <p><strong data-testid="score">${score.score}</strong>/100, tier <span class="tier tier-${score.tier.id}" data-testid="tier">${score.tier.name}</span> (${score.tier.min}-${score.tier.max}).</p>
 ${score.note ? html`<p class="muted">${score.note}</p>` : ''}
+<p>Scored as a <strong data-testid="profile">${score.profile.id}</strong> site${score.profile.source === 'requested' ? html` (detected: ${score.profile.detected})` : ''}, scoring version ${score.scoring_version}.</p>
+${
+  score.next_level
+    ? html`<p data-testid="next-level">Next tier: <strong>${score.next_level.tier.name}</strong> (${score.next_level.points_needed} point(s) to go), by passing ${score.next_level.checks.map((c) => c.title).join('; ')}.</p>`
+    : ''
+}
 </section>
 <section class="card" aria-labelledby="components-h"><h2 id="components-h">The five components</h2>
 ${componentBars(score.components.map((c) => ({ name: c.name, score: c.score })))}
@@ -222,6 +229,7 @@ ${score.components.map(
 </section>
 </div>
 <section aria-labelledby="findings-h"><h2 id="findings-h">Findings and fixes</h2>
+<p>The <a href="${fixSheetUrl}">fix sheet</a> has every finding with its specification, the requests that showed it and a prompt for a coding agent.</p>
 ${
   grouped.length === 0
     ? html`<p>Nothing to fix: every check passed.</p>`
@@ -254,13 +262,13 @@ ${score.components.map(
   ) => html`<h3>${c.name}</h3><table><thead><tr><th scope="col">Check</th><th scope="col" class="num">Weight</th><th scope="col" class="num">Score</th><th scope="col">Seen</th></tr></thead><tbody>
 ${c.checks.map(
   (k) =>
-    html`<tr><td>${k.title}</td><td class="num">${k.weight}</td><td class="num">${k.score === null ? 'n/a' : Math.round(k.score * 100)}</td><td>${k.seen}</td></tr>
+    html`<tr><td>${k.title}</td><td class="num">${k.weight}</td><td class="num">${k.score === null ? k.status.replace(/_/g, ' ') : Math.round(k.score * 100)}</td><td>${k.seen}</td></tr>
 `,
 )}</tbody></table>`,
 )}
 </section>
 <p><a href="${site}/leaderboard">Back to the leaderboard</a></p>`;
-      const markdown = `# Agent-readiness report: ${score.domain}\n\nSignal Strength: ${score.score}/100 (${score.tier.name}), ${score.depth} scan at ${score.scanned_at}.\n\n## Components\n\n${score.components
+      const markdown = `# Agent-readiness report: ${score.domain}\n\nSignal Strength: ${score.score}/100 (${score.tier.name}), ${score.depth} scan at ${score.scanned_at}, scored as a ${score.profile.id} site (scoring version ${score.scoring_version}). Fix sheet: ${fixSheetUrl}\n\n## Components\n\n${score.components
         .map((c) => `- ${c.name}: ${c.score === null ? 'no data' : c.score}`)
         .join('\n')}\n\n## Findings\n\n${score.findings
         .map((f) => `- **${f.severity}** (${f.component}): ${md(f.seen)} Fix: ${md(f.fix)}`)

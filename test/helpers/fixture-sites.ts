@@ -29,6 +29,8 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 
 export type FixtureKind =
   | 'wellPrepared'
@@ -42,7 +44,23 @@ export type FixtureKind =
   | 'merchant'
   | 'brand'
   | 'brandConflicting'
-  | 'people';
+  | 'people'
+  | 'blog'
+  | 'blogNoVary'
+  | 'blogDeadLinks'
+  | 'shop'
+  | 'blocker'
+  | 'lyingCard'
+  | 'badIssuer'
+  | 'apiProduct';
+
+export interface FixtureOptions {
+  /**
+   * `apiProduct`: the issuer its protected MCP server names as its authorization server (our own
+   * authorization server in the integration test); default the fixture's own origin.
+   */
+  authorizationServer?: string;
+}
 
 export interface FixtureRequest {
   path: string;
@@ -92,6 +110,62 @@ ${jsonLd ? `<script type="application/ld+json">${JSON.stringify(jsonLd)}</script
 <body><h1>${title}</h1><h2>Overview</h2><p>${body}</p><h2>Details</h2><p>${words(120, 'details')}</p>
 <nav>${links.map((l) => `<a href="${l}">${l}</a>`).join(' ')}</nav></body></html>`;
 }
+
+/** The tools the fixtures' MCP server lists; a lying card adds one it does not serve. */
+export const fixtureTools = ['list_widgets', 'get_widget'];
+
+/** A real MCP server (the SDK, stateless Streamable HTTP, JSON answers) with `fixtureTools`. */
+function mcpServerRoute(guard?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean): Route {
+  return (req, res) => {
+    if (guard && !guard(req, res)) return;
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const server = new McpServer({ name: 'example-widgets', version: '1.0.0' });
+      for (const name of fixtureTools)
+        server.registerTool(name, { description: `${name} of Example Widgets` }, async () => ({
+          content: [{ type: 'text', text: 'ok' }],
+        }));
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+      });
+      res.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      const text = Buffer.concat(chunks).toString('utf8');
+      await transport.handleRequest(req, res, text ? JSON.parse(text) : undefined);
+    });
+  };
+}
+
+/** x402 v2: an unpaid request gets 402 with complete requirements in PAYMENT-REQUIRED. */
+const paidResource: Route = (_req, res, { origin }) => {
+  const required = {
+    x402Version: 2,
+    error: 'payment required',
+    resource: { url: `${origin}/api/paid`, description: 'A widget report', mimeType: 'application/json' },
+    accepts: [
+      {
+        scheme: 'exact',
+        network: 'eip155:8453',
+        amount: '10000',
+        asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+        payTo: '0x1111111111111111111111111111111111111111',
+        maxTimeoutSeconds: 300,
+        extra: { name: 'USD Coin', version: '2' },
+      },
+    ],
+  };
+  res
+    .writeHead(402, {
+      'content-type': 'application/json',
+      'payment-required': Buffer.from(JSON.stringify(required)).toString('base64'),
+    })
+    .end('{}');
+};
 
 const wellPrepared: Record<string, Route> = {
   '/robots.txt': (_req, res, { origin }) => {
@@ -174,7 +248,48 @@ const wellPrepared: Record<string, Route> = {
   '/.well-known/oauth-protected-resource': (_req, res, { origin }) => {
     res
       .writeHead(200, { 'content-type': 'application/json' })
-      .end(JSON.stringify({ resource: `${origin}/api`, authorization_servers: [origin] }));
+      .end(JSON.stringify({ resource: `${origin}/`, authorization_servers: [origin] }));
+  },
+  '/.well-known/openid-configuration': (_req, res, { origin }) => {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        issuer: origin,
+        authorization_endpoint: `${origin}/authorize`,
+        token_endpoint: `${origin}/token`,
+        jwks_uri: `${origin}/jwks`,
+      }),
+    );
+  },
+  '/mcp': mcpServerRoute(),
+  '/api/paid': paidResource,
+  '/.well-known/agent-card.json': (_req, res, { origin }) => {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        name: 'Example Widgets agent',
+        description: 'Finds widgets.',
+        url: `${origin}/a2a`,
+        version: '1.0.0',
+        capabilities: {},
+        defaultInputModes: ['text/plain'],
+        defaultOutputModes: ['text/plain'],
+        skills: [{ id: 'find-widget', name: 'Find a widget', description: 'Finds a widget', tags: [] }],
+      }),
+    );
+  },
+  '/.well-known/agent-skills/index.json': (_req, res, { origin }) => {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        skills: [
+          {
+            name: 'widgets',
+            type: 'skill-md',
+            description: 'How to use the Example Widgets API',
+            url: `${origin}/.well-known/agent-skills/widgets/SKILL.md`,
+            sha256: '0'.repeat(64),
+          },
+        ],
+      }),
+    );
   },
   '/.well-known/oauth-authorization-server': (_req, res, { origin }) => {
     res.writeHead(200, { 'content-type': 'application/json' }).end(
@@ -190,6 +305,7 @@ const wellPrepared: Record<string, Route> = {
       JSON.stringify({
         serverInfo: { name: 'example-widgets', version: '1.0.0' },
         transport: { type: 'streamable-http', endpoint: `${origin}/mcp` },
+        tools: fixtureTools.map((name) => ({ name })),
       }),
     );
   },
@@ -235,24 +351,32 @@ function wellPreparedPage(req: http.IncomingMessage, res: http.ServerResponse, o
       .end(`# ${spec.title}\n\n${words(200)}\n`);
     return true;
   }
-  res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', vary: 'Accept' }).end(
-    page({
-      origin,
-      path,
-      title: spec.title,
-      body: words(260),
-      jsonLd: spec.jsonLd,
-      links: [
-        '/',
-        '/about',
-        '/products/widget',
-        '/faq',
-        '/docs',
-        '/private/secret',
-        'https://elsewhere.example/',
-      ],
-    }),
-  );
+  res
+    .writeHead(200, {
+      'content-type': 'text/html; charset=utf-8',
+      vary: 'Accept',
+      link: '</.well-known/api-catalog>; rel="api-catalog", </llms.txt>; rel="describedby"; type="text/markdown"',
+    })
+    .end(
+      page({
+        origin,
+        path,
+        title: spec.title,
+        body: words(260),
+        jsonLd: spec.jsonLd
+          ? JSON.parse(JSON.stringify(spec.jsonLd).replaceAll('https://widgets.example', origin))
+          : undefined,
+        links: [
+          '/',
+          '/about',
+          '/products/widget',
+          '/faq',
+          '/docs',
+          '/private/secret',
+          'https://elsewhere.example/',
+        ],
+      }),
+    );
   return true;
 }
 
@@ -586,6 +710,189 @@ const people: Record<string, Route> = {
   },
 };
 
+/**
+ * A content site (the blog archetype) and its variants: robots.txt with AI groups and a
+ * Content-Signal line, a sitemap with lastmod, llms.txt whose links resolve, llms-full.txt, ai.txt,
+ * pages with Article and Organization JSON-LD, markdown negotiation with Vary: Accept, a Link
+ * header; no API. `shop` marks its pages up as products; `blocker` refuses AI agents' user agents
+ * with 403 whatever robots.txt says; `blogNoVary` answers markdown without Vary; `blogDeadLinks`
+ * lists pages in llms.txt that do not exist.
+ */
+function contentSite(kind: 'blog' | 'shop' | 'blocker' | 'blogNoVary' | 'blogDeadLinks') {
+  const name = kind === 'shop' ? 'Harbor Goods' : 'Field Notes';
+  const paths =
+    kind === 'shop'
+      ? ['/', '/products/lamp', '/products/chair', '/about', '/faq']
+      : ['/', '/posts/one', '/posts/two', '/about', '/faq'];
+  const jsonLdOf = (origin: string, path: string) =>
+    path === '/'
+      ? {
+          '@context': 'https://schema.org',
+          '@graph': [
+            {
+              '@type': 'Organization',
+              name,
+              url: `${origin}/`,
+              sameAs: ['https://social.example/fieldnotes'],
+            },
+            { '@type': kind === 'shop' ? 'OnlineStore' : 'Blog', name },
+          ],
+        }
+      : kind === 'shop' && path.startsWith('/products/')
+        ? {
+            '@context': 'https://schema.org',
+            '@type': 'Product',
+            name: path.slice(10),
+            offers: { '@type': 'Offer', price: '20', priceCurrency: 'USD' },
+          }
+        : path === '/faq'
+          ? { '@context': 'https://schema.org', '@type': 'FAQPage', mainEntity: [] }
+          : { '@context': 'https://schema.org', '@type': 'Article', headline: path };
+  const titleOf = (path: string) => (path === '/' ? name : `${path.split('/').pop()} - ${name}`);
+  const routes: Record<string, Route> = {
+    '/robots.txt': (_req, res, { origin }) => {
+      res
+        .writeHead(200, { 'content-type': 'text/plain' })
+        .end(
+          `User-agent: GPTBot\nDisallow: /\n\nUser-agent: OAI-SearchBot\nUser-agent: ChatGPT-User\nUser-agent: Claude-User\nUser-agent: PerplexityBot\nAllow: /\n\nUser-agent: *\nContent-Signal: search=yes, ai-input=yes, ai-train=no\nAllow: /\n\nSitemap: ${origin}/sitemap.xml\n`,
+        );
+    },
+    '/sitemap.xml': (_req, res, { origin }) => {
+      res
+        .writeHead(200, { 'content-type': 'application/xml' })
+        .end(
+          `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${paths.map((p) => `<url><loc>${origin}${p}</loc><lastmod>2026-11-20</lastmod></url>`).join('')}</urlset>`,
+        );
+    },
+    '/llms.txt': (_req, res, { origin }) => {
+      const links =
+        kind === 'blogDeadLinks' ? ['/posts/gone', '/posts/also-gone', '/about'] : paths.slice(1, 4);
+      res
+        .writeHead(200, { 'content-type': 'text/markdown; charset=utf-8' })
+        .end(
+          `# ${name}\n\n> ${name}: notes and goods for people and their agents.\n\n## Pages\n\n${links.map((l) => `- [${l}](${origin}${l}): a page`).join('\n')}\n`,
+        );
+    },
+    '/llms-full.txt': (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end(`# ${name}\n\n${words(400)}`);
+    },
+    '/ai.txt': (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('User-Agent: *\nAllow: *.html\n');
+    },
+  };
+  const pageRoute: Route = (req, res, { origin }) => {
+    const path = (req.url ?? '/').split('?')[0] as string;
+    const accept = req.headers.accept ?? '';
+    const vary = kind === 'blogNoVary' ? {} : { vary: 'Accept' };
+    if (/text\/markdown/.test(accept) && !/text\/html/.test(accept)) {
+      res
+        .writeHead(200, { 'content-type': 'text/markdown; charset=utf-8', ...vary })
+        .end(
+          `# ${titleOf(path)}\n\n## Overview\n\n${words(260)}\n\n## Details\n\n${words(120, 'details')}\n`,
+        );
+      return;
+    }
+    const html = page({
+      origin,
+      path,
+      title: titleOf(path),
+      body: words(260),
+      jsonLd: jsonLdOf(origin, path),
+      links: paths,
+    });
+    res
+      .writeHead(200, {
+        'content-type': 'text/html; charset=utf-8',
+        ...vary,
+        link: '</llms.txt>; rel="describedby"; type="text/markdown", </sitemap.xml>; rel="sitemap"',
+      })
+      .end(
+        html.replace(
+          '<meta property="og:type" content="website">',
+          `<meta property="og:type" content="${kind === 'shop' && path.startsWith('/products/') ? 'product' : 'website'}"><meta property="og:site_name" content="${name}">`,
+        ),
+      );
+  };
+  for (const path of paths) routes[path] = pageRoute;
+  return routes;
+}
+
+/** The AI agents a blocking site refuses at its door, whatever its robots.txt allows. */
+const blockedAgents = /GPTBot|OAI-SearchBot|ChatGPT-User|Claude-User|ClaudeBot|PerplexityBot/;
+
+/**
+ * The API product archetype: a home page, an api-catalog and OpenAPI document, and an MCP server
+ * that asks for a token (401 naming its protected resource metadata, RFC 9728), whose
+ * authorization server is `authorizationServer` (our own in the integration test).
+ */
+function apiProduct(authorizationServer: string | undefined): Record<string, Route> {
+  const asOf = (origin: string) => authorizationServer ?? origin;
+  const resourceMetadata = (origin: string) => `${origin}/.well-known/oauth-protected-resource/mcp`;
+  return {
+    '/robots.txt': (_req, res, { origin }) => {
+      res
+        .writeHead(200, { 'content-type': 'text/plain' })
+        .end(
+          `User-agent: OAI-SearchBot\nUser-agent: ChatGPT-User\nUser-agent: Claude-User\nUser-agent: PerplexityBot\nAllow: /\n\nUser-agent: *\nContent-Signal: search=yes, ai-input=yes, ai-train=no\nAllow: /\n\nSitemap: ${origin}/sitemap-index.xml\n`,
+        );
+    },
+    '/sitemap-index.xml': wellPrepared['/sitemap-index.xml'] as Route,
+    '/sitemap-pages.xml': wellPrepared['/sitemap-pages.xml'] as Route,
+    '/llms.txt': wellPrepared['/llms.txt'] as Route,
+    '/llms-full.txt': wellPrepared['/llms-full.txt'] as Route,
+    '/ai.txt': wellPrepared['/ai.txt'] as Route,
+    '/.well-known/api-catalog': wellPrepared['/.well-known/api-catalog'] as Route,
+    '/openapi.json': (_req, res, { origin }) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          openapi: '3.1.0',
+          info: { title: 'Widgets', version: '1' },
+          servers: [{ url: `${origin}/api` }],
+          paths: {},
+        }),
+      );
+    },
+    '/api': (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    },
+    '/.well-known/mcp/server-card.json': (_req, res, { origin }) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          name: 'example/widgets',
+          version: '1.0.0',
+          remotes: [{ type: 'streamable-http', url: `${origin}/mcp` }],
+        }),
+      );
+    },
+    // The SDK's MCP server behind a bearer check: without a token, 401 naming the metadata.
+    '/mcp': (req, res, site) =>
+      mcpServerRoute((request, response) => {
+        if (/^Bearer\s+\S+/i.test(request.headers.authorization ?? '')) return true;
+        response
+          .writeHead(401, {
+            'content-type': 'application/json',
+            'www-authenticate': `Bearer resource_metadata="${resourceMetadata(site.origin)}"`,
+          })
+          .end('{"error":"invalid_token"}');
+        return false;
+      })(req, res, site),
+    '/.well-known/oauth-protected-resource/mcp': (_req, res, { origin }) => {
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ resource: `${origin}/mcp`, authorization_servers: [asOf(origin)] }));
+    },
+    '/.well-known/oauth-protected-resource': (_req, res, { origin }) => {
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ resource: `${origin}/`, authorization_servers: [asOf(origin)] }));
+    },
+    '/.well-known/oauth-authorization-server': wellPrepared[
+      '/.well-known/oauth-authorization-server'
+    ] as Route,
+    '/.well-known/openid-configuration': wellPrepared['/.well-known/openid-configuration'] as Route,
+  };
+}
+
 const routes: Record<FixtureKind, Record<string, Route>> = {
   wellPrepared,
   bare,
@@ -599,6 +906,32 @@ const routes: Record<FixtureKind, Record<string, Route>> = {
   brand: brandSite(false),
   brandConflicting: brandSite(true),
   people,
+  blog: contentSite('blog'),
+  blogNoVary: contentSite('blogNoVary'),
+  blogDeadLinks: contentSite('blogDeadLinks'),
+  shop: contentSite('shop'),
+  blocker: contentSite('blocker'),
+  lyingCard: {
+    ...wellPrepared,
+    '/.well-known/mcp/server-card.json': (_req, res, { origin }) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          serverInfo: { name: 'example-widgets', version: '1.0.0' },
+          transport: { type: 'streamable-http', endpoint: `${origin}/mcp` },
+          tools: [...fixtureTools, 'buy_widget'].map((name) => ({ name })),
+        }),
+      );
+    },
+  },
+  badIssuer: {
+    ...wellPrepared,
+    '/.well-known/openid-configuration': (_req, res, { origin }) => {
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ issuer: `${origin}/tenant`, authorization_endpoint: `${origin}/authorize` }));
+    },
+  },
+  apiProduct: {},
 };
 
 /** What a kind answers for a path it has no route for; a 404 unless listed here. */
@@ -609,7 +942,11 @@ const fallbacks: Partial<Record<FixtureKind, Route>> = {
   catchAllText,
 };
 
-export async function startFixtureSite(kind: FixtureKind): Promise<FixtureSite> {
+export async function startFixtureSite(
+  kind: FixtureKind,
+  options: FixtureOptions = {},
+): Promise<FixtureSite> {
+  const kindRoutes = kind === 'apiProduct' ? apiProduct(options.authorizationServer) : routes[kind];
   const requests: FixtureRequest[] = [];
   const published = new Map<string, { contentType: string; body: string }>();
   const sockets = new Set<import('node:net').Socket>();
@@ -619,9 +956,17 @@ export async function startFixtureSite(kind: FixtureKind): Promise<FixtureSite> 
     requests.push({ path, accept: req.headers.accept, userAgent: req.headers['user-agent'] });
     const document = published.get(path);
     if (document) return res.writeHead(200, { 'content-type': document.contentType }).end(document.body);
-    const route = routes[kind][path];
+    if (kind === 'blocker' && blockedAgents.test(req.headers['user-agent'] ?? ''))
+      return res
+        .writeHead(403, { 'content-type': 'text/html' })
+        .end('<html><body>Access denied</body></html>');
+    const route = kindRoutes[path];
     if (route) return route(req, res, { origin });
-    if (kind === 'wellPrepared' && wellPreparedPage(req, res, origin)) return;
+    if (
+      (kind === 'wellPrepared' || kind === 'lyingCard' || kind === 'badIssuer' || kind === 'apiProduct') &&
+      wellPreparedPage(req, res, origin)
+    )
+      return;
     if (kind === 'large' && largePage(req, res, origin)) return;
     const fallback = fallbacks[kind];
     if (fallback) return fallback(req, res, { origin });

@@ -309,10 +309,26 @@ describe.each(dialects)('our own scanner scans our own deployment (%s)', (dialec
       'open_graph',
       'canonical',
       'ai_txt',
+      // Scoring version 2: what the documents claim holds when checked against the servers.
+      'door_test',
+      'policy_coherence',
+      'sitemap_lastmod',
+      'x_robots_tag',
+      'markdown_alternate',
+      'link_headers',
+      'oauth_chain',
+      'mcp_live',
+      'lang',
+      'noindex',
+      'llms_txt_links',
+      'json_ld_valid',
+      'entity_consistency',
     ]) {
-      expect(checks.get(id), id).toBe(1);
+      expect(checks.get(id), `${id}: ${findings.find((f) => f.startsWith(`${id}:`))}`).toBe(1);
     }
     expect(checks.get('https')).toBe(0);
+    expect(scan.result.profile).toMatchObject({ id: 'api', detected: 'api', source: 'detected' });
+    expect(scan.result.scoring_version).toBe(2);
   }, 90_000);
 
   it('proves control of its own domain with the file it serves, so its pixel data counts', async () => {

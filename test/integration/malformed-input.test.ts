@@ -84,6 +84,7 @@ const validInputs = (): Record<string, Input> => ({
   listStatementDescriptors: { site_id: ids.site },
   requestScan: { domain: 'example.com', public: false },
   getScan: { scan_id: SOME_ID },
+  getScanFixes: { scan_id: SOME_ID },
   getSignal: { domain: 'example.com' },
   getScanScore: { domain: 'example.com' },
   getLeaderboard: { limit: 5 },

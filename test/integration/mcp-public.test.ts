@@ -66,6 +66,7 @@ describe.each(dialects)('public MCP server (%s)', (dialect) => {
       'get_referral_balance',
       'get_return_status',
       'get_scan',
+      'get_scan_fixes',
       'get_scan_score',
       'get_signal',
       'get_soul',

@@ -10,6 +10,7 @@ import {
   crawlSite,
   sameSite,
 } from '../../servers/features/scans/crawler.ts';
+import { doorVisitors } from '../../servers/features/scans/verify.ts';
 import { createSafeFetch, isPublicAddress, type SafeFetch } from '../../servers/outbound/safe-fetch.ts';
 import { type FixtureSite, scannerToken, startFixtureSite } from '../helpers/fixture-sites.ts';
 
@@ -55,7 +56,8 @@ describe('crawler', () => {
       domain: site.domain,
       fetch,
       userAgent,
-      limits,
+      // Only the hostile site needs the short request timeout; a loaded machine must not drop pages here.
+      limits: { ...limits, request_timeout_ms: 5_000 },
       onProgress: (p) => progress.push(p),
     });
     expect(facts.origin).toBe(site.url);
@@ -67,7 +69,25 @@ describe('crawler', () => {
     expect(facts.sitemap.urls_found).toBe(5);
     expect(facts.sitemap.documents.map((d) => d.kind)).toEqual(['index', 'urlset']);
     expect(facts.markdown.supported).toBe(true);
-    for (const check of Object.values(facts.discovery)) expect(check.valid).toBe(true);
+    for (const [id, check] of Object.entries(facts.discovery)) {
+      // Only sites that run agents of their own publish a Web Bot Auth key directory.
+      if (id !== 'web_bot_auth') expect(check.valid, id).toBe(true);
+    }
+    // Every request is evidence, under its topic.
+    expect(facts.requests?.find((r) => r.topic === 'robots' && r.url.startsWith('http:'))).toMatchObject({
+      method: 'GET',
+      url: `${site.url}/robots.txt`,
+      status: 200,
+      headers: { 'content-type': 'text/plain' },
+    });
+    expect(facts.requests?.every((r) => r.duration_ms >= 0)).toBe(true);
+    // The MCP verification spoke to the live server, and never called a tool.
+    expect(facts.verification?.mcp).toMatchObject({
+      initialized: true,
+      live_tools: ['list_widgets', 'get_widget'],
+    });
+    const mcpBodies = facts.requests?.filter((r) => r.topic === 'mcp' && r.method === 'POST') ?? [];
+    expect(mcpBodies.length).toBeGreaterThanOrEqual(2);
     expect(facts.pages.map((p) => new URL(p.url).pathname).sort()).toEqual([
       '/',
       '/about',
@@ -77,7 +97,13 @@ describe('crawler', () => {
     ]);
     expect(facts.crawl.skipped_by_robots).toBe(1);
     expect(site.requests.some((r) => r.path.startsWith('/private/'))).toBe(false);
-    expect(site.requests.every((r) => r.userAgent === userAgent)).toBe(true);
+    // Every request names the scanner, except the door test's, which asks for the home page only.
+    const door = new Set(doorVisitors.map((v) => v.userAgent));
+    expect(
+      site.requests.every(
+        (r) => r.userAgent === userAgent || (door.has(r.userAgent ?? '') && r.path === '/'),
+      ),
+    ).toBe(true);
     // The markdown probe asked for markdown.
     expect(site.requests.some((r) => r.path === '/' && r.accept?.startsWith('text/markdown'))).toBe(true);
     expect(progress.at(-1)).toMatchObject({ phase: 'done' });
@@ -206,7 +232,7 @@ describe('crawler', () => {
       domain: site.domain,
       fetch,
       userAgent,
-      limits: { ...limits, max_pages: 30 },
+      limits: { ...limits, max_pages: 30, request_timeout_ms: 5_000 },
     });
     expect(facts.pages.length).toBe(30);
     expect(facts.crawl.stopped).toBe('max_pages');

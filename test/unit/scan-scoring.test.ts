@@ -138,7 +138,25 @@ describe('Signal Strength scoring', () => {
     };
     const { result, by } = checkScores(spa);
     // Before the soft-404 rule each of these earned 0.5 ("present but invalid"): 12.5 points.
-    expect(by).toMatchObject({ api_catalog: 0, mcp_server_card: 0, openapi: 0, x402: 0, oauth_discovery: 0 });
+    // A site with no machine interface is a content site: the API checks do not apply to it.
+    expect(result.profile.id).toBe('content');
+    expect(by).toMatchObject({ api_catalog: null, mcp_server_card: null, openapi: null, x402: null });
+    // Scored as an API product, every one of them earns nothing.
+    const asApi = scoreSite(spa, null, null, { profile: 'api' });
+    const apiBy = Object.fromEntries(
+      (asApi.components.find((c) => c.id === 'technical_foundation')?.checks ?? []).map((k) => [
+        k.id,
+        k.score,
+      ]),
+    );
+    expect(apiBy).toMatchObject({
+      api_catalog: 0,
+      mcp_server_card: 0,
+      openapi: 0,
+      x402: 0,
+      oauth_discovery: 0,
+    });
+    expect(asApi.profile).toMatchObject({ id: 'api', detected: 'content', source: 'requested' });
     expect(by).toMatchObject({ robots_txt: 0, content_signals: 0 });
     const finding = result.findings.find((f) => f.id === 'soft_404');
     expect(finding).toMatchObject({ component: 'technical_foundation', severity: 'warning' });
@@ -146,7 +164,7 @@ describe('Signal Strength scoring', () => {
     expect(finding?.seen).toMatch(/\/\.well-known\/api-catalog/);
     expect(finding?.fix).toMatch(/404/);
     expect(finding?.evidence_url).toMatch(/\/\.well-known\/agent-service-probe-/);
-    expect(result.findings.find((f) => f.id === 'x402')?.seen).toMatch(/soft 404/);
+    expect(asApi.findings.find((f) => f.id === 'x402')?.seen).toMatch(/soft 404/);
     expect(result.recommended_next_tools).toContain('request_scan');
 
     // Real documents behind the same app shell keep their credit, partial credit included.

@@ -15,15 +15,22 @@ const check = (id: string, weight: number, score: number | null) => ({
   title: id,
   weight,
   score,
+  status: score === null ? ('no_data' as const) : score >= 1 ? ('pass' as const) : ('fail' as const),
   seen: '',
+  evidence: [],
 });
 const finding = (id: string, component: Finding['component'], severity: Finding['severity']): Finding => ({
   id,
   component,
   severity,
+  title: id,
+  goal: `goal of ${id}`,
   seen: `${id} seen`,
   fix: `fix ${id}`,
+  spec_url: null,
+  agent_prompt: `prompt for ${id}`,
   evidence_url: null,
+  evidence: [],
 });
 
 const components: Components = [

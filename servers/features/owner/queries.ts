@@ -62,9 +62,14 @@ export async function myFindings(
       'scan_findings.finding_id as id',
       'scan_findings.component',
       'scan_findings.severity',
+      'scan_findings.title',
+      'scan_findings.goal',
       'scan_findings.seen',
       'scan_findings.fix',
+      'scan_findings.spec_url',
+      'scan_findings.agent_prompt',
       'scan_findings.evidence_url',
+      'scan_findings.evidence',
       'scans.id as scan_id',
       'scans.domain',
       'scans.finished_at',
@@ -81,9 +86,14 @@ export async function myFindings(
     .limit(input.limit)
     .execute();
   return {
-    findings: rows.map(({ finished_at, component, ...row }) => ({
+    findings: rows.map(({ finished_at, component, title, goal, agent_prompt, evidence, ...row }) => ({
       ...row,
       component: component as Finding['component'],
+      // Findings stored before scoring version 2 have no title, goal, prompt or evidence.
+      title: title ?? row.id,
+      goal: goal ?? '',
+      agent_prompt: agent_prompt ?? '',
+      evidence: evidence ? (JSON.parse(evidence) as Finding['evidence']) : [],
       // Findings are stored with the scan's completion, so a done scan always has finished_at.
       scanned_at: finished_at ?? '',
     })),

@@ -17,34 +17,59 @@
  * What is collected is judged by the pure collectors in `collectors/`; scoring is `scoring.ts`.
  */
 import { randomBytes } from 'node:crypto';
+import * as cheerio from 'cheerio';
+import LinkHeader from 'http-link-header';
 import pLimit from 'p-limit';
 import { getDomain } from 'tldts';
 import { readLimitedBody, type SafeFetch } from '../../outbound/safe-fetch.ts';
 import { type AiTxt, parseAiTxt } from './collectors/ai-txt.ts';
 import {
+  agentDocumentPaths,
+  checkA2aCard,
+  checkAgentSkills,
   checkApiCatalog,
   checkAuthorizationServer,
   checkMarkdownNegotiation,
   checkMcpCard,
   checkOpenApi,
   checkProtectedResource,
+  checkWebBotAuth,
   checkX402,
   type DiscoveryCheck,
   discoveryPaths,
   type Fetched,
   type MarkdownNegotiation,
+  mcpCardEndpoint,
+  openApiServers,
   readMcpCatalog,
+  x402Requirements,
+  x402Resources,
 } from './collectors/discovery.ts';
+import { entityClaimsOfPage, sameAsOfPage } from './collectors/entity.ts';
 import { type LlmsTxt, parseLlmsTxt } from './collectors/llms-txt.ts';
-import { type PageFacts, parsePage } from './collectors/page.ts';
-import { absentRobots, parseRobots, type RobotsFacts, robotsParser } from './collectors/robots.ts';
+import { organizationTypes, type PageFacts, parsePage } from './collectors/page.ts';
+import { absentRobots, aiAgents, parseRobots, type RobotsFacts, robotsParser } from './collectors/robots.ts';
 import { parseSitemap } from './collectors/sitemap.ts';
 import {
   answersLikeUnknownPath,
   fingerprintOf,
   isHtmlAnswer,
+  mediaType,
   type UnknownPathAnswer,
 } from './collectors/soft-404.ts';
+import { bodyPreview, EvidenceLog, keptHeaders, type RequestEvidence } from './evidence.ts';
+import {
+  type DoorAnswer,
+  doorTest,
+  type McpVerification,
+  type OAuthChain,
+  type Probe,
+  type ProbeOptions,
+  textOverlap,
+  verifyMcp,
+  verifyOAuthChain,
+  wordsOf,
+} from './verify.ts';
 
 export interface CrawlLimits {
   max_pages: number;
@@ -65,7 +90,60 @@ export interface CrawlProgress {
 }
 
 /** One page as stored with a scan: the page facts without the link list. */
-export type PageSummary = Omit<PageFacts, 'links'> & { status: number; bytes: number; truncated: boolean };
+export type PageSummary = Omit<PageFacts, 'links'> & {
+  status: number;
+  bytes: number;
+  truncated: boolean;
+  /** The `X-Robots-Tag` header of the answer (absent in facts stored before scoring version 2). */
+  x_robots_tag?: string | null;
+};
+
+/** The OpenAPI document found, and whether the servers it lists answer. */
+export interface OpenApiVerification {
+  url: string;
+  /** Parsed in full (JSON or YAML) with an openapi/swagger field. */
+  parsed: boolean;
+  truncated: boolean;
+  servers: { url: string; status: number | null; ok: boolean; note: string | null }[];
+}
+
+/** The x402 resources listed, each asked for without payment. */
+export interface X402Verification {
+  url: string;
+  resources: {
+    url: string;
+    status: number | null;
+    /** valid: 402 with complete requirements; needs_input: 400/422 before any price; failed: anything else. */
+    verdict: 'valid' | 'needs_input' | 'failed';
+    note: string | null;
+  }[];
+}
+
+/** llms.txt as served, and whether the links it lists resolve. */
+export interface LlmsVerification {
+  url: string;
+  content_type: string | null;
+  served_as_text: boolean;
+  links_total: number;
+  links: { url: string; status: number | null; ok: boolean; note: string | null }[];
+}
+
+/** robots.txt against itself and the site's own documents. */
+export interface PolicyFacts {
+  content_signal_conflicts: string[];
+  /** User agents (`*` and AI search and user agents) that may not fetch llms.txt. */
+  llms_txt_blocked_for: string[];
+  sitemap_blocked_for: string[];
+}
+
+/** Who the home page and llms.txt say the site is (the entity SKU's readers, `collectors/entity.ts`). */
+export interface EntityFacts {
+  organization_name: string | null;
+  organization_url: string | null;
+  same_as: string[];
+  og_site_name: string | null;
+  llms_txt_title: string | null;
+}
 
 export interface SiteFacts {
   /** Where the crawl ran (after following the home page's redirects). */
@@ -86,8 +164,23 @@ export interface SiteFacts {
       note: string | null;
     }[];
     urls_found: number;
+    /** URLs with a valid `lastmod` (absent before scoring version 2). */
+    urls_with_lastmod?: number;
   };
-  markdown: MarkdownNegotiation;
+  markdown: MarkdownNegotiation & {
+    /** The markdown answer carried `Vary: Accept` (absent before scoring version 2). */
+    vary_accept?: boolean | null;
+    /** Share of words shared with the HTML page (0-1). */
+    text_overlap?: number | null;
+    /** The same asked of a page beyond the home page. */
+    other_page?: {
+      url: string;
+      supported: boolean;
+      note: string | null;
+      vary_accept: boolean | null;
+      text_overlap: number | null;
+    } | null;
+  };
   discovery: {
     api_catalog: DiscoveryCheck & { service_descs: string[]; apis: number };
     oauth_protected_resource: DiscoveryCheck;
@@ -95,7 +188,25 @@ export interface SiteFacts {
     mcp_server_card: DiscoveryCheck;
     x402: DiscoveryCheck;
     openapi: DiscoveryCheck;
+    a2a_agent_card?: DiscoveryCheck;
+    agent_skills?: DiscoveryCheck;
+    web_bot_auth?: DiscoveryCheck;
   };
+  /** The home page's answer headers that checks read (absent before scoring version 2). */
+  home?: { url: string; status: number; link: string | null; x_robots_tag: string | null } | null;
+  /** What the documents claim, checked against the servers (absent before scoring version 2). */
+  verification?: {
+    mcp: McpVerification | null;
+    oauth: OAuthChain | null;
+    openapi: OpenApiVerification | null;
+    x402: X402Verification | null;
+    llms_txt: LlmsVerification | null;
+    door: DoorAnswer[] | null;
+  };
+  policy?: PolicyFacts | null;
+  entity?: EntityFacts | null;
+  /** Every request the scan made, as evidence (capped per topic; absent before scoring version 2). */
+  requests?: RequestEvidence[];
   pages: PageSummary[];
   crawl: {
     requests: number;
@@ -141,6 +252,8 @@ export class CrawlError extends Error {
 
 interface FetchResult extends Fetched {
   final_url: string;
+  /** The answer's headers kept as evidence (content type, Vary, Link, X-Robots-Tag ...). */
+  headers: Record<string, string>;
   truncated: boolean;
   bytes: number;
 }
@@ -186,6 +299,7 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
     errors: [],
     duration_ms: 0,
   };
+  const evidence = new EvidenceLog();
   let done = 0;
   let total = 13;
   const progress = (phase: CrawlProgress['phase'], message: string) =>
@@ -195,36 +309,70 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
   };
 
   /** One request through the politeness limiter, redirects followed hop by hop within the site. */
-  const get = (url: string, accept: string, maxBytes = limits.max_bytes): Promise<FetchOutcome> =>
+  const get = (
+    url: string,
+    accept: string,
+    maxBytes = limits.max_bytes,
+    options: Omit<ProbeOptions, 'accept' | 'maxBytes'> = { topic: 'page' },
+  ): Promise<FetchOutcome> =>
     limit(async () => {
       if (scanSignal.aborted) return { ok: false, url, error: 'scan time budget exhausted', blocked: false };
       try {
-        return await fetchFollowing(url, accept, maxBytes);
+        return await fetchFollowing(url, accept, maxBytes, options);
       } finally {
         done++;
         if (delayMs > 0 && !scanSignal.aborted) await sleep(delayMs, scanSignal);
       }
     });
 
-  const fetchFollowing = async (start: string, accept: string, maxBytes: number): Promise<FetchOutcome> => {
+  const fetchFollowing = async (
+    start: string,
+    accept: string,
+    maxBytes: number,
+    options: Omit<ProbeOptions, 'accept' | 'maxBytes'>,
+  ): Promise<FetchOutcome> => {
     const visited = new Set<string>();
     let current = new URL(start);
+    const method = options.method ?? 'GET';
     for (let hop = 0; ; hop++) {
       visited.add(current.href);
       crawl.requests++;
       let response: Awaited<ReturnType<SafeFetch>>;
       const signal = AbortSignal.any([scanSignal, AbortSignal.timeout(limits.request_timeout_ms)]);
+      const started = Date.now();
+      const record = (
+        status: number | null,
+        headers: Record<string, string>,
+        body: string | null,
+        error: string | null,
+      ) =>
+        evidence.add({
+          topic: options.topic,
+          method,
+          url: current.href,
+          status,
+          headers,
+          body_preview: body === null ? null : bodyPreview(body),
+          duration_ms: Date.now() - started,
+          error,
+          ...(options.userAgent ? { user_agent: options.userAgent } : {}),
+        });
       try {
         response = await request.fetch(current, {
+          method,
           redirect: 'manual',
-          headers: { accept, 'user-agent': userAgent },
+          headers: { accept, ...options.headers, 'user-agent': options.userAgent ?? userAgent },
+          ...(options.body !== undefined ? { body: options.body } : {}),
           signal,
         });
       } catch (err) {
-        return { ok: false, url: current.href, ...describeFailure(err, scanSignal) };
+        const failure = describeFailure(err, scanSignal);
+        record(null, {}, null, failure.error);
+        return { ok: false, url: current.href, ...failure };
       }
       const location = response.headers.get('location');
       if (response.status >= 300 && response.status < 400 && location) {
+        record(response.status, keptHeaders(response.headers), null, null);
         await response.body?.cancel().catch(() => {});
         let next: URL;
         try {
@@ -254,6 +402,9 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
       try {
         const body = await readLimitedBody(response, maxBytes);
         crawl.bytes += body.bytes.length;
+        const text = body.bytes.toString('utf8');
+        const headers = keptHeaders(response.headers);
+        record(response.status, headers, text, null);
         return {
           ok: true,
           result: {
@@ -261,15 +412,24 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
             final_url: current.href,
             status: response.status,
             content_type: response.headers.get('content-type'),
-            body: body.bytes.toString('utf8'),
+            headers,
+            body: text,
             truncated: body.truncated,
             bytes: body.bytes.length,
           },
         };
       } catch (err) {
-        return { ok: false, url: current.href, ...describeFailure(err, scanSignal) };
+        const failure = describeFailure(err, scanSignal);
+        record(response.status, keptHeaders(response.headers), null, failure.error);
+        return { ok: false, url: current.href, ...failure };
       }
     }
+  };
+
+  /** `get` as the verifications call it. */
+  const probe: Probe = async (url, options) => {
+    const outcome = await get(url, options.accept ?? '*/*', options.maxBytes ?? 64 * 1024, options);
+    return outcome.ok ? { ok: true, ...outcome.result } : outcome;
   };
 
   const asFetched = (o: FetchOutcome): Fetched | null =>
@@ -284,7 +444,9 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
   const schemes = request.schemes ?? ['https', 'http'];
   for (const scheme of schemes) {
     const candidate = `${scheme}://${request.domain}`;
-    const outcome = await get(`${candidate}/robots.txt`, 'text/plain, */*;q=0.1', 512 * 1024);
+    const outcome = await get(`${candidate}/robots.txt`, 'text/plain, */*;q=0.1', 512 * 1024, {
+      topic: 'robots',
+    });
     if (outcome.ok) {
       origin = candidate;
       robotsOutcome = outcome;
@@ -311,6 +473,9 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
   const pages: PageSummary[] = [];
   const queue: string[] = [];
   const seen = new Set<string>();
+  /** Words of up to two pages' text, to compare with their markdown renderings. */
+  const pageWords = new Map<string, Set<string>>();
+  let homeHtml: string | null = null;
   const enqueue = (url: string, base: string) => {
     let u: URL;
     try {
@@ -320,10 +485,25 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
     }
     u.hash = '';
     if (u.origin !== base || seen.has(u.href)) return;
-    if (/\.(png|jpe?g|gif|webp|svg|ico|pdf|zip|gz|mp4|mp3|woff2?|css|js|xml|txt|json)$/i.test(u.pathname))
+    if (/\.(png|jpe?g|gif|webp|svg|ico|pdf|zip|gz|mp4|mp3|woff2?|css|js|xml|txt|json|md)$/i.test(u.pathname))
       return;
     seen.add(u.href);
     queue.push(u.href);
+  };
+  const readPage = (r: FetchResult) => {
+    crawl.pages_fetched++;
+    const facts = parsePage(r.body, r.final_url);
+    request.onPage?.({ url: r.final_url, html: r.body, facts });
+    if (pageWords.size < 6) pageWords.set(r.final_url, wordsOf(pageText(r.body)));
+    const { links, ...summary } = facts;
+    pages.push({
+      ...summary,
+      status: r.status,
+      bytes: r.bytes,
+      truncated: r.truncated,
+      x_robots_tag: r.headers['x-robots-tag'] ?? null,
+    });
+    return links;
   };
 
   const visitPage = async (url: string): Promise<void> => {
@@ -348,51 +528,83 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
       noteError(r.final_url, `not HTML (${r.content_type ?? 'no content type'})`);
       return;
     }
-    crawl.pages_fetched++;
-    const facts = parsePage(r.body, r.final_url);
-    request.onPage?.({ url: r.final_url, html: r.body, facts });
-    const { links, ...summary } = facts;
-    pages.push({ ...summary, status: r.status, bytes: r.bytes, truncated: r.truncated });
+    const links = readPage(r);
     for (const link of links) enqueue(link, new URL(r.final_url).origin);
     progress('pages', `read ${new URL(r.final_url).pathname}`);
   };
 
   const home = `${origin}/`;
   seen.add(home);
-  const homeOutcome = mayFetch(home) ? await get(home, 'text/html;q=1, */*;q=0.1') : null;
+  const homeOutcome = mayFetch(home)
+    ? await get(home, 'text/html;q=1, */*;q=0.1', limits.max_bytes, { topic: 'home' })
+    : null;
   const homeFinal = homeOutcome?.ok ? homeOutcome.result.final_url : home;
   const crawlOrigin = new URL(homeFinal).origin;
 
   // 3. Site-level documents, in parallel through the same limiter.
   const at = (path: string) => `${crawlOrigin}${path}`;
-  const allowedGet = (path: string, accept: string, maxBytes?: number): Promise<FetchOutcome | null> =>
-    mayFetch(at(path)) ? get(at(path), accept, maxBytes) : Promise.resolve(null);
-  const wellKnown = (path: string) => get(at(path), 'application/json, */*;q=0.1', 256 * 1024);
+  const allowedGet = (
+    path: string,
+    accept: string,
+    topic: string,
+    maxBytes?: number,
+  ): Promise<FetchOutcome | null> =>
+    mayFetch(at(path)) ? get(at(path), accept, maxBytes, { topic }) : Promise.resolve(null);
+  const wellKnown = (path: string, topic: string) =>
+    get(at(path), 'application/json, */*;q=0.1', 256 * 1024, { topic });
   const unknownPathUrl = at(`${unknownPathPrefix}${randomBytes(8).toString('hex')}`);
-  const [probe, llms, llmsFull, aiTxt, catalog, prm, asm, mcpCard, mcpJson, x402, markdown] =
-    await Promise.all([
-      get(unknownPathUrl, 'application/json, */*;q=0.1', 256 * 1024),
-      allowedGet('/llms.txt', 'text/plain, text/markdown, */*;q=0.1'),
-      allowedGet('/llms-full.txt', 'text/plain, text/markdown, */*;q=0.1'),
-      allowedGet('/ai.txt', 'text/plain, */*;q=0.1', 256 * 1024),
-      get(at(discoveryPaths.api_catalog), 'application/linkset+json, application/json;q=0.9', 256 * 1024),
-      wellKnown(discoveryPaths.oauth_protected_resource),
-      wellKnown(discoveryPaths.oauth_authorization_server),
-      wellKnown(discoveryPaths.mcp_server_card),
-      wellKnown(discoveryPaths.mcp_json),
-      wellKnown(discoveryPaths.x402),
-      mayFetch(homeFinal) ? get(homeFinal, 'text/markdown, text/plain;q=0.5') : Promise.resolve(null),
-    ]);
+  const [
+    probeAnswer,
+    llms,
+    llmsFull,
+    aiTxt,
+    catalog,
+    prm,
+    asm,
+    mcpCard,
+    mcpJson,
+    x402,
+    x402Plain,
+    a2aCard,
+    skills,
+    botAuth,
+    markdown,
+  ] = await Promise.all([
+    get(unknownPathUrl, 'application/json, */*;q=0.1', 256 * 1024, { topic: 'unknown_path' }),
+    allowedGet('/llms.txt', 'text/plain, text/markdown, */*;q=0.1', 'llms_txt'),
+    allowedGet('/llms-full.txt', 'text/plain, text/markdown, */*;q=0.1', 'llms_full_txt'),
+    allowedGet('/ai.txt', 'text/plain, */*;q=0.1', 'ai_txt', 256 * 1024),
+    get(at(discoveryPaths.api_catalog), 'application/linkset+json, application/json;q=0.9', 256 * 1024, {
+      topic: 'api_catalog',
+    }),
+    wellKnown(discoveryPaths.oauth_protected_resource, 'oauth'),
+    wellKnown(discoveryPaths.oauth_authorization_server, 'oauth'),
+    wellKnown(discoveryPaths.mcp_server_card, 'mcp'),
+    wellKnown(discoveryPaths.mcp_json, 'mcp'),
+    wellKnown(discoveryPaths.x402, 'x402'),
+    wellKnown(agentDocumentPaths.x402_plain, 'x402'),
+    wellKnown(agentDocumentPaths.a2a_agent_card, 'a2a'),
+    wellKnown(agentDocumentPaths.agent_skills, 'agent_skills'),
+    get(
+      at(agentDocumentPaths.web_bot_auth),
+      'application/http-message-signatures-directory+json, application/json;q=0.9',
+      64 * 1024,
+      { topic: 'web_bot_auth' },
+    ),
+    mayFetch(homeFinal)
+      ? get(homeFinal, 'text/markdown, text/plain;q=0.5', limits.max_bytes, { topic: 'markdown' })
+      : Promise.resolve(null),
+  ]);
 
-  const unknownPath: UnknownPathAnswer | null = probe.ok
+  const unknownPath: UnknownPathAnswer | null = probeAnswer.ok
     ? {
-        url: probe.result.final_url,
-        ...fingerprintOf(asFetched(probe) as Fetched),
-        soft_404: probe.result.status >= 200 && probe.result.status < 300,
+        url: probeAnswer.result.final_url,
+        ...fingerprintOf(asFetched(probeAnswer) as Fetched),
+        soft_404: probeAnswer.result.status >= 200 && probeAnswer.result.status < 300,
         same_answer: [],
       }
     : null;
-  if (!probe.ok) noteError(probe.url, probe.error);
+  if (!probeAnswer.ok) noteError(probeAnswer.url, probeAnswer.error);
   /** The answer is the site's answer to any path it lacks: noted, and never credited. */
   const likeUnknownPath = (o: FetchOutcome | null): boolean => {
     const fetched = o ? asFetched(o) : null;
@@ -400,7 +612,8 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
     if (!unknownPath.same_answer.includes(fetched.url)) unknownPath.same_answer.push(fetched.url);
     return true;
   };
-  for (const o of [catalog, prm, asm, mcpCard, mcpJson, x402]) likeUnknownPath(o);
+  for (const o of [catalog, prm, asm, mcpCard, mcpJson, x402, x402Plain, a2aCard, skills, botAuth])
+    likeUnknownPath(o);
 
   const robots =
     robotsIsText && !likeUnknownPath(robotsOutcome)
@@ -418,9 +631,15 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
   let mcpCheck = cardCheck.present
     ? cardCheck
     : checkMcpCard(asFetched(mcpJson), at(discoveryPaths.mcp_json), unknownPath);
+  /** The card the MCP verification reads: the one that earned the check. */
+  let cardBody: { url: string; body: string } | null = null;
+  if (mcpCheck.valid) {
+    const source = cardCheck.present ? mcpCard : mcpJson;
+    if (source.ok) cardBody = { url: source.result.final_url, body: source.result.body };
+  }
   if (!mcpCheck.present) {
     // SEP-2127: the catalog names each card's URL; the first one on this site is read.
-    const catalogOutcome = await wellKnown(discoveryPaths.mcp_catalog);
+    const catalogOutcome = await wellKnown(discoveryPaths.mcp_catalog, 'mcp');
     likeUnknownPath(catalogOutcome);
     const mcpCatalog = readMcpCatalog(asFetched(catalogOutcome), at(discoveryPaths.mcp_catalog), unknownPath);
     if (mcpCatalog.check.present) {
@@ -431,24 +650,26 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
           cardUrl,
           'application/mcp-server-card+json, application/json;q=0.9',
           256 * 1024,
+          { topic: 'mcp' },
         );
         const listed = checkMcpCard(asFetched(card), cardUrl, unknownPath);
-        if (listed.valid) mcpCheck = listed;
+        if (listed.valid) {
+          mcpCheck = listed;
+          if (card.ok) cardBody = { url: card.result.final_url, body: card.result.body };
+        }
       }
     }
   }
 
   // 4. Home page facts, then sitemaps, then the rest of the pages breadth first.
+  let homeHeaders: Record<string, string> | null = null;
   if (homeOutcome) {
     if (homeOutcome.ok) {
       const r = homeOutcome.result;
+      homeHeaders = r.headers;
       if (r.status >= 200 && r.status < 300 && htmlTypes.test(r.content_type ?? '')) {
-        crawl.pages_fetched++;
-        const facts = parsePage(r.body, r.final_url);
-        request.onPage?.({ url: r.final_url, html: r.body, facts });
-        const { links, ...summary } = facts;
-        pages.push({ ...summary, status: r.status, bytes: r.bytes, truncated: r.truncated });
-        for (const link of links) enqueue(link, crawlOrigin);
+        homeHtml = r.body;
+        for (const link of readPage(r)) enqueue(link, crawlOrigin);
       } else {
         crawl.pages_failed++;
         noteError(r.final_url, r.status >= 300 ? `HTTP ${r.status}` : `not HTML (${r.content_type})`);
@@ -461,7 +682,7 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
     crawl.skipped_by_robots++;
   }
 
-  const sitemap: SiteFacts['sitemap'] = { documents: [], urls_found: 0 };
+  const sitemap: SiteFacts['sitemap'] = { documents: [], urls_found: 0, urls_with_lastmod: 0 };
   const sitemapQueue = robots.sitemaps.length ? [...robots.sitemaps] : [at('/sitemap.xml')];
   const sitemapSeen = new Set<string>();
   const sitemapPages: string[] = [];
@@ -479,7 +700,9 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
       sitemap.documents.push({ url, kind: 'unreachable', entries: 0, note: 'on another site' });
       continue;
     }
-    const outcome = await get(url, 'application/xml, text/xml;q=0.9, */*;q=0.1');
+    const outcome = await get(url, 'application/xml, text/xml;q=0.9, */*;q=0.1', limits.max_bytes, {
+      topic: 'sitemap',
+    });
     const r = textOf(outcome);
     if (!r) {
       sitemap.documents.push({
@@ -499,6 +722,9 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
         note: r.truncated ? 'truncated' : null,
       });
       sitemap.urls_found += parsed.urls.length;
+      sitemap.urls_with_lastmod =
+        (sitemap.urls_with_lastmod ?? 0) +
+        parsed.urls.filter((u) => u.lastmod && validLastmod(u.lastmod)).length;
       for (const u of parsed.urls) sitemapPages.push(u.loc);
     } else if (parsed.kind === 'index') {
       sitemap.documents.push({ url, kind: 'index', entries: parsed.sitemaps.length, note: null });
@@ -520,31 +746,142 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
     await Promise.all(wave.map(visitPage));
     total = done + Math.min(queue.length, Math.max(0, limits.max_pages - pages.length)) + 1;
   }
-  if (scanSignal.aborted && !request.signal?.aborted) crawl.stopped = 'time_budget';
-  if (request.signal?.aborted) throw new CrawlError('timeout', 'scan cancelled');
 
   // 5. OpenAPI: a service-desc from the catalog, a link on the pages, or the conventional paths.
-  const openapiCandidates = [...apiCatalog.service_descs, ...pages.flatMap((p) => p.openapi_links)].filter(
-    (u) => {
-      try {
-        return sameSite(new URL(u), new URL(crawlOrigin));
-      } catch {
-        return false;
-      }
-    },
-  );
+  const onSite = (u: string) => {
+    try {
+      return sameSite(new URL(u), new URL(crawlOrigin));
+    } catch {
+      return false;
+    }
+  };
+  const openapiCandidates = [
+    ...apiCatalog.service_descs,
+    ...linkTargets(homeHeaders?.link ?? null, 'service-desc', homeFinal),
+    ...pages.flatMap((p) => p.openapi_links),
+  ].filter(onSite);
   let openapi = checkOpenApi(null, at('/openapi.json'));
+  let openapiBody: { url: string; body: string; truncated: boolean } | null = null;
   for (const candidate of [...new Set(openapiCandidates), at('/openapi.json'), at('/openapi.yaml')].slice(
     0,
     3,
   )) {
     if (scanSignal.aborted) break;
-    const outcome = await get(candidate, 'application/json, application/yaml;q=0.9, */*;q=0.1');
+    const outcome = await get(
+      candidate,
+      'application/json, application/yaml;q=0.9, */*;q=0.1',
+      limits.max_bytes,
+      {
+        topic: 'openapi',
+      },
+    );
     likeUnknownPath(outcome);
     openapi = checkOpenApi(asFetched(outcome), candidate, unknownPath);
-    if (openapi.valid) break;
+    if (openapi.valid) {
+      if (outcome.ok)
+        openapiBody = {
+          url: outcome.result.final_url,
+          body: outcome.result.body,
+          truncated: outcome.result.truncated,
+        };
+      break;
+    }
   }
 
+  // 6. Verify what the documents claim (issue 16 section 1), in parallel, each bounded.
+  progress('documents', 'verifying what the documents claim');
+  const x402Fetched = [x402, x402Plain].find(
+    (o) => o.ok && checkX402(asFetched(o), o.result.final_url, unknownPath).valid,
+  );
+  const x402Check = checkX402(asFetched(x402), at(discoveryPaths.x402), unknownPath);
+  const x402PlainCheck = checkX402(asFetched(x402Plain), at(agentDocumentPaths.x402_plain), unknownPath);
+  const markdownPage = pages.find((p) => p.url !== homeFinal && p.url !== `${crawlOrigin}/`) ?? null;
+  const markdownTarget = markdownPage;
+  const [mcpLive, openapiServers, x402Probes, llmsLinks, door, markdownOther] = await Promise.all([
+    cardBody && !scanSignal.aborted
+      ? (() => {
+          const { endpoint, tools } = mcpCardEndpoint(cardBody.body, cardBody.url);
+          if (endpoint && !onSite(endpoint)) return Promise.resolve(null);
+          return verifyMcp({
+            cardUrl: cardBody.url,
+            endpoint,
+            cardTools: tools,
+            // Each MCP request takes a slot of the limiter and counts as a request of the crawl.
+            fetch: (url, init) =>
+              limit(async () => {
+                crawl.requests++;
+                try {
+                  return await request.fetch(url, init);
+                } finally {
+                  done++;
+                }
+              }),
+            userAgent,
+            timeoutMs: limits.request_timeout_ms,
+            maxBytes: 256 * 1024,
+            evidence,
+            signal: scanSignal,
+          });
+        })()
+      : Promise.resolve(null),
+    verifyOpenApiServers(openapiBody),
+    verifyX402Resources(x402Fetched?.ok ? x402Fetched.result : null),
+    verifyLlmsLinks(llmsText),
+    mayFetch(homeFinal) && !scanSignal.aborted ? doorTest(homeFinal, probe) : Promise.resolve(null),
+    markdownTarget && !scanSignal.aborted
+      ? get(markdownTarget.url, 'text/markdown, text/plain;q=0.5', limits.max_bytes, { topic: 'markdown' })
+      : Promise.resolve(null),
+  ]);
+  // The OAuth chain reads the MCP verification's 401, so it runs after it.
+  const prmDocuments: { url: string; body: string }[] = [];
+  if (prm.ok && textOf(prm) && !likeUnknownPath(prm))
+    prmDocuments.push({ url: prm.result.final_url, body: prm.result.body });
+  if (mcpLive?.endpoint) {
+    const path = new URL(mcpLive.endpoint).pathname.replace(/\/$/, '');
+    if (path) {
+      const scoped = await get(
+        at(`${discoveryPaths.oauth_protected_resource}${path}`),
+        'application/json',
+        64 * 1024,
+        {
+          topic: 'oauth',
+        },
+      );
+      if (scoped.ok && textOf(scoped) && !likeUnknownPath(scoped))
+        prmDocuments.push({ url: scoped.result.final_url, body: scoped.result.body });
+    }
+  }
+  const chain =
+    (prmDocuments.length || mcpLive?.auth_required) && !scanSignal.aborted
+      ? await verifyOAuthChain({
+          documents: prmDocuments,
+          challenge:
+            mcpLive?.auth_required && mcpLive.endpoint
+              ? { url: mcpLive.endpoint, resource_metadata: mcpLive.resource_metadata }
+              : null,
+          probe,
+        })
+      : null;
+
+  if (scanSignal.aborted && !request.signal?.aborted) crawl.stopped = 'time_budget';
+  if (request.signal?.aborted) throw new CrawlError('timeout', 'scan cancelled');
+
+  const markdownFacts = checkMarkdownNegotiation(markdown ? asFetched(markdown) : null, homeFinal);
+  const markdownVary = markdown?.ok ? varyIncludesAccept(markdown.result.headers.vary) : null;
+  const homeWords = pageWords.get(homeFinal) ?? null;
+  const otherFacts =
+    markdownTarget && markdownOther
+      ? checkMarkdownNegotiation(asFetched(markdownOther), markdownTarget.url)
+      : null;
+  const otherWords = markdownTarget ? (pageWords.get(markdownTarget.url) ?? null) : null;
+  const overlapOf = (o: FetchOutcome | null, words: Set<string> | null) =>
+    o?.ok && words && o.result.status < 300 && !isHtmlAnswer(o.result)
+      ? textOverlap(wordsOf(o.result.body), words)
+      : null;
+
+  const llmsFacts = llmsText
+    ? { ...parseLlmsTxt(llmsText.body, llmsText.final_url), url: llmsText.final_url }
+    : null;
   crawl.duration_ms = Date.now() - started;
   done = total;
   progress('done', `${crawl.pages_fetched} page(s) read`);
@@ -552,16 +889,27 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
     origin: crawlOrigin,
     https: crawlOrigin.startsWith('https:'),
     robots: { ...robots, url: robotsUrl },
-    llms_txt: llmsText
-      ? { ...parseLlmsTxt(llmsText.body, llmsText.final_url), url: llmsText.final_url }
-      : null,
+    llms_txt: llmsFacts,
     llms_full_txt: llmsFullText
       ? { url: llmsFullText.final_url, bytes: llmsFullText.bytes, truncated: llmsFullText.truncated }
       : null,
     ai_txt: aiText ? { ...parseAiTxt(aiText.body), url: aiText.final_url } : null,
     unknown_path: unknownPath,
     sitemap,
-    markdown: checkMarkdownNegotiation(markdown ? asFetched(markdown) : null, homeFinal),
+    markdown: {
+      ...markdownFacts,
+      vary_accept: markdownVary,
+      text_overlap: overlapOf(markdown, homeWords),
+      other_page: otherFacts
+        ? {
+            url: otherFacts.url,
+            supported: otherFacts.supported,
+            note: otherFacts.note,
+            vary_accept: markdownOther?.ok ? varyIncludesAccept(markdownOther.result.headers.vary) : null,
+            text_overlap: overlapOf(markdownOther, otherWords),
+          }
+        : null,
+    },
     discovery: {
       api_catalog: apiCatalog,
       oauth_protected_resource: checkProtectedResource(
@@ -575,12 +923,222 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
         unknownPath,
       ),
       mcp_server_card: mcpCheck,
-      x402: checkX402(asFetched(x402), at(discoveryPaths.x402), unknownPath),
+      x402: x402Check.valid || !x402PlainCheck.present ? x402Check : x402PlainCheck,
       openapi,
+      a2a_agent_card: checkA2aCard(asFetched(a2aCard), at(agentDocumentPaths.a2a_agent_card), unknownPath),
+      agent_skills: checkAgentSkills(asFetched(skills), at(agentDocumentPaths.agent_skills), unknownPath),
+      web_bot_auth: checkWebBotAuth(asFetched(botAuth), at(agentDocumentPaths.web_bot_auth), unknownPath),
     },
+    home: homeOutcome?.ok
+      ? {
+          url: homeOutcome.result.final_url,
+          status: homeOutcome.result.status,
+          link: homeHeaders?.link ?? null,
+          x_robots_tag: homeHeaders?.['x-robots-tag'] ?? null,
+        }
+      : null,
+    verification: {
+      mcp: mcpLive,
+      oauth: chain,
+      openapi: openapiServers,
+      x402: x402Probes,
+      llms_txt: llmsLinks,
+      door,
+    },
+    policy: policyOf(robotsIsText && robots.present ? robotsText.body : null, robotsUrl, {
+      llms_txt: llmsFacts ? llmsFacts.url : at('/llms.txt'),
+      sitemaps: sitemap.documents.map((d) => d.url),
+    }),
+    entity: homeHtml ? entityOfHome(homeHtml, homeFinal, llmsFacts) : null,
     pages,
     crawl,
+    requests: evidence.requests,
   };
+
+  async function verifyOpenApiServers(
+    doc: { url: string; body: string; truncated: boolean } | null,
+  ): Promise<OpenApiVerification | null> {
+    if (!doc) return null;
+    const { parsed, servers } = openApiServers(doc.body, doc.url);
+    const checked = await Promise.all(
+      servers.slice(0, 2).map(async (url) => {
+        const got = await probe(url, {
+          topic: 'openapi',
+          accept: 'application/json, */*;q=0.5',
+          maxBytes: 16 * 1024,
+        });
+        return {
+          url,
+          status: got.ok ? got.status : null,
+          ok: got.ok && got.status < 500,
+          note: got.ok ? null : got.error,
+        };
+      }),
+    );
+    return { url: doc.url, parsed, truncated: doc.truncated, servers: checked };
+  }
+
+  async function verifyX402Resources(doc: FetchResult | null): Promise<X402Verification | null> {
+    if (!doc) return null;
+    const resources = x402Resources(doc.body, doc.final_url).filter(onSite).slice(0, 3);
+    const checked = await Promise.all(
+      resources.map(async (url) => {
+        const got = await probe(url, { topic: 'x402', accept: 'application/json', maxBytes: 32 * 1024 });
+        if (!got.ok) return { url, status: null, verdict: 'failed' as const, note: got.error };
+        const requirements = x402Requirements(got.status, got.headers['payment-required'] ?? null, got.body);
+        // An answer that asks for input first (400, 422) says nothing about payment either way.
+        const verdict = requirements.valid
+          ? ('valid' as const)
+          : got.status === 400 || got.status === 422
+            ? ('needs_input' as const)
+            : ('failed' as const);
+        return { url, status: got.status, verdict, note: requirements.note };
+      }),
+    );
+    return { url: doc.final_url, resources: checked };
+  }
+
+  async function verifyLlmsLinks(file: FetchResult | null): Promise<LlmsVerification | null> {
+    if (!file) return null;
+    const parsed = parseLlmsTxt(file.body, file.final_url);
+    const links = [...new Set(parsed.sections.flatMap((s) => s.links.map((l) => l.url)))].filter(onSite);
+    const sample = links.slice(0, LLMS_LINKS_CHECKED);
+    const checked = await Promise.all(
+      sample.map(async (url) => {
+        if (!mayFetch(url))
+          return { url, status: null, ok: false, note: 'disallowed for the scanner by robots.txt' };
+        const got = await probe(url, { topic: 'llms_links', accept: '*/*', maxBytes: 16 * 1024 });
+        // Resolves: the resource is there. An API endpoint listed in llms.txt may answer 400, 401
+        // or 405 to a bare GET and still exist; 404, 410 and 5xx are dead links.
+        const dead = !got.ok || got.status === 404 || got.status === 410 || got.status >= 500;
+        return {
+          url,
+          status: got.ok ? got.status : null,
+          ok: !dead,
+          note: got.ok ? (dead ? `HTTP ${got.status}` : null) : got.error,
+        };
+      }),
+    );
+    const type = mediaType(file.content_type);
+    return {
+      url: file.final_url,
+      content_type: type,
+      served_as_text: type === 'text/plain' || type === 'text/markdown' || type === 'text/x-markdown',
+      links_total: links.length,
+      links: checked,
+    };
+  }
+}
+
+const LLMS_LINKS_CHECKED = 10;
+
+/** Targets of the links with relation `rel` in a `Link` header (RFC 8288), absolute. */
+function linkTargets(header: string | null, rel: string, base: string): string[] {
+  if (!header) return [];
+  try {
+    return LinkHeader.parse(header)
+      .rel(rel)
+      .flatMap((ref) => (URL.canParse(ref.uri, base) ? [new URL(ref.uri, base).href] : []));
+  } catch {
+    return [];
+  }
+}
+
+function varyIncludesAccept(vary: string | undefined): boolean {
+  return !!vary && vary.split(',').some((v) => v.trim() === '*' || v.trim().toLowerCase() === 'accept');
+}
+
+/** A sitemap `lastmod` in W3C Datetime (sitemaps.org): a date, optionally with a time. */
+function validLastmod(value: string): boolean {
+  return /^\d{4}(-\d{2}(-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?)?)?$/.test(value.trim());
+}
+
+/** The text of an HTML page as a reader sees it (scripts and styles out). */
+function pageText(html: string): string {
+  const $ = cheerio.load(html);
+  $('script, style, noscript, template, svg, head').remove();
+  return $('body').text() || $.root().text();
+}
+
+/** Does robots.txt contradict itself or the site's own documents? */
+function policyOf(
+  text: string | null,
+  robotsUrl: string,
+  documents: { llms_txt: string; sitemaps: string[] },
+): PolicyFacts | null {
+  if (text === null) return null;
+  const rules = robotsParser(robotsUrl, text);
+  const root = new URL('/', robotsUrl).href;
+  const { content_signals } = parseRobots(robotsUrl, text);
+  const conflicts: string[] = [];
+  for (const signal of content_signals) {
+    const wants = Object.entries(signal.signals)
+      .filter(([, yes]) => yes)
+      .map(([name]) => name);
+    if (wants.length === 0) continue;
+    for (const agent of signal.user_agents) {
+      if (rules.isAllowed(root, agent === '*' ? 'any-agent' : agent) === false)
+        conflicts.push(
+          `Content-Signal ${wants.map((w) => `${w}=yes`).join(', ')} for ${agent}, but ${agent} may not fetch /`,
+        );
+    }
+  }
+  const readers = ['*', ...aiAgents.filter((a) => a.category !== 'training').map((a) => a.token)];
+  const blockedFor = (url: string) =>
+    readers.filter((ua) => rules.isAllowed(url, ua === '*' ? 'any-agent' : ua) === false);
+  return {
+    content_signal_conflicts: conflicts,
+    llms_txt_blocked_for: blockedFor(documents.llms_txt),
+    sitemap_blocked_for: [...new Set(documents.sitemaps.flatMap(blockedFor))],
+  };
+}
+
+/** What the home page and llms.txt say the organisation is called, and where it lives. */
+function entityOfHome(
+  html: string,
+  url: string,
+  llms: { title: string | null; summary: string | null; url: string } | null,
+): EntityFacts {
+  const claims = entityClaimsOfPage(html, url, { home: true, about: false });
+  const first = (source: string) =>
+    claims.find((c) => c.field === 'name' && c.source === source)?.value ?? null;
+  return {
+    organization_name: first('json_ld'),
+    organization_url: organizationUrlOf(html, url),
+    same_as: sameAsOfPage(html),
+    og_site_name: first('og_site_name'),
+    llms_txt_title: llms?.title ?? null,
+  };
+}
+
+/** `url` of the first organisation JSON-LD node on the page. */
+function organizationUrlOf(html: string, base: string): string | null {
+  const $ = cheerio.load(html);
+  let found: string | null = null;
+  $('script[type="application/ld+json"]').each((_, el) => {
+    if (found) return;
+    try {
+      const stack: unknown[] = [JSON.parse($(el).text())];
+      while (stack.length && !found) {
+        const node = stack.pop();
+        if (Array.isArray(node)) stack.push(...node);
+        else if (node && typeof node === 'object') {
+          const record = node as Record<string, unknown>;
+          const types = [record['@type']].flat().filter((t): t is string => typeof t === 'string');
+          if (
+            types.some((t) => organizationTypes.has(t.replace(/^https?:\/\/schema\.org\//, ''))) &&
+            typeof record.url === 'string'
+          )
+            found = URL.canParse(record.url, base) ? new URL(record.url, base).href : record.url;
+          for (const value of Object.values(record))
+            if (value && typeof value === 'object') stack.push(value);
+        }
+      }
+    } catch {
+      // not JSON: the json_ld_valid check reports it
+    }
+  });
+  return found;
 }
 
 function describeFailure(err: unknown, scanSignal: AbortSignal): { error: string; blocked: boolean } {

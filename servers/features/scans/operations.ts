@@ -2,13 +2,16 @@ import { z } from 'zod';
 import { defineOperation } from '../../operation.ts';
 import { SpotlightPlacement } from '../catalog/spotlight/placements.ts';
 import {
+  DomainProfileQuery,
   DomainQuery,
+  GetScanFixesInput,
   GetScanInput,
   Leaderboard,
   LeaderboardInput,
   ReadinessIndex,
   RequestScanInput,
   Scan,
+  ScanFixes,
   ScanScore,
   Signal,
 } from './schemas.ts';
@@ -81,7 +84,46 @@ export const getScan = defineOperation({
   errors: ['validation_failed', 'not_found'],
   tags,
   handler: async (ctx, input) =>
-    ctx.services.scans.get(input.scan_id, ctx.account ?? null, ctx.anonymous ?? null, input.token ?? null),
+    ctx.services.scans.get(
+      input.scan_id,
+      ctx.account ?? null,
+      ctx.anonymous ?? null,
+      input.token ?? null,
+      input.profile ?? null,
+    ),
+});
+
+export const getScanFixes = defineOperation({
+  name: 'getScanFixes',
+  title: 'Fix sheet of a scan',
+  description:
+    'The fix sheet of a done scan as markdown: the score, the next tier and the checks that reach it, then ' +
+    'every finding with its goal, the issue seen, how to fix it, the specification link, the requests that ' +
+    'showed it, and a ready prompt for a coding agent. Over REST GET /scans/{scan_id}/fixes.md answers ' +
+    'text/markdown. Same visibility as get_scan (x-service-key or token for private scans).',
+  input: GetScanFixesInput,
+  output: ScanFixes,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  access: 'public',
+  http: {
+    surface: 'public_api',
+    method: 'GET',
+    path: '/scans/:scan_id/fixes.md',
+    input: 'query',
+    representation: {
+      contentType: 'text/markdown; charset=utf-8',
+      body: (output: ScanFixes) => output.markdown,
+    },
+  },
+  mcp: ['public'],
+  errors: ['validation_failed', 'not_found'],
+  tags,
+  handler: async (ctx, input) =>
+    ctx.services.scans.fixes(
+      input.scan_id,
+      { account: ctx.account ?? null, anonymous: ctx.anonymous ?? null, readToken: input.token ?? null },
+      input.profile ?? null,
+    ),
 });
 
 export const getSignal = defineOperation({
@@ -91,7 +133,7 @@ export const getSignal = defineOperation({
     "A domain's latest public Signal Strength score (0-100), its tier and how old it is. A domain never " +
     'scanned gets a quick first check now (home page, robots.txt, llms.txt, discovery documents), limited per ' +
     'client; for the full breakdown use get_scan_score, for a fresh full scan request_scan.',
-  input: DomainQuery,
+  input: DomainProfileQuery,
   output: Signal,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: true },
   access: 'public',
@@ -106,6 +148,7 @@ export const getSignal = defineOperation({
         if (!ctx.account) await ctx.services.rateLimits.consume('unauthenticated_writes', ctx.request.ip);
       },
       ctx.signal,
+      input.profile ?? null,
     ),
 });
 
@@ -117,7 +160,7 @@ export const getScanScore = defineOperation({
     'AI Traffic, Content Depth, Citation Signals, Engagement Velocity) with the checks behind each, findings ' +
     'with fixes and evidence URLs, recommended_next_tools, and a summary of what the crawler saw. 404 when the ' +
     'domain has no public scan yet.',
-  input: DomainQuery,
+  input: DomainProfileQuery,
   output: ScanScore,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   access: 'public',
@@ -125,7 +168,7 @@ export const getScanScore = defineOperation({
   mcp: ['public'],
   errors: ['validation_failed', 'not_found'],
   tags,
-  handler: async (ctx, input) => ctx.services.scans.scanScore(input.domain),
+  handler: async (ctx, input) => ctx.services.scans.scanScore(input.domain, input.profile ?? null),
 });
 
 export const getLeaderboard = defineOperation({
@@ -175,6 +218,7 @@ export const getReadinessIndex = defineOperation({
 export const scanOperations = [
   requestScan,
   getScan,
+  getScanFixes,
   getSignal,
   getScanScore,
   getLeaderboard,

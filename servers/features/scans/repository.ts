@@ -12,7 +12,7 @@ type Db = Kysely<Database>;
 export async function insertScan(
   db: Db,
   row: Pick<ScansTable, 'id' | 'domain' | 'account_id' | 'is_public' | 'depth' | 'requested_at'> &
-    Partial<Pick<ScansTable, 'anonymous_session_id' | 'read_token_hash'>>,
+    Partial<Pick<ScansTable, 'anonymous_session_id' | 'read_token_hash' | 'profile'>>,
   /** Inserted already running under this lease (the caller runs it now), so no worker claims it. */
   running?: { owner: string; leaseUntil: string },
 ): Promise<void> {
@@ -145,6 +145,9 @@ export interface ScanOutcome {
   components: string;
   recommended_next_tools: string;
   facts: string;
+  scoring_version: number;
+  /** JSON: `{traffic, previous}` (db/schema.ts). */
+  scoring_inputs: string;
   findings: Finding[];
   adoption: Pick<
     DomainScoreRow,
@@ -178,6 +181,8 @@ export async function completeScan(
       components: outcome.components,
       recommended_next_tools: outcome.recommended_next_tools,
       facts: outcome.facts,
+      scoring_version: outcome.scoring_version,
+      scoring_inputs: outcome.scoring_inputs,
       error: null,
     })
     .where('id', '=', scan.id)
@@ -185,23 +190,7 @@ export async function completeScan(
     .$if(owner !== null, (q) => q.where('lease_owner', '=', owner))
     .executeTakeFirst();
   if (Number(updated.numUpdatedRows) !== 1) return false;
-  if (outcome.findings.length) {
-    await trx
-      .insertInto('scan_findings')
-      .values(
-        outcome.findings.map((f, i) => ({
-          scan_id: scan.id,
-          seq: i + 1,
-          finding_id: f.id,
-          component: f.component,
-          severity: f.severity,
-          seen: f.seen,
-          fix: f.fix,
-          evidence_url: f.evidence_url,
-        })),
-      )
-      .execute();
-  }
+  await insertFindings(trx, scan.id, outcome.findings);
   if (scan.is_public === 1) {
     const row = {
       domain: scan.domain,
@@ -210,6 +199,7 @@ export async function completeScan(
       score: outcome.score,
       tier: outcome.tier,
       scanned_at: at,
+      scoring_version: outcome.scoring_version,
       ...outcome.adoption,
     };
     const { domain: _domain, ...changes } = row;
@@ -226,13 +216,112 @@ export async function completeScan(
   return true;
 }
 
-export function listFindings(db: Db, scanId: string): Promise<Finding[]> {
-  return db
+async function insertFindings(trx: Db, scanId: string, findings: readonly Finding[]): Promise<void> {
+  if (findings.length === 0) return;
+  await trx
+    .insertInto('scan_findings')
+    .values(
+      findings.map((f, i) => ({
+        scan_id: scanId,
+        seq: i + 1,
+        finding_id: f.id,
+        component: f.component,
+        severity: f.severity,
+        seen: f.seen,
+        fix: f.fix,
+        evidence_url: f.evidence_url,
+        title: f.title,
+        goal: f.goal,
+        spec_url: f.spec_url,
+        agent_prompt: f.agent_prompt,
+        evidence: JSON.stringify(f.evidence),
+      })),
+    )
+    .execute();
+}
+
+/** Findings as stored; rows written before scoring version 2 lack title, goal, prompt and evidence. */
+export async function listFindings(db: Db, scanId: string): Promise<Finding[]> {
+  const rows = await db
     .selectFrom('scan_findings')
-    .select(['finding_id as id', 'component', 'severity', 'seen', 'fix', 'evidence_url'])
+    .select([
+      'finding_id as id',
+      'component',
+      'severity',
+      'title',
+      'goal',
+      'seen',
+      'fix',
+      'spec_url',
+      'agent_prompt',
+      'evidence_url',
+      'evidence',
+    ])
     .where('scan_id', '=', scanId)
     .orderBy('seq')
-    .execute() as Promise<Finding[]>;
+    .execute();
+  return rows.map((r) => ({
+    ...r,
+    component: r.component as Finding['component'],
+    title: r.title ?? r.id,
+    goal: r.goal ?? '',
+    agent_prompt: r.agent_prompt ?? '',
+    evidence: r.evidence ? (JSON.parse(r.evidence) as Finding['evidence']) : [],
+  }));
+}
+
+/** `scoring_inputs` of one scan (small), without reading its facts. */
+export function scoringInputsOf(db: Db, scanId: string): Promise<string | null> {
+  return db
+    .selectFrom('scans')
+    .select('scoring_inputs')
+    .where('id', '=', scanId)
+    .executeTakeFirst()
+    .then((r) => r?.scoring_inputs ?? null);
+}
+
+/** Done scans whose score an older scoring version computed, newest first. */
+export function scansToRescore(db: Db, version: number, limit: number): Promise<ScanRow[]> {
+  return db
+    .selectFrom('scans')
+    .selectAll()
+    .where('status', '=', 'done')
+    .where((w) => w.or([w('scoring_version', 'is', null), w('scoring_version', '<', version)]))
+    .where('facts', 'is not', null)
+    .orderBy('finished_at', 'desc')
+    .limit(limit)
+    .execute();
+}
+
+/**
+ * Replaces a stored scan's score with one computed by a newer scoring version (the facts stay),
+ * and the domain's leaderboard row when this scan is the one it shows.
+ */
+export async function storeRescore(
+  trx: Db,
+  scanId: string,
+  outcome: Omit<ScanOutcome, 'facts' | 'adoption'>,
+): Promise<void> {
+  await trx
+    .updateTable('scans')
+    .set({
+      score: outcome.score,
+      tier: outcome.tier,
+      note: outcome.note,
+      components: outcome.components,
+      recommended_next_tools: outcome.recommended_next_tools,
+      scoring_version: outcome.scoring_version,
+      scoring_inputs: outcome.scoring_inputs,
+    })
+    .where('id', '=', scanId)
+    .execute();
+  await trx.deleteFrom('scan_findings').where('scan_id', '=', scanId).execute();
+  await insertFindings(trx, scanId, outcome.findings);
+  await trx
+    .updateTable('domain_scores')
+    .set({ score: outcome.score, tier: outcome.tier, scoring_version: outcome.scoring_version })
+    .where('scan_id', '=', scanId)
+    .execute();
 }
 
 export function findDomainScore(db: Db, domain: string): Promise<DomainScoreRow | undefined> {
@@ -258,7 +347,7 @@ export function previousPublicScore(db: Db, domain: string, before: string) {
 export function leaderboardPage(db: Db, after: { score: number; domain: string } | null, limit: number) {
   return db
     .selectFrom('domain_scores')
-    .select(['domain', 'score', 'tier', 'depth', 'scanned_at'])
+    .select(['domain', 'score', 'tier', 'depth', 'scanned_at', 'scoring_version'])
     .$if(after !== null, (q) =>
       q.where((w) =>
         w.or([

@@ -31,12 +31,43 @@ export const ComponentId = z.enum([
   'engagement_velocity',
 ]);
 
+export const ProfileId = z
+  .enum(['content', 'shop', 'api'])
+  .describe(
+    'Site profile (SCORING.md "Profiles"): content (a blog, news, docs), shop (sells products), api (an API or SaaS product with machine interfaces). Checks that do not fit a profile are not_applicable and their weight is renormalized away.',
+  );
+
+export const RequestEvidence = z
+  .object({
+    topic: z.string().describe('What the request was for (robots, llms_txt, mcp, oauth, door ...)'),
+    method: z.string(),
+    url: z.string(),
+    status: z.number().int().nullable().describe('null when no answer came'),
+    headers: z.record(z.string(), z.string()).describe('The answer headers the judgement reads'),
+    body_preview: z.string().nullable().describe('The first 200 characters of the body'),
+    duration_ms: z.number().int(),
+    error: z.string().nullable(),
+    user_agent: z.string().optional().describe("The User-Agent sent, when not the scanner's own (door test)"),
+  })
+  .describe('One request the scan made');
+
 export const Check = z.object({
   id: z.string().describe('Check id, as listed in SCORING.md'),
   title: z.string(),
   weight: z.number().describe('Weight within its component (weights of a component sum to 100)'),
-  score: z.number().min(0).max(1).nullable().describe('0..1; null when there was nothing to judge (no data)'),
+  score: z
+    .number()
+    .min(0)
+    .max(1)
+    .nullable()
+    .describe('0..1; null when there was nothing to judge, it does not apply, or it could not be checked'),
+  status: z
+    .enum(['pass', 'partial', 'fail', 'no_data', 'not_applicable', 'unable_to_check'])
+    .describe(
+      'not_applicable: the profile does not call for it; unable_to_check: unmeasured (e.g. rate limited)',
+    ),
   seen: z.string().describe('What the scan saw'),
+  evidence: z.array(RequestEvidence).describe('The requests the judgement rests on'),
 });
 
 export const Component = z.object({
@@ -58,9 +89,14 @@ export const Finding = z.object({
     ),
   component: ComponentId,
   severity: z.enum(['critical', 'warning', 'info']),
-  seen: z.string().describe('What was seen'),
+  title: z.string().describe("The check's title"),
+  goal: z.string().describe('What the check is for'),
+  seen: z.string().describe('What was seen: the issue'),
   fix: z.string().describe('How to fix it'),
+  spec_url: z.string().nullable().describe('The specification behind the check'),
+  agent_prompt: z.string().describe('A ready prompt for a coding agent working on the site'),
   evidence_url: z.string().nullable().describe('The URL the evidence comes from'),
+  evidence: z.array(RequestEvidence).describe('The requests behind the finding (up to four)'),
 });
 export type Finding = z.infer<typeof Finding>;
 
@@ -101,9 +137,39 @@ export const SiteSummary = z
   .describe('What the crawler saw, in brief');
 export type SiteSummary = z.infer<typeof SiteSummary>;
 
+export const Profile = z.object({
+  id: ProfileId.describe('The profile the score was computed for'),
+  detected: ProfileId.describe('The profile detected from the site'),
+  source: z.enum(['detected', 'requested']).describe('requested: the caller chose the profile'),
+  reasons: z.array(z.string()).describe('What the detection saw'),
+});
+
+export const NextLevel = z
+  .object({
+    tier: Tier,
+    points_needed: z.number().int(),
+    checks: z
+      .array(
+        z.object({
+          id: z.string(),
+          title: z.string(),
+          component: ComponentId,
+          gain: z.number().int().describe('Points the overall score gains when this check passes'),
+        }),
+      )
+      .describe('The checks that, passed in full, reach the tier; largest gain first'),
+  })
+  .describe('The next tier and how to reach it; null in the top tier');
+
 export const ScoreBreakdown = z.object({
   score: z.number().int().min(0).max(100).describe('Signal Strength, 0-100'),
   tier: Tier,
+  scoring_version: z
+    .number()
+    .int()
+    .describe('The scoring version (SCORING.md "Versions"); stored scans of older versions are re-scored'),
+  profile: Profile,
+  next_level: NextLevel.nullable(),
   note: z
     .string()
     .nullable()
@@ -138,8 +204,13 @@ export const Scan = z.object({
 });
 export type Scan = z.infer<typeof Scan>;
 
+const ProfileInput = ProfileId.optional().describe(
+  'Score as this profile instead of the detected one (content, shop, api)',
+);
+
 export const RequestScanInput = z.strictObject({
   domain: DomainInput,
+  profile: ProfileInput,
   public: z
     .boolean()
     .default(true)
@@ -156,9 +227,24 @@ export const GetScanInput = z.strictObject({
     .max(200)
     .optional()
     .describe('read_token of a private scan bought through the scan SKU (agsvc_scan_...)'),
+  profile: ProfileInput,
 });
 
+export const GetScanFixesInput = GetScanInput;
+
+export const ScanFixes = z.object({
+  scan_id: z.uuid(),
+  domain: z.string(),
+  score: z.number().int().nullable(),
+  findings: z.number().int().describe('Findings on the sheet'),
+  markdown: z
+    .string()
+    .describe('The fix sheet: every finding with goal, issue, fix, specification, agent prompt and evidence'),
+});
+export type ScanFixes = z.infer<typeof ScanFixes>;
+
 export const DomainQuery = z.strictObject({ domain: DomainInput });
+export const DomainProfileQuery = z.strictObject({ domain: DomainInput, profile: ProfileInput });
 
 export const Signal = z.object({
   domain: z.string(),
@@ -174,6 +260,8 @@ export const Signal = z.object({
   age_seconds: z.number().int().nullable().describe('How old the score is'),
   scan_id: z.uuid().nullable(),
   breakdown_url: z.string().nullable().describe('GET /scan-score for the full public breakdown'),
+  scoring_version: z.number().int().nullable().describe('The scoring version of the score'),
+  profile: ProfileId.nullable().describe('The profile the score was computed for'),
   detail: z.string().nullable().describe('Why there is no score, when there is none'),
 });
 export type Signal = z.infer<typeof Signal>;
@@ -198,6 +286,7 @@ export const LeaderboardEntry = z.object({
   tier: Tier.shape.id,
   depth: z.enum(['full', 'quick']),
   scanned_at: z.string(),
+  scoring_version: z.number().int().describe('Every entry is scored with the current version'),
   movement: z
     .object({
       previous_rank: z.number().int().nullable().describe('Rank at the start of the period; null: new entry'),
@@ -209,6 +298,7 @@ export const LeaderboardEntry = z.object({
 
 export const Leaderboard = z.object({
   period: z.string().describe('The current period (UTC day); movement is measured from its start'),
+  scoring_version: z.number().int().describe('The scoring version every entry is scored with'),
   entries: z.array(LeaderboardEntry),
   next_cursor: z.string().nullable().describe('Pass as cursor for the next page; null on the last page'),
 });

@@ -24,6 +24,7 @@ import { PollingWorker } from '../../polling-worker.ts';
 import type { AccountPrincipal } from '../accounts/service.ts';
 import { isLocalDomain, normalizeDomain } from '../sites/domain.ts';
 import { CrawlError, type CrawlLimits, type CrawlRequest, crawlSite, type SiteFacts } from './crawler.ts';
+import { fixSheet } from './fix-sheet.ts';
 import {
   aggregateScores,
   claimScans,
@@ -42,7 +43,10 @@ import {
   recordProgress,
   type ScanOutcome,
   scansOfAccount,
+  scansToRescore,
+  scoringInputsOf,
   snapshotRanks,
+  storeRescore,
   takeSnapshots,
 } from './repository.ts';
 import type {
@@ -50,12 +54,33 @@ import type {
   ReadinessIndex,
   ReadinessPoint,
   Scan,
+  ScanFixes,
   ScanScore,
   ScoreBreakdown,
   Signal,
   SiteSummary,
 } from './schemas.ts';
-import { type LiveTrafficProvider, scoreSite, type Tier, tierOf, tiers } from './scoring.ts';
+import {
+  evidenceOfCheck,
+  type LiveTraffic,
+  type LiveTrafficProvider,
+  type ProfileId,
+  SCORING_VERSION,
+  type ScoreHistory,
+  type SignalScore,
+  scoreSite,
+  type Tier,
+  tierOf,
+  tiers,
+} from './scoring.ts';
+
+/** What a score is computed from besides the facts (`scans.scoring_inputs`). */
+interface ScoringInputs {
+  traffic: LiveTraffic | null;
+  previous: ScoreHistory | null;
+}
+
+const RESCORE_BATCH = 20;
 
 export interface ScansDeps {
   db: Kysely<Database>;
@@ -121,7 +146,7 @@ export class ScansService {
    * it, so a claim can move it to an account; it joins only the session's own running scans.
    */
   async request(
-    input: { domain: string; public: boolean },
+    input: { domain: string; public: boolean; profile?: ProfileId | undefined },
     account: AccountPrincipal | null,
     depth: 'full' | 'quick' = 'full',
     anonymous: AnonymousPrincipal | null = null,
@@ -141,9 +166,10 @@ export class ScansService {
     }
     const isPublic = input.public ? 1 : 0;
     const { db, now } = this.deps;
-    if (!account && anonymous) return this.requestAnonymous(domain, isPublic, depth, anonymous);
+    const profile = input.profile ?? null;
+    if (!account && anonymous) return this.requestAnonymous(domain, isPublic, depth, anonymous, profile);
     const active = await findActiveScan(db, domain, isPublic, account?.id ?? null);
-    if (active && active.depth === depth) return this.view(active, account);
+    if (active && active.depth === depth && active.profile === profile) return this.view(active, account);
     const id = randomUUID();
     await insertScan(db, {
       id,
@@ -152,6 +178,7 @@ export class ScansService {
       is_public: isPublic,
       depth,
       requested_at: now().toISOString(),
+      profile,
     });
     this.worker.nudge();
     return this.get(id, account);
@@ -187,10 +214,12 @@ export class ScansService {
     isPublic: number,
     depth: 'full' | 'quick',
     anonymous: AnonymousPrincipal,
+    profile: ProfileId | null,
   ): Promise<Scan> {
     const { db, now } = this.deps;
     const active = await findActiveScanOfSession(db, domain, isPublic, anonymous.sessionId);
-    if (active && active.depth === depth) return this.view(active, null, anonymous);
+    if (active && active.depth === depth && active.profile === profile)
+      return this.view(active, null, anonymous);
     const id = randomUUID();
     await db.transaction().execute(async (trx) => {
       await this.deps.anonymous.reserveScan(trx, anonymous);
@@ -202,6 +231,7 @@ export class ScansService {
         is_public: isPublic,
         depth,
         requested_at: now().toISOString(),
+        profile,
       });
     });
     this.worker.nudge();
@@ -214,10 +244,32 @@ export class ScansService {
     account: AccountPrincipal | null,
     anonymous: AnonymousPrincipal | null = null,
     readToken: string | null = null,
+    /** Score as this profile instead of the one the scan was requested with. */
+    profile: ProfileId | null = null,
   ): Promise<Scan> {
     const row = await findScan(this.deps.db, scanId);
     if (!row) throw notFound(`No scan ${scanId}`);
-    return this.view(row, account, anonymous, readToken);
+    return this.view(row, account, anonymous, readToken, profile);
+  }
+
+  /** The fix sheet of a done scan (`GET /scans/{id}/fixes.md`), for whoever may read the scan. */
+  async fixes(
+    scanId: string,
+    viewer: {
+      account: AccountPrincipal | null;
+      anonymous: AnonymousPrincipal | null;
+      readToken: string | null;
+    },
+    profile: ProfileId | null = null,
+  ): Promise<ScanFixes> {
+    const scan = await this.get(scanId, viewer.account, viewer.anonymous, viewer.readToken, profile);
+    return {
+      scan_id: scan.scan_id,
+      domain: scan.domain,
+      score: scan.result?.score ?? null,
+      findings: scan.result?.findings.length ?? 0,
+      markdown: fixSheet(scan),
+    };
   }
 
   /**
@@ -273,11 +325,12 @@ export class ScansService {
     rawDomain: string,
     allowQuickCheck: () => Promise<void>,
     signal: AbortSignal,
+    profile: ProfileId | null = null,
   ): Promise<Signal> {
     const domain = this.normalize(rawDomain);
     const { db } = this.deps;
     const latest = await findDomainScore(db, domain);
-    if (latest) return this.signalOf(domain, latest);
+    if (latest) return this.signalOf(domain, latest, profile);
     const scanning = (scanId: string): Signal => ({
       ...this.emptySignal(domain, 'scanning'),
       scan_id: scanId,
@@ -293,17 +346,22 @@ export class ScansService {
     this.quickChecks.set(domain, id);
     try {
       await allowQuickCheck();
-      return await this.quickCheck(domain, id, signal);
+      return await this.quickCheck(domain, id, signal, profile);
     } finally {
       this.quickChecks.delete(domain);
     }
   }
 
-  private async quickCheck(domain: string, id: string, signal: AbortSignal): Promise<Signal> {
+  private async quickCheck(
+    domain: string,
+    id: string,
+    signal: AbortSignal,
+    profile: ProfileId | null,
+  ): Promise<Signal> {
     const { db } = this.deps;
     await this.runQuickScan(domain, id, signal);
     const scored = await findDomainScore(db, domain);
-    if (scored) return this.signalOf(domain, scored);
+    if (scored) return this.signalOf(domain, scored, profile);
     const failed = await findScan(db, id);
     return {
       ...this.emptySignal(domain, 'unreachable'),
@@ -344,13 +402,13 @@ export class ScansService {
     return this.view(row, null);
   }
 
-  async scanScore(rawDomain: string): Promise<ScanScore> {
+  async scanScore(rawDomain: string, profile: ProfileId | null = null): Promise<ScanScore> {
     const domain = this.normalize(rawDomain);
     const latest = await findDomainScore(this.deps.db, domain);
     if (!latest) throw notFound(`No public scan of ${domain} yet: request one with POST /scans`);
     const row = await findScan(this.deps.db, latest.scan_id);
     if (!row) throw notFound(`No public scan of ${domain} yet`);
-    const breakdown = await this.breakdown(row);
+    const breakdown = await this.breakdown(row, profile);
     if (!breakdown) throw notFound(`No public scan of ${domain} yet`);
     return { domain, scan_id: row.id, depth: row.depth, scanned_at: latest.scanned_at, ...breakdown };
   }
@@ -384,6 +442,7 @@ export class ScansService {
         tier: r.tier as Tier['id'],
         depth: r.depth,
         scanned_at: r.scanned_at,
+        scoring_version: r.scoring_version ?? 1,
         movement: {
           previous_rank: before?.rank ?? null,
           rank_change: before ? before.rank - rank : null,
@@ -394,6 +453,7 @@ export class ScansService {
     const last = page.at(-1);
     return {
       period,
+      scoring_version: SCORING_VERSION,
       entries,
       next_cursor:
         rows.length > limit && last
@@ -542,21 +602,19 @@ export class ScansService {
       }),
       scan.depth === 'full' ? previousPublicScore(db, scan.domain, at) : Promise.resolve(undefined),
     ]);
-    const result = scoreSite(
-      facts,
+    const inputs: ScoringInputs = {
       traffic,
-      previous?.score != null && previous.finished_at
-        ? { score: previous.score, scanned_at: previous.finished_at }
-        : null,
-    );
+      previous:
+        previous?.score != null && previous.finished_at
+          ? { score: previous.score, scanned_at: previous.finished_at }
+          : null,
+    };
+    const result = scoreSite(facts, inputs.traffic, inputs.previous, {
+      profile: (scan.profile as ProfileId | null) ?? null,
+    });
     const outcome: ScanOutcome = {
-      score: result.score,
-      tier: result.tier.id,
-      note: result.note,
-      components: JSON.stringify(result.components),
-      recommended_next_tools: JSON.stringify(result.recommended_next_tools),
+      ...storedScore(result, inputs),
       facts: JSON.stringify(facts),
-      findings: result.findings,
       adoption: {
         has_llms_txt: facts.llms_txt?.valid ? 1 : 0,
         has_robots_ai_rules: facts.robots.agents.some((a) => a.named) ? 1 : 0,
@@ -581,22 +639,92 @@ export class ScansService {
       scan_id: null,
       breakdown_url: null,
       detail: null,
+      scoring_version: null,
+      profile: null,
     };
   }
 
-  private signalOf(domain: string, row: DomainScoreRow): Signal {
+  private async signalOf(domain: string, row: DomainScoreRow, profile: ProfileId | null): Promise<Signal> {
+    let score = row.score;
+    let tier = tierById(row.tier);
+    let version = row.scoring_version ?? 1;
+    let used: ProfileId | null = null;
+    if (profile !== null || version !== SCORING_VERSION) {
+      // Another profile, or a score an older version stored: computed now from the stored facts.
+      const scan = await findScan(this.deps.db, row.scan_id);
+      if (scan?.facts) {
+        const { result } = await this.scoreOf(scan, profile);
+        score = result.score;
+        tier = result.tier;
+        version = result.scoring_version;
+        used = result.profile.id;
+      }
+    } else {
+      const inputs = await scoringInputsOf(this.deps.db, row.scan_id);
+      used = (JSON.parse(inputs ?? 'null') as Partial<StoredInputs> | null)?.profile?.id ?? null;
+    }
     return {
       domain,
       status: 'scored',
-      score: row.score,
-      tier: tierById(row.tier),
+      score,
+      tier,
       depth: row.depth,
       scanned_at: row.scanned_at,
       age_seconds: Math.max(0, Math.floor((this.deps.now().getTime() - Date.parse(row.scanned_at)) / 1000)),
       scan_id: row.scan_id,
       breakdown_url: `${this.deps.config.public_api_url}/scan-score?domain=${encodeURIComponent(domain)}`,
       detail: null,
+      scoring_version: version,
+      profile: used,
     };
+  }
+
+  /**
+   * The score of a stored scan computed now by this scoring version, from its facts and the inputs
+   * it was scored with (scans stored before versions were kept have none: their live traffic is
+   * read now, their previous score looked up).
+   */
+  private async scoreOf(
+    row: ScanRow,
+    profile: ProfileId | null,
+  ): Promise<{ result: SignalScore; inputs: ScoringInputs }> {
+    const facts = JSON.parse(row.facts as string) as SiteFacts;
+    let inputs = row.scoring_inputs ? (JSON.parse(row.scoring_inputs) as ScoringInputs) : null;
+    if (!inputs) {
+      const [traffic, previous] = await Promise.all([
+        this.deps.traffic(row.domain).catch(() => null),
+        row.depth === 'full' && row.finished_at
+          ? previousPublicScore(this.deps.db, row.domain, row.finished_at)
+          : Promise.resolve(undefined),
+      ]);
+      inputs = {
+        traffic,
+        previous:
+          previous?.score != null && previous.finished_at
+            ? { score: previous.score, scanned_at: previous.finished_at }
+            : null,
+      };
+    }
+    const result = scoreSite(facts, inputs.traffic, inputs.previous, {
+      profile: profile ?? (row.profile as ProfileId | null) ?? null,
+    });
+    return { result, inputs };
+  }
+
+  /**
+   * Re-scores up to `limit` stored scans that an older scoring version scored, storing the new
+   * score (and the domain's leaderboard row). The scan worker runs it on every tick until none is
+   * left, so the leaderboard and readiness index hold one version; returns how many it re-scored.
+   */
+  async rescoreStale(limit = RESCORE_BATCH): Promise<number> {
+    const rows = await scansToRescore(this.deps.db, SCORING_VERSION, limit);
+    for (const row of rows) {
+      const { result, inputs } = await this.scoreOf(row, null);
+      await this.deps.db
+        .transaction()
+        .execute((trx) => storeRescore(trx, row.id, storedScore(result, inputs)));
+    }
+    return rows.length;
   }
 
   private async view(
@@ -604,6 +732,7 @@ export class ScansService {
     account: AccountPrincipal | null,
     anonymous: AnonymousPrincipal | null = null,
     readToken: string | null = null,
+    profile: ProfileId | null = null,
   ): Promise<Scan> {
     const ownedByAccount = account !== null && account.id === row.account_id;
     const ownedBySession =
@@ -632,22 +761,64 @@ export class ScansService {
       status_url: tokenHolder
         ? `${this.statusUrl(row.id)}?token=${encodeURIComponent(readToken as string)}`
         : this.statusUrl(row.id),
-      result: row.status === 'done' ? await this.breakdown(row) : null,
+      result: row.status === 'done' ? await this.breakdown(row, profile) : null,
     };
   }
 
-  private async breakdown(row: ScanRow): Promise<ScoreBreakdown | null> {
+  /**
+   * The stored result, or - when an older scoring version stored it, or another profile is asked
+   * for - the result this version computes from the stored facts (never stored here: the re-scoring
+   * job stores it).
+   */
+  private async breakdown(row: ScanRow, profile: ProfileId | null = null): Promise<ScoreBreakdown | null> {
     if (row.status !== 'done' || row.score === null || !row.facts) return null;
+    const facts = JSON.parse(row.facts) as SiteFacts;
+    if (row.scoring_version !== SCORING_VERSION || (profile !== null && profile !== row.profile)) {
+      const { result } = await this.scoreOf(row, profile);
+      return { ...result, site: summarize(facts) };
+    }
+    const stored = JSON.parse(row.scoring_inputs ?? '{}') as Partial<StoredInputs>;
     return {
       score: row.score,
       tier: tierById(row.tier ?? 'dark'),
+      scoring_version: row.scoring_version,
+      profile: stored.profile as SignalScore['profile'],
+      next_level: stored.next_level ?? null,
       note: row.note,
-      components: JSON.parse(row.components ?? '[]') as ScoreBreakdown['components'],
+      // Stored without their evidence, which the facts hold once (storedScore).
+      components: (JSON.parse(row.components ?? '[]') as ScoreBreakdown['components']).map((c) => ({
+        ...c,
+        checks: c.checks.map((k) => ({ ...k, evidence: evidenceOfCheck(facts, k.id) })),
+      })),
       findings: await listFindings(this.deps.db, row.id),
       recommended_next_tools: JSON.parse(row.recommended_next_tools ?? '[]') as string[],
-      site: summarize(JSON.parse(row.facts) as SiteFacts),
+      site: summarize(facts),
     };
   }
+}
+
+/** `scans.scoring_inputs` as stored: the inputs, and the parts of the result that have no column. */
+interface StoredInputs extends ScoringInputs {
+  profile: SignalScore['profile'];
+  next_level: SignalScore['next_level'];
+}
+
+/** A score as the repository stores it. */
+function storedScore(result: SignalScore, inputs: ScoringInputs): Omit<ScanOutcome, 'facts' | 'adoption'> {
+  const stored: StoredInputs = { ...inputs, profile: result.profile, next_level: result.next_level };
+  return {
+    score: result.score,
+    tier: result.tier.id,
+    note: result.note,
+    // A check's evidence is a selection of the facts' requests: stored once, with the facts.
+    components: JSON.stringify(
+      result.components.map((c) => ({ ...c, checks: c.checks.map((k) => ({ ...k, evidence: [] })) })),
+    ),
+    recommended_next_tools: JSON.stringify(result.recommended_next_tools),
+    scoring_version: result.scoring_version,
+    scoring_inputs: JSON.stringify(stored),
+    findings: result.findings,
+  };
 }
 
 export function summarize(facts: SiteFacts): SiteSummary {
@@ -755,6 +926,8 @@ export class ScanWorker extends PollingWorker {
 
   /** Takes the period snapshot when due, then claims as many scans as there are free slots. */
   async tick(): Promise<number> {
+    // Stored scans of an older scoring version first, so snapshots never mix versions.
+    await this.service.rescoreStale();
     await this.snapshot();
     const { db, dialect, config, now, log } = this.deps;
     const free = config.scanner.workers - this.inFlight.size;

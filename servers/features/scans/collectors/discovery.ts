@@ -299,3 +299,218 @@ export function checkMarkdownNegotiation(fetched: Fetched | null, url: string): 
         : `answered ${type ?? 'no content type'}`,
   };
 }
+
+/** Paths of the agent documents added with scoring version 2 (issue 16). */
+export const agentDocumentPaths = {
+  /** A2A Agent Card (A2A 1.0 "Agent Discovery", the well-known URI). */
+  a2a_agent_card: '/.well-known/agent-card.json',
+  /** Agent Skills Discovery (Cloudflare-led RFC, draft v0.2.0). */
+  agent_skills: '/.well-known/agent-skills/index.json',
+  /** Web Bot Auth key directory (draft-meunier-webbotauth-httpsig-directory). */
+  web_bot_auth: '/.well-known/http-message-signatures-directory',
+  /** The x402 discovery document without the `.json` suffix, which some servers use. */
+  x402_plain: '/.well-known/x402',
+} as const;
+
+/** A2A Agent Card: names the agent, says where to reach it, and lists its skills. */
+export function checkA2aCard(
+  got: Fetched | null,
+  url: string,
+  unknown: AnswerFingerprint | null = null,
+): DiscoveryCheck {
+  const found = jsonDocument(got, url, unknown);
+  if ('absent' in found) return found.absent;
+  const { doc, fetched } = found;
+  const named = typeof doc.name === 'string' && doc.name.trim() !== '';
+  const reachable =
+    typeof doc.url === 'string' ||
+    (Array.isArray(doc.supportedInterfaces) && doc.supportedInterfaces.length > 0) ||
+    (Array.isArray(doc.additionalInterfaces) && doc.additionalInterfaces.length > 0);
+  const skills = Array.isArray(doc.skills);
+  const valid = named && reachable && skills;
+  return {
+    present: true,
+    valid,
+    url: fetched.url,
+    note: valid ? null : 'needs name, url (or supportedInterfaces) and a skills array',
+  };
+}
+
+/** Agent Skills index: entries (`skills`) each with a name and the URL of its SKILL.md or archive. */
+export function checkAgentSkills(
+  got: Fetched | null,
+  url: string,
+  unknown: AnswerFingerprint | null = null,
+): DiscoveryCheck {
+  const absent = missing(got, url, unknown);
+  if (absent || !got) return absent as DiscoveryCheck;
+  let value: unknown;
+  try {
+    value = JSON.parse(got.body);
+  } catch {
+    return { present: false, valid: false, url: got.url, note: 'not JSON' };
+  }
+  const entries = Array.isArray(value)
+    ? value
+    : value && typeof value === 'object' && Array.isArray((value as { skills?: unknown }).skills)
+      ? ((value as { skills: unknown[] }).skills as unknown[])
+      : null;
+  if (!entries) return { present: true, valid: false, url: got.url, note: 'no "skills" array' };
+  const complete = entries.filter(
+    (e) =>
+      !!e &&
+      typeof e === 'object' &&
+      typeof (e as { name?: unknown }).name === 'string' &&
+      typeof (e as { url?: unknown }).url === 'string',
+  ).length;
+  const valid = entries.length > 0 && complete === entries.length;
+  return {
+    present: true,
+    valid,
+    url: got.url,
+    note: valid ? null : entries.length ? 'entries need a name and a url' : 'the index lists no skill',
+  };
+}
+
+/** Web Bot Auth key directory: a JWKS (`keys`) of the keys a site's agents sign requests with. */
+export function checkWebBotAuth(
+  got: Fetched | null,
+  url: string,
+  unknown: AnswerFingerprint | null = null,
+): DiscoveryCheck {
+  const found = jsonDocument(got, url, unknown);
+  if ('absent' in found) return found.absent;
+  const { doc, fetched } = found;
+  const keys = Array.isArray(doc.keys) ? (doc.keys as Record<string, unknown>[]) : null;
+  const valid = !!keys && keys.length > 0 && keys.every((k) => typeof k?.kty === 'string');
+  return { present: true, valid, url: fetched.url, note: valid ? null : 'no JWKS "keys" with kty' };
+}
+
+/** The streamable HTTP endpoint a server card names, and the tools it lists (null: lists none). */
+export function mcpCardEndpoint(
+  body: string,
+  cardUrl: string,
+): { endpoint: string | null; tools: string[] | null } {
+  let doc: Record<string, unknown>;
+  try {
+    const value = JSON.parse(body) as unknown;
+    if (!value || typeof value !== 'object' || Array.isArray(value)) return { endpoint: null, tools: null };
+    doc = value as Record<string, unknown>;
+  } catch {
+    return { endpoint: null, tools: null };
+  }
+  const remotes = Array.isArray(doc.remotes) ? (doc.remotes as Record<string, unknown>[]) : [];
+  const remote =
+    remotes.find((r) => r?.type === 'streamable-http' && typeof r.url === 'string') ??
+    remotes.find((r) => typeof r?.url === 'string');
+  const candidates = [
+    remote?.url,
+    (doc.transport as Record<string, unknown> | undefined)?.endpoint,
+    doc.endpoint,
+    doc.url,
+    doc.mcp_url,
+  ];
+  const raw = candidates.find((c): c is string => typeof c === 'string' && URL.canParse(c, cardUrl));
+  const toolList = Array.isArray(doc.tools)
+    ? (doc.tools as unknown[])
+    : Array.isArray((doc.capabilities as Record<string, unknown> | undefined)?.tools)
+      ? ((doc.capabilities as { tools: unknown[] }).tools as unknown[])
+      : null;
+  const tools = toolList
+    ? toolList
+        .map((t) => (typeof t === 'string' ? t : (t as { name?: unknown })?.name))
+        .filter((n): n is string => typeof n === 'string')
+    : null;
+  return { endpoint: raw ? new URL(raw, cardUrl).href : null, tools };
+}
+
+/** Resource URLs an x402 discovery document lists (`resources` of strings or objects, `items`). */
+export function x402Resources(body: string, docUrl: string): string[] {
+  let doc: Record<string, unknown>;
+  try {
+    doc = JSON.parse(body) as Record<string, unknown>;
+  } catch {
+    return [];
+  }
+  const list = [
+    ...(Array.isArray(doc?.resources) ? (doc.resources as unknown[]) : []),
+    ...(Array.isArray(doc?.items) ? (doc.items as unknown[]) : []),
+  ];
+  const urls: string[] = [];
+  for (const entry of list) {
+    const record = entry as Record<string, unknown> | string;
+    if (typeof record === 'object' && record && record.available === false) continue;
+    const raw =
+      typeof record === 'string'
+        ? record
+        : typeof record?.resource === 'string'
+          ? record.resource
+          : typeof record?.url === 'string'
+            ? record.url
+            : null;
+    if (raw && URL.canParse(raw, docUrl)) urls.push(new URL(raw, docUrl).href);
+  }
+  return [...new Set(urls)];
+}
+
+/**
+ * x402 payment requirements in a 402 answer: v2 in the `PAYMENT-REQUIRED` header (base64 JSON),
+ * v1 in the JSON body; valid when `accepts` lists at least one option with scheme, network, an
+ * amount, the asset and the payee.
+ */
+export function x402Requirements(
+  status: number,
+  paymentRequired: string | null,
+  body: string,
+): { valid: boolean; version: number | null; note: string | null } {
+  if (status !== 402) return { valid: false, version: null, note: `answered HTTP ${status}, not 402` };
+  let doc: Record<string, unknown> | null = null;
+  if (paymentRequired) {
+    try {
+      doc = JSON.parse(Buffer.from(paymentRequired, 'base64').toString('utf8')) as Record<string, unknown>;
+    } catch {
+      return { valid: false, version: null, note: 'PAYMENT-REQUIRED is not base64 JSON' };
+    }
+  } else {
+    try {
+      doc = JSON.parse(body) as Record<string, unknown>;
+    } catch {
+      return { valid: false, version: null, note: '402 without PAYMENT-REQUIRED or a JSON body' };
+    }
+  }
+  const accepts = Array.isArray(doc?.accepts) ? (doc.accepts as Record<string, unknown>[]) : [];
+  const complete = accepts.filter(
+    (a) =>
+      typeof a?.scheme === 'string' &&
+      typeof a.network === 'string' &&
+      (typeof a.amount === 'string' || typeof a.maxAmountRequired === 'string') &&
+      typeof a.asset === 'string' &&
+      typeof a.payTo === 'string',
+  );
+  const version = typeof doc?.x402Version === 'number' ? doc.x402Version : null;
+  if (complete.length === 0) return { valid: false, version, note: 'no complete payment option in accepts' };
+  return { valid: true, version, note: null };
+}
+
+/** `servers[].url` of an OpenAPI document (JSON or YAML), absolute against the document's URL. */
+export function openApiServers(body: string, docUrl: string): { parsed: boolean; servers: string[] } {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    try {
+      value = parseYaml(body, { logLevel: 'silent' });
+    } catch {
+      return { parsed: false, servers: [] };
+    }
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return { parsed: false, servers: [] };
+  const doc = value as Record<string, unknown>;
+  if (typeof doc.openapi !== 'string' && typeof doc.swagger !== 'string')
+    return { parsed: false, servers: [] };
+  const servers = (Array.isArray(doc.servers) ? (doc.servers as { url?: unknown }[]) : [])
+    .map((s) => (typeof s?.url === 'string' ? s.url.replace(/\{[^}]*\}/g, '') : null))
+    .filter((u): u is string => !!u && URL.canParse(u, docUrl))
+    .map((u) => new URL(u, docUrl).href);
+  return { parsed: true, servers: [...new Set(servers)] };
+}
