@@ -11,6 +11,8 @@ export interface ServiceProcess {
   kill(): Promise<void>;
   /** SIGTERM: graceful stop. */
   stop(): Promise<number | null>;
+  /** The last 64 KiB the process wrote (log lines and stderr), for a failing test to show. */
+  output(): string;
 }
 
 export async function spawnService(
@@ -36,9 +38,15 @@ export async function spawnService(
   );
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let stderr = '';
+  let output = '';
+  const keep = (d: Buffer) => {
+    output = (output + d.toString()).slice(-65_536);
+  };
   child.stderr?.on('data', (d: Buffer) => {
     stderr += d.toString();
+    keep(d);
   });
+  child.stdout?.on('data', keep);
   const url = await new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
     // Generous: a loaded CI machine starting several workers (WORKERS=N) at once is slow.
@@ -63,5 +71,6 @@ export async function spawnService(
       child.kill('SIGTERM');
       return exited;
     },
+    output: () => output,
   };
 }
