@@ -2,7 +2,8 @@
  * The paid call, in the x402 reference order (verify, run, settle, respond), called once from
  * `invokeOperation` for every adapter:
  *
- *   input (validated by the caller) -> availability (503 sku_unavailable) -> price -> no payment:
+ *   input (validated by the caller) -> availability (503 sku_unavailable) -> the payment peers
+ *   answer (503 service_unavailable: no 402 that could not be completed) -> price -> no payment:
  *   the SKU's rules (`admit`), 402 | decode, match the terms, replay?, the SKU's rules, verify -> reserve (payer, nonce) durably -> run the handler ->
  *   settle (or record `authorized`) -> respond with the result and its receipt.
  *
@@ -86,6 +87,13 @@ export interface PaymentContext {
   version?: 1 | 2;
 }
 
+/** How long a probe that found the payment peers answering is trusted. */
+const PEER_UP_TTL_MS = 10_000;
+/** How long a probe that found them down is trusted (then the next paid call asks again). */
+const PEER_DOWN_TTL_MS = 1_000;
+/** What a 503 for a payment peer that does not answer tells the caller to wait (seconds). */
+const PEER_RETRY_AFTER_S = 5;
+
 /** Share of a payment as parts per million, so that credits are exact integers of atomic USDC. */
 const PPM = 1_000_000n;
 
@@ -94,10 +102,50 @@ export class PaymentsService {
   private readonly deps: PaymentsDeps;
   /** This process in reservation tokens (host, pid, a random suffix), for the logs of whoever reads a row. */
   private readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  /** The last probe of the payment peers (`peersUp`). */
+  private peer: { up: boolean; until: number; probing: Promise<boolean> | null } = {
+    up: true,
+    until: 0,
+    probing: null,
+  };
 
   constructor(deps: PaymentsDeps) {
     this.deps = deps;
     this.facilitator = deps.facilitator ?? facilitatorFor(deps.config);
+  }
+
+  /**
+   * Whether the peers verification needs answer (the remote facilitator, or the chain the embedded
+   * one reads; always true for the embedded facilitator without a chain). A probe's verdict is
+   * trusted for `PEER_UP_TTL_MS` when they answered, `PEER_DOWN_TTL_MS` when not; concurrent calls
+   * share one probe. A verify or settle that got no answer makes the next call probe again.
+   */
+  private async peersUp(): Promise<boolean> {
+    if (!this.facilitator.probe) return true;
+    if (performance.now() < this.peer.until) return this.peer.up;
+    this.peer.probing ??= this.facilitator
+      .probe()
+      .then(
+        () => true,
+        (err: unknown) => {
+          this.deps.log.warn({ err, facilitator: this.facilitator.name }, 'payment peer does not answer');
+          return false;
+        },
+      )
+      .then((up) => {
+        this.peer = {
+          up,
+          until: performance.now() + (up ? PEER_UP_TTL_MS : PEER_DOWN_TTL_MS),
+          probing: null,
+        };
+        return up;
+      });
+    return this.peer.probing;
+  }
+
+  /** A verify or settle got no answer: the next paid call probes the peers again before any 402. */
+  private peerFailed(): void {
+    this.peer.until = 0;
   }
 
   /** Why no paid SKU can run on this deployment, or null. */
@@ -125,6 +173,13 @@ export class PaymentsService {
     const reason = sku.unavailable?.(ctx.services) ?? this.unavailable();
     if (reason) throw new ServiceError('sku_unavailable', { detail: `${sku.id}: ${reason}` });
     await sku.check?.(ctx, input as never);
+    // Nobody is asked to pay (402) for a call that cannot be verified now.
+    if (!(await this.peersUp())) {
+      throw new ServiceError('service_unavailable', {
+        detail: 'The payment facilitator or the chain does not answer; nothing was charged - retry shortly',
+        headers: { 'Retry-After': String(PEER_RETRY_AFTER_S) },
+      });
+    }
 
     const requirements = requirementsFor(config, amountOf(op, input)) as PaymentRequirements;
     const resource = resourceOf(config, op, ctx.request.via);
@@ -173,8 +228,10 @@ export class PaymentsService {
     try {
       verdict = await this.facilitator.verify(paid.payload, facilitatorRequirements);
     } catch (err) {
+      this.peerFailed();
       throw new ServiceError('service_unavailable', {
         detail: 'The payment facilitator did not answer; nothing was charged, retry the same payment',
+        headers: { 'Retry-After': String(PEER_RETRY_AFTER_S) },
         cause: err,
       });
     }
@@ -302,6 +359,7 @@ export class PaymentsService {
     try {
       settled = await this.facilitator.settle(paid.payload, requirements);
     } catch (err) {
+      this.peerFailed();
       this.deps.log.warn({ err, payment_id: id }, 'settlement outcome unknown; reconciling');
       return { status: 'reconciling', result, transaction: null, error: 'settlement outcome unknown' };
     }

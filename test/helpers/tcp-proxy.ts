@@ -2,8 +2,9 @@
  * A TCP proxy on loopback in front of a server the tests share (PostgreSQL on 127.0.0.1:5432): the
  * service under test connects through it, and the test takes that server away from the service
  * alone - `cut()` resets every open connection and stops listening, so new connections are refused
- * as by a server that went down; `restore()` listens again on the same port. The shared server
- * itself is never touched (other suites are using it).
+ * as by a server that went down; `stall()` resets them too but keeps accepting new ones and never
+ * answers (a peer that hangs); `restore()` serves again on the same port. The shared server itself
+ * is never touched (other suites are using it).
  */
 import net from 'node:net';
 
@@ -13,6 +14,8 @@ export interface TcpProxy {
   readonly connections: number;
   /** Resets every open connection and refuses new ones. */
   cut(): Promise<void>;
+  /** Resets every open connection; new ones are accepted and held without an answer. */
+  stall(): Promise<void>;
   /** Accepts connections again, on the same port. */
   restore(): Promise<void>;
   close(): Promise<void>;
@@ -21,8 +24,14 @@ export interface TcpProxy {
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const open = new Set<net.Socket>();
   let connections = 0;
+  let stalled = false;
   const server = net.createServer((client) => {
     connections++;
+    if (stalled) {
+      open.add(client);
+      client.on('error', () => client.destroy()).on('close', () => open.delete(client));
+      return;
+    }
     const upstream = net.connect(target.port, target.host);
     open.add(client);
     open.add(upstream);
@@ -61,7 +70,19 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       open.clear();
       await closed;
     },
-    restore: () => listen(port),
+    async stall() {
+      stalled = true;
+      for (const socket of open) socket.resetAndDestroy();
+      open.clear();
+    },
+    async restore() {
+      if (stalled) {
+        stalled = false;
+        for (const socket of open) socket.destroy();
+        open.clear();
+      }
+      if (!server.listening) await listen(port);
+    },
     async close() {
       for (const socket of open) socket.destroy();
       open.clear();
