@@ -77,7 +77,10 @@ const pgTypes = {
   },
 };
 
-/** How long a request waits for a new PostgreSQL connection before it is answered 503. */
+/**
+ * How long a request waits for a PostgreSQL connection - a new one, or a pooled one to come free
+ * (pg-pool applies `connectionTimeoutMillis` to both) - before it is answered 503.
+ */
 const CONNECT_TIMEOUT_MS = 5_000;
 
 function openPostgres(url: string, options: OpenDatabaseOptions): DatabaseHandle {
