@@ -50,7 +50,11 @@ export async function spawnService(
   const url = await new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
     // Generous: a loaded CI machine starting several workers (WORKERS=N) at once is slow.
-    const timer = setTimeout(() => reject(new Error(`service did not start: ${stderr}`)), 60_000);
+    const timer = setTimeout(() => {
+      // A child that never said it listens must not outlive the test that gave up on it.
+      child.kill('SIGKILL');
+      reject(new Error(`service did not start: ${stderr}`));
+    }, 60_000);
     lines.on('line', (line) => {
       const match = /listening on (http:\/\/[^"\s]+)/.exec(line);
       if (match?.[1]) {
