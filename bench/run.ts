@@ -8,7 +8,8 @@
  * BENCH_CONNECTIONS (default 32); traffic: BENCH_TRAFFIC_EVENTS (default 10,000,000 stored events for
  * GET /site-stats), BENCH_DATABASE_URL (measure site stats and the payment path on PostgreSQL too);
  * BENCH_ONLY=payments runs the payment benchmarks alone, BENCH_ONLY=charges the card charge lookup latencies,
- * BENCH_ONLY=pages the p99 of each HTML page (target < 50 ms), the owner dashboard signed in.
+ * BENCH_ONLY=pages the p99 of each HTML page (target < 50 ms), the owner dashboard signed in;
+ * BENCH_ONLY=load a minute of mixed load at 200 connections (bench/load.ts, also `npm run bench:load`).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,6 +21,7 @@ import autocannon from 'autocannon';
 import { pagePaths } from '../servers/pages/home.ts';
 import { measureChargeLookups } from './charges.ts';
 import { signedInDashboard } from './dashboard.ts';
+import { runLoad } from './load.ts';
 import { measureMatching, measureRealRegistry } from './matching.ts';
 import { BENCH_PAY_TO, measurePaidRest, measurePaymentPath } from './payments.ts';
 import { measureFixtureScan, measureLeaderboard } from './scans.ts';
@@ -412,6 +414,7 @@ async function pages(): Promise<void> {
 }
 
 if (process.env.BENCH_ONLY === 'pages') await pages();
+else if (process.env.BENCH_ONLY === 'load') await runLoad();
 else if (process.env.BENCH_ONLY === 'payments') await payments();
 else if (process.env.BENCH_ONLY === 'charges') await chargeLookups();
 else await main();

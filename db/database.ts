@@ -77,15 +77,34 @@ const pgTypes = {
   },
 };
 
+/**
+ * How long a request waits for a PostgreSQL connection - a new one, or a pooled one to come free
+ * (pg-pool applies `connectionTimeoutMillis` to both) - before it is answered 503.
+ */
+const CONNECT_TIMEOUT_MS = 5_000;
+
 function openPostgres(url: string, options: OpenDatabaseOptions): DatabaseHandle {
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize ?? 10,
+    // A database that does not answer (a partition, a server starting) fails the request in bounded
+    // time instead of holding it forever (node-postgres waits without limit by default); TCP
+    // keepalive finds connections whose peer vanished without a FIN.
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAlive: true,
     types: pgTypes as unknown as pg.CustomTypesConfig,
     ...(options.schema ? { options: `-c search_path=${quoteIdent(options.schema)}` } : {}),
   });
   // An idle client that errors (server restart) must not crash the process; the pool replaces it.
   pool.on('error', () => {});
+  // Nor one that is checked out: pg-pool takes its own error listener off a client while it is
+  // lent (kysely holds one for each query and transaction), and node-postgres emits a dead
+  // socket's error on the client as well as failing its queries - unheard, that 'error' event
+  // kills the process. The queries fail (503, servers/errors.ts) and the pool discards the client
+  // when it comes back unqueryable.
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,
@@ -103,6 +122,49 @@ export function quoteIdent(name: string): string {
 /** Round trip to the database; throws when it is unreachable. */
 export async function pingDatabase(db: Kysely<Database>): Promise<void> {
   await sql`select 1`.execute(db);
+}
+
+/**
+ * PostgreSQL SQLSTATEs that say the server cannot serve now, not that the statement is wrong:
+ * class 08 (connection exception), 57P01-57P03 (admin or crash shutdown, cannot connect now) and
+ * 53300 (too many connections). https://www.postgresql.org/docs/current/errcodes-appendix.html
+ */
+const PG_UNAVAILABLE = /^(08\d{3}|57P0[123]|53300)$/;
+/** Socket errors of a connection that is refused, reset or cut. */
+const SOCKET_UNAVAILABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
+/** What node-postgres says, without a code, about a connection that died or could not be made. */
+const PG_CONNECTION_MESSAGE =
+  /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Client was closed and is not queryable)/;
+
+/**
+ * Whether `err` (or one of its causes) says the database cannot be reached or cannot take the work
+ * now - a dead or refused connection, a server shutting down, SQLite's lock or a full disk - rather
+ * than that the statement was wrong. Such a failure is answered 503 `service_unavailable`
+ * (servers/errors.ts): the request may be sent again once the database is back.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (
+    let e = err as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown } | undefined,
+      depth = 0;
+    e && depth < 5;
+    depth++
+  ) {
+    const code = typeof e.code === 'string' ? e.code : '';
+    if (PG_UNAVAILABLE.test(code) || SOCKET_UNAVAILABLE.has(code)) return true;
+    if (/^SQLITE_(BUSY|LOCKED|FULL)/.test(code)) return true;
+    if (typeof e.message === 'string' && PG_CONNECTION_MESSAGE.test(e.message)) return true;
+    // net.connect to a name with several addresses rejects with an AggregateError of each attempt.
+    if (Array.isArray(e.errors) && e.errors.some((inner) => isDatabaseUnavailable(inner))) return true;
+    e = e.cause as typeof e;
+  }
+  return false;
 }
 
 /** Unique-constraint violation, on either dialect. */

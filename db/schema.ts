@@ -642,6 +642,11 @@ export interface PaymentsTable {
   result: string | null;
   /** Settlement attempts by the settler. */
   attempts: Generated<number>;
+  /**
+   * While `reserved`: the token of the request running it, which the request renews while it runs
+   * (a reservation whose lease ran out belongs to a process that stopped: it is recovered). While
+   * `authorized` or `reconciling`: the settler process working on it.
+   */
   lease_owner: string | null;
   lease_expires_at: string | null;
   created_at: string;

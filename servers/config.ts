@@ -388,6 +388,13 @@ export const Config = z
       referral_share: z.number().min(0).max(1),
       /** How often the settler looks for authorized payments to settle and unknown outcomes to reconcile. */
       settler_poll_interval_ms: positiveInt,
+      /**
+       * How long a payment reservation holds without renewal: a running paid call renews it three
+       * times per lease, so one whose process died is recovered (released, or reconciled when its
+       * result was stored) this long after its last renewal - by the settler, or at once by the
+       * payer's retry of the same payment.
+       */
+      reservation_lease_seconds: z.number().int().min(1).max(3600),
     }),
     /** The placement SKUs (README "Marketplace"). */
     marketplace: z.strictObject({
@@ -477,6 +484,8 @@ export const envBindings: Record<string, EnvBinding> = {
   PAYMENTS_MAX_TIMEOUT_SECONDS: { key: 'payments.max_timeout_seconds', parse: numberOrRaw },
   PAYMENTS_SYNC_WAIT_SECONDS: { key: 'payments.sync_wait_seconds', parse: numberOrRaw },
   PAYMENTS_REFERRAL_SHARE: { key: 'payments.referral_share', parse: numberOrRaw },
+  PAYMENTS_SETTLER_POLL_INTERVAL_MS: { key: 'payments.settler_poll_interval_ms', parse: numberOrRaw },
+  PAYMENTS_RESERVATION_LEASE_SECONDS: { key: 'payments.reservation_lease_seconds', parse: numberOrRaw },
   MARKETPLACE_SPOTLIGHT_SLOTS: { key: 'marketplace.spotlight_slots', parse: numberOrRaw },
   MARKETPLACE_BOOST_CPM_USDC: { key: 'marketplace.boost_cpm_usdc', parse: numberOrRaw },
   EMBODIMENT_OPERATOR_ACCOUNT_EMAIL: {

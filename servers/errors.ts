@@ -4,6 +4,7 @@
  * `expose` is false for 5xx (unless the code says its detail is written for the caller): the client
  * gets the code and a generic title, the log gets the cause.
  */
+import { isDatabaseUnavailable } from '../db/database.ts';
 
 export const errorCodes = {
   validation_failed: { status: 400, title: 'The request has invalid fields' },
@@ -167,8 +168,21 @@ export const invalid = (errors: FieldError[], detail?: string): ServiceError =>
 
 export const notFound = (detail: string): ServiceError => new ServiceError('not_found', { detail });
 
-/** Anything thrown that is not a ServiceError is an internal error; its message never reaches the caller. */
+/** How soon a caller may try again after the database could not be reached (seconds). */
+export const DATABASE_RETRY_AFTER_S = 5;
+
+/**
+ * Anything thrown that is not a ServiceError is an internal error, except a database that cannot be
+ * reached or cannot take the work now: that is 503 `service_unavailable` with `Retry-After`, since
+ * the same request succeeds once it is back. Either way the message never reaches the caller.
+ */
 export function toServiceError(err: unknown): ServiceError {
   if (err instanceof ServiceError) return err;
+  if (isDatabaseUnavailable(err)) {
+    return new ServiceError('service_unavailable', {
+      headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_S) },
+      cause: err,
+    });
+  }
   return new ServiceError('internal_error', { cause: err });
 }

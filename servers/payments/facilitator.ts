@@ -51,6 +51,26 @@ export interface PaymentFacilitator {
   readonly settles: boolean;
   verify(payload: AnyPaymentPayload, requirements: AnyRequirements): Promise<VerifyResponse>;
   settle(payload: AnyPaymentPayload, requirements: AnyRequirements): Promise<SettleResponse>;
+  /**
+   * Rejects when a peer that verification needs does not answer within `PROBE_TIMEOUT_MS`: the
+   * remote facilitator (`GET /supported`), or the chain the embedded one reads (`eth_blockNumber`).
+   * Absent when nothing outside the process is needed (the embedded facilitator without a chain).
+   */
+  probe?(): Promise<void>;
+}
+
+/** How long a probe of a payment peer may take before the peer counts as down. */
+export const PROBE_TIMEOUT_MS = 3_000;
+
+/** A JSON-RPC round trip to the chain; rejects when it does not answer (in time). */
+function chainProbe(network: PaymentNetwork, rpcUrl: string): () => Promise<void> {
+  const client = createPublicClient({
+    chain: chainOf(network, rpcUrl),
+    transport: http(rpcUrl, { timeout: PROBE_TIMEOUT_MS, retryCount: 0 }),
+  });
+  return async () => {
+    await client.getBlockNumber({ cacheTime: 0 });
+  };
 }
 
 /** Non-empty code: what the offline signer answers for every address (see `offlineSigner`). */
@@ -186,6 +206,7 @@ export function embeddedFacilitator(config: Config): PaymentFacilitator {
   return {
     name: 'embedded',
     settles: rpcUrl !== null && config.payments.settler_private_key !== null,
+    ...(rpcUrl ? { probe: chainProbe(network, rpcUrl) } : {}),
     verify: (payload, requirements) =>
       facilitator.verify(payload as PaymentPayload, requirements as PaymentRequirements),
     settle: (payload, requirements) =>
@@ -201,6 +222,13 @@ export function remoteFacilitator(config: Config, url: string): PaymentFacilitat
   return {
     name: url,
     settles: true,
+    async probe() {
+      const res = await fetch(`${url.replace(/\/$/, '')}/supported`, {
+        signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
+      });
+      await res.arrayBuffer();
+      if (!res.ok) throw new Error(`facilitator /supported answered ${res.status}`);
+    },
     async verify(payload, requirements) {
       try {
         return await client.verify(payload as PaymentPayload, requirements as PaymentRequirements);

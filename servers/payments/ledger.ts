@@ -7,7 +7,7 @@
  * others read the row it wrote. Every later transition names the status it leaves, so a transition
  * never applies twice.
  */
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely, Transaction, UpdateQueryBuilder, UpdateResult } from 'kysely';
 import type { Dialect } from '../../db/database.ts';
 import type { Database, PaymentRow, PaymentsTable } from '../../db/schema.ts';
 
@@ -33,11 +33,33 @@ export type NewPayment = Pick<
   | 'valid_before'
 >;
 
+/**
+ * Who holds a reservation and until when: a token unique to the request running it (every
+ * transition out of `reserved` names it, so a request that lost its reservation cannot write over
+ * the next one) and the time after which the reservation counts as abandoned unless renewed.
+ */
+export interface ReservationLease {
+  token: string;
+  until: string;
+}
+
 /** Reserves the authorization for one execution; false when the ledger already holds it. */
-export async function reservePayment(db: Db, payment: NewPayment, now: string): Promise<boolean> {
+export async function reservePayment(
+  db: Db,
+  payment: NewPayment,
+  lease: ReservationLease,
+  now: string,
+): Promise<boolean> {
   const result = await db
     .insertInto('payments')
-    .values({ ...payment, status: 'reserved', created_at: now, updated_at: now })
+    .values({
+      ...payment,
+      status: 'reserved',
+      lease_owner: lease.token,
+      lease_expires_at: lease.until,
+      created_at: now,
+      updated_at: now,
+    })
     .onConflict((oc) => oc.columns(['network', 'asset', 'payer', 'nonce']).doNothing())
     .executeTakeFirst();
   return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
@@ -65,25 +87,62 @@ export function findPayment(db: Db, id: string): Promise<PaymentRow | undefined>
  * Takes a released authorization (its earlier request failed, nothing was charged) for a new
  * execution; false when another request took it first.
  */
-export async function reuseReleased(db: Db, id: string, payment: NewPayment, now: string): Promise<boolean> {
+export async function reuseReleased(
+  db: Db,
+  id: string,
+  payment: NewPayment,
+  lease: ReservationLease,
+  now: string,
+): Promise<boolean> {
   const { id: _keep, ...fields } = payment;
   const result = await db
     .updateTable('payments')
-    .set({ ...fields, status: 'reserved', result: null, error: null, updated_at: now })
+    .set({
+      ...fields,
+      status: 'reserved',
+      result: null,
+      error: null,
+      lease_owner: lease.token,
+      lease_expires_at: lease.until,
+      updated_at: now,
+    })
     .where('id', '=', id)
     .where('status', '=', 'released')
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
 
-/** Stores the result before settlement starts: a process that dies mid-settlement leaves a row to reconcile. */
-export async function storeResult(db: Db, id: string, result: string, now: string): Promise<void> {
-  await db
+/** Keeps a running request's reservation alive; false when it is no longer this request's. */
+export async function renewReservation(db: Db, id: string, lease: ReservationLease): Promise<boolean> {
+  const result = await db
+    .updateTable('payments')
+    .set({ lease_expires_at: lease.until })
+    .where('id', '=', id)
+    .where('status', '=', 'reserved')
+    .where('lease_owner', '=', lease.token)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/**
+ * Stores the result before settlement starts: a process that dies mid-settlement leaves a row to
+ * reconcile. False when the reservation is no longer this request's (then nothing may be settled).
+ */
+export async function storeResult(
+  db: Db,
+  id: string,
+  token: string,
+  result: string,
+  now: string,
+): Promise<boolean> {
+  const stored = await db
     .updateTable('payments')
     .set({ result, updated_at: now })
     .where('id', '=', id)
     .where('status', '=', 'reserved')
-    .execute();
+    .where('lease_owner', '=', token)
+    .executeTakeFirst();
+  return Number(stored.numUpdatedRows) === 1;
 }
 
 /**
@@ -106,11 +165,19 @@ export type Outcome =
   | { status: 'failed'; error: string; transaction: string | null };
 
 /** Records how a reserved payment ended; the result is kept only when it is delivered. */
-export async function recordOutcome(db: Db, id: string, outcome: Outcome, now: string): Promise<boolean> {
+export async function recordOutcome(
+  db: Db,
+  id: string,
+  token: string,
+  outcome: Outcome,
+  now: string,
+): Promise<boolean> {
   const result = await db
     .updateTable('payments')
     .set({
       status: outcome.status,
+      lease_owner: null,
+      lease_expires_at: null,
       updated_at: now,
       result: outcome.status === 'failed' ? null : outcome.result,
       transaction_hash: 'transaction' in outcome ? outcome.transaction : null,
@@ -119,17 +186,19 @@ export async function recordOutcome(db: Db, id: string, outcome: Outcome, now: s
     })
     .where('id', '=', id)
     .where('status', '=', 'reserved')
+    .where('lease_owner', '=', token)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
 
 /** The handler failed: nothing is charged and the authorization may pay for another request. */
-export async function releasePayment(db: Db, id: string, now: string): Promise<void> {
+export async function releasePayment(db: Db, id: string, token: string, now: string): Promise<void> {
   await db
     .updateTable('payments')
-    .set({ status: 'released', result: null, updated_at: now })
+    .set({ status: 'released', result: null, lease_owner: null, lease_expires_at: null, updated_at: now })
     .where('id', '=', id)
     .where('status', '=', 'reserved')
+    .where('lease_owner', '=', token)
     .execute();
 }
 
@@ -192,28 +261,55 @@ export async function settleClaimed(
   return Number(result.numUpdatedRows) === 1;
 }
 
+/** A reservation made before leases existed, not updated for this long, belongs to a stopped process. */
+export const STALE_RESERVATION_MS = 15 * 60_000;
+
 /**
- * Reservations whose request stopped without an outcome (its process died): with a stored result
- * settlement may have been submitted, so they are reconciled; without one nothing was delivered
- * and the authorization is released.
+ * Reservations whose request stopped without an outcome (its process died): their lease ran out
+ * without being renewed (rows reserved before leases existed: `legacyOlderThan` without an update).
+ * With a stored result settlement may have been submitted, so they are reconciled (the settler
+ * reads the chain, or submits again: the nonce makes a second transfer impossible); without one
+ * nothing was delivered or submitted, and the authorization is released for the payer's retry.
+ * `id` limits it to one payment (a retry that finds its reservation abandoned).
  */
-export async function recoverStaleReservations(db: Db, olderThan: string, now: string): Promise<number> {
-  const reconcile = await db
-    .updateTable('payments')
-    .set({ status: 'reconciling', error: 'request stopped during settlement', updated_at: now })
-    .where('status', '=', 'reserved')
-    .where('updated_at', '<', olderThan)
+export async function recoverStaleReservations(
+  db: Db,
+  now: string,
+  legacyOlderThan: string,
+  id?: string,
+): Promise<number> {
+  const abandoned = (q: WhereTarget) =>
+    q
+      .where('status', '=', 'reserved')
+      .where((w) =>
+        w.or([
+          w('lease_expires_at', '<', now),
+          w.and([w('lease_expires_at', 'is', null), w('updated_at', '<', legacyOlderThan)]),
+        ]),
+      )
+      .$if(id !== undefined, (w) => w.where('id', '=', id as string));
+  const reconcile = await abandoned(
+    db.updateTable('payments').set({
+      status: 'reconciling',
+      error: 'request stopped during settlement',
+      lease_owner: null,
+      lease_expires_at: null,
+      updated_at: now,
+    }),
+  )
     .where('result', 'is not', null)
     .executeTakeFirst();
-  const release = await db
-    .updateTable('payments')
-    .set({ status: 'released', updated_at: now })
-    .where('status', '=', 'reserved')
-    .where('updated_at', '<', olderThan)
+  const release = await abandoned(
+    db
+      .updateTable('payments')
+      .set({ status: 'released', lease_owner: null, lease_expires_at: null, updated_at: now }),
+  )
     .where('result', 'is', null)
     .executeTakeFirst();
   return Number(reconcile.numUpdatedRows) + Number(release.numUpdatedRows);
 }
+
+type WhereTarget = UpdateQueryBuilder<Database, 'payments', 'payments', UpdateResult>;
 
 // --- Referral handles ----------------------------------------------------------------------------
 

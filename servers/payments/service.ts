@@ -2,7 +2,8 @@
  * The paid call, in the x402 reference order (verify, run, settle, respond), called once from
  * `invokeOperation` for every adapter:
  *
- *   input (validated by the caller) -> availability (503 sku_unavailable) -> price -> no payment:
+ *   input (validated by the caller) -> availability (503 sku_unavailable) -> the payment peers
+ *   answer (503 service_unavailable: no 402 that could not be completed) -> price -> no payment:
  *   the SKU's rules (`admit`), 402 | decode, match the terms, replay?, the SKU's rules, verify -> reserve (payer, nonce) durably -> run the handler ->
  *   settle (or record `authorized`) -> respond with the result and its receipt.
  *
@@ -14,6 +15,7 @@
  * settler reads the chain - never settled twice, never silently re-run.
  */
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { PaymentPayload, PaymentRequirements, ResourceInfo, SettleResponse } from '@x402/core/types';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -39,10 +41,14 @@ import {
   forgetResult,
   type NewPayment,
   type Outcome,
+  type ReservationLease,
   recordOutcome,
+  recoverStaleReservations,
   releasePayment,
+  renewReservation,
   reservePayment,
   reuseReleased,
+  STALE_RESERVATION_MS,
   storeResult,
 } from './ledger.ts';
 import { paymentNetworks } from './networks.ts';
@@ -81,16 +87,65 @@ export interface PaymentContext {
   version?: 1 | 2;
 }
 
+/** How long a probe that found the payment peers answering is trusted. */
+const PEER_UP_TTL_MS = 10_000;
+/** How long a probe that found them down is trusted (then the next paid call asks again). */
+const PEER_DOWN_TTL_MS = 1_000;
+/** What a 503 for a payment peer that does not answer tells the caller to wait (seconds). */
+const PEER_RETRY_AFTER_S = 5;
+
 /** Share of a payment as parts per million, so that credits are exact integers of atomic USDC. */
 const PPM = 1_000_000n;
 
 export class PaymentsService {
   readonly facilitator: PaymentFacilitator;
   private readonly deps: PaymentsDeps;
+  /** This process in reservation tokens (host, pid, a random suffix), for the logs of whoever reads a row. */
+  private readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  /** The last probe of the payment peers (`peersUp`). */
+  private peer: { up: boolean; until: number; probing: Promise<boolean> | null } = {
+    up: true,
+    until: 0,
+    probing: null,
+  };
 
   constructor(deps: PaymentsDeps) {
     this.deps = deps;
     this.facilitator = deps.facilitator ?? facilitatorFor(deps.config);
+  }
+
+  /**
+   * Whether the peers verification needs answer (the remote facilitator, or the chain the embedded
+   * one reads; always true for the embedded facilitator without a chain). A probe's verdict is
+   * trusted for `PEER_UP_TTL_MS` when they answered, `PEER_DOWN_TTL_MS` when not; concurrent calls
+   * share one probe. A verify or settle that got no answer makes the next call probe again.
+   */
+  private async peersUp(): Promise<boolean> {
+    if (!this.facilitator.probe) return true;
+    if (performance.now() < this.peer.until) return this.peer.up;
+    this.peer.probing ??= this.facilitator
+      .probe()
+      .then(
+        () => true,
+        (err: unknown) => {
+          this.deps.log.warn({ err, facilitator: this.facilitator.name }, 'payment peer does not answer');
+          return false;
+        },
+      )
+      .then((up) => {
+        this.peer = {
+          up,
+          until: performance.now() + (up ? PEER_UP_TTL_MS : PEER_DOWN_TTL_MS),
+          probing: null,
+        };
+        return up;
+      });
+    return this.peer.probing;
+  }
+
+  /** A verify or settle got no answer: the next paid call probes the peers again before any 402. */
+  private peerFailed(): void {
+    this.peer.until = 0;
   }
 
   /** Why no paid SKU can run on this deployment, or null. */
@@ -118,6 +173,13 @@ export class PaymentsService {
     const reason = sku.unavailable?.(ctx.services) ?? this.unavailable();
     if (reason) throw new ServiceError('sku_unavailable', { detail: `${sku.id}: ${reason}` });
     await sku.check?.(ctx, input as never);
+    // Nobody is asked to pay (402) for a call that cannot be verified now.
+    if (!(await this.peersUp())) {
+      throw new ServiceError('service_unavailable', {
+        detail: 'The payment facilitator or the chain does not answer; nothing was charged - retry shortly',
+        headers: { 'Retry-After': String(PEER_RETRY_AFTER_S) },
+      });
+    }
 
     const requirements = requirementsFor(config, amountOf(op, input)) as PaymentRequirements;
     const resource = resourceOf(config, op, ctx.request.via);
@@ -156,7 +218,7 @@ export class PaymentsService {
       nonce: paid.nonce,
     };
     const requestHash = fingerprint({ sku: sku.id, input });
-    const earlier = await findByAuthorization(this.deps.db, key);
+    const earlier = await this.findRecovered(key);
     if (earlier && earlier.status !== 'released')
       return this.replay<T>(earlier, requestHash, terms, paid, payment);
 
@@ -166,8 +228,10 @@ export class PaymentsService {
     try {
       verdict = await this.facilitator.verify(paid.payload, facilitatorRequirements);
     } catch (err) {
+      this.peerFailed();
       throw new ServiceError('service_unavailable', {
         detail: 'The payment facilitator did not answer; nothing was charged, retry the same payment',
+        headers: { 'Retry-After': String(PEER_RETRY_AFTER_S) },
         cause: err,
       });
     }
@@ -190,9 +254,10 @@ export class PaymentsService {
       valid_before: Number(paid.exact.authorization.validBefore),
     };
     const now = () => this.deps.now().toISOString();
+    const lease = this.lease();
     let reserved = earlier
-      ? await reuseReleased(this.deps.db, earlier.id, { ...row, id: earlier.id }, now())
-      : await reservePayment(this.deps.db, row, now());
+      ? await reuseReleased(this.deps.db, earlier.id, { ...row, id: earlier.id }, lease, now())
+      : await reservePayment(this.deps.db, row, lease, now());
     if (earlier && reserved) row.id = earlier.id;
     if (!reserved) {
       // Another request with this authorization reserved it first (in any process).
@@ -200,7 +265,7 @@ export class PaymentsService {
       if (winner && winner.status !== 'released')
         return this.replay<T>(winner, requestHash, terms, paid, payment);
       reserved = winner
-        ? await reuseReleased(this.deps.db, winner.id, { ...row, id: winner.id }, now())
+        ? await reuseReleased(this.deps.db, winner.id, { ...row, id: winner.id }, lease, now())
         : false;
       if (!reserved || !winner)
         throw this.alreadyUsed(terms, paid.version, 'is being used by another request');
@@ -209,23 +274,34 @@ export class PaymentsService {
 
     payment.id = row.id;
     payment.payer = paid.exact.authorization.from;
+    const renewal = this.keepReserved(row.id, lease);
+    let outcome: Outcome;
     let output: T;
     try {
-      output = await run();
-    } catch (err) {
-      await releasePayment(this.deps.db, row.id, now()).catch((releaseErr: unknown) =>
-        this.deps.log.error({ err: releaseErr, payment_id: row.id }, 'could not release a payment'),
+      try {
+        output = await run();
+      } catch (err) {
+        await releasePayment(this.deps.db, row.id, lease.token, now()).catch((releaseErr: unknown) =>
+          this.deps.log.error({ err: releaseErr, payment_id: row.id }, 'could not release a payment'),
+        );
+        throw err;
+      }
+      outcome = await this.settle(
+        row.id,
+        lease.token,
+        paid,
+        facilitatorRequirements,
+        JSON.stringify(output),
+        now,
       );
-      throw err;
-    }
-
-    const result = JSON.stringify(output);
-    const outcome = await this.settle(row.id, paid, facilitatorRequirements, result, now);
-    if (!(await recordOutcome(this.deps.db, row.id, outcome, now()))) {
-      this.deps.log.error(
-        { payment_id: row.id, status: outcome.status },
-        'payment left its reservation meanwhile',
-      );
+      if (!(await recordOutcome(this.deps.db, row.id, lease.token, outcome, now()))) {
+        this.deps.log.error(
+          { payment_id: row.id, status: outcome.status },
+          'payment left its reservation meanwhile',
+        );
+      }
+    } finally {
+      clearInterval(renewal);
     }
     if (outcome.status !== 'failed' && sku.keepsResult === false) {
       await forgetResult(this.deps.db, row.id, now()).catch((err: unknown) =>
@@ -265,17 +341,25 @@ export class PaymentsService {
    */
   private async settle(
     id: string,
+    token: string,
     paid: DecodedPayment,
     requirements: AnyRequirements,
     result: string,
     now: () => string,
   ): Promise<Outcome> {
     if (!this.facilitator.settles) return { status: 'authorized', result };
-    await storeResult(this.deps.db, id, result, now());
+    if (!(await storeResult(this.deps.db, id, token, result, now()))) {
+      // The reservation was recovered as abandoned (its renewals failed for a whole lease): another
+      // request may hold it now, so this one must not settle. Nothing was submitted.
+      throw new ServiceError('service_unavailable', {
+        detail: 'The payment reservation was lost; nothing was charged, retry the same payment',
+      });
+    }
     let settled: SettleResponse;
     try {
       settled = await this.facilitator.settle(paid.payload, requirements);
     } catch (err) {
+      this.peerFailed();
       this.deps.log.warn({ err, payment_id: id }, 'settlement outcome unknown; reconciling');
       return { status: 'reconciling', result, transaction: null, error: 'settlement outcome unknown' };
     }
@@ -313,8 +397,19 @@ export class PaymentsService {
         payment.payer = paid.exact.authorization.from;
         payment.receipt = receiptOf(row, row.network, paid.version);
         return JSON.parse(row.result) as T;
-      case 'reserved':
-        throw this.alreadyUsed(terms, paid.version, 'is paying for a request that is still running');
+      case 'reserved': {
+        // Its request is running, or its process stopped and the reservation is recovered once its
+        // lease runs out: the same payment sent again then gets the result, or runs if none was made.
+        const left = row.lease_expires_at
+          ? Math.ceil((Date.parse(row.lease_expires_at) - this.deps.now().getTime()) / 1000)
+          : this.deps.config.payments.reservation_lease_seconds;
+        throw this.alreadyUsed(
+          terms,
+          paid.version,
+          'is paying for a request that is still running; send the same payment again later to get its result',
+          { 'Retry-After': String(Math.max(1, left)) },
+        );
+      }
       case 'failed':
         throw this.refuse(
           terms,
@@ -368,17 +463,81 @@ export class PaymentsService {
     }
   }
 
-  private alreadyUsed(terms: Terms, version: 1 | 2, what: string): ServiceError {
+  private alreadyUsed(
+    terms: Terms,
+    version: 1 | 2,
+    what: string,
+    headers?: Record<string, string>,
+  ): ServiceError {
     return this.refuse(
       terms,
       'payment_already_used',
       {
         reason: 'payment_already_used',
-        detail: `This payment authorization ${what}; one authorization pays for one request - sign a new one`,
+        detail: headers
+          ? `This payment authorization ${what}`
+          : `This payment authorization ${what}; one authorization pays for one request - sign a new one`,
         errors: [],
       },
       version,
+      undefined,
+      headers,
     );
+  }
+
+  /** A new reservation's lease: a token of this request and how long it holds without renewal. */
+  private lease(): ReservationLease {
+    return {
+      token: `${this.owner}:${randomUUID()}`,
+      until: new Date(
+        this.deps.now().getTime() + this.deps.config.payments.reservation_lease_seconds * 1000,
+      ).toISOString(),
+    };
+  }
+
+  /** Renews the reservation three times per lease while its request runs (cleared by the caller). */
+  private keepReserved(id: string, lease: ReservationLease): NodeJS.Timeout {
+    const seconds = this.deps.config.payments.reservation_lease_seconds;
+    const timer = setInterval(
+      () => {
+        const until = new Date(this.deps.now().getTime() + seconds * 1000).toISOString();
+        renewReservation(this.deps.db, id, { token: lease.token, until }).then(
+          (kept) => {
+            if (!kept)
+              this.deps.log.error({ payment_id: id }, 'payment reservation lost while its request runs');
+          },
+          (err: unknown) =>
+            this.deps.log.warn({ err, payment_id: id }, 'could not renew a payment reservation'),
+        );
+      },
+      (seconds * 1000) / 3,
+    );
+    timer.unref();
+    return timer;
+  }
+
+  /**
+   * The ledger's row for this authorization. A reservation whose lease ran out belongs to a request
+   * whose process stopped: it is recovered first (released, or reconciling when a result was
+   * stored), as the settler would on its next tick, so that the payer's retry is answered now.
+   */
+  private async findRecovered(
+    key: Pick<PaymentRow, 'network' | 'asset' | 'payer' | 'nonce'>,
+  ): Promise<PaymentRow | undefined> {
+    const row = await findByAuthorization(this.deps.db, key);
+    if (row?.status !== 'reserved') return row;
+    const at = this.deps.now();
+    const abandoned = row.lease_expires_at
+      ? Date.parse(row.lease_expires_at) < at.getTime()
+      : Date.parse(row.updated_at) < at.getTime() - STALE_RESERVATION_MS;
+    if (!abandoned) return row;
+    await recoverStaleReservations(
+      this.deps.db,
+      at.toISOString(),
+      new Date(at.getTime() - STALE_RESERVATION_MS).toISOString(),
+      row.id,
+    );
+    return findByAuthorization(this.deps.db, key);
   }
 
   /**
@@ -391,10 +550,12 @@ export class PaymentsService {
     refusal: Refusal,
     version?: 1 | 2,
     settlement?: SettleResponse,
+    headers?: Record<string, string>,
   ): ServiceError {
     const required = paymentRequired(terms.requirements, terms.resource, refusal.reason);
     return new ServiceError(code, {
       detail: refusal.detail,
+      ...(headers ? { headers } : {}),
       ...(refusal.errors.length ? { errors: refusal.errors } : {}),
       payment: {
         required: required as unknown as Record<string, unknown>,

@@ -9,7 +9,9 @@
  *   `authorizationState(from, nonce)` on the token says whether the authorization was used. Used:
  *   `settled`. Unused and still valid: submitted again (the nonce makes a second transfer
  *   impossible). Unused and expired: `failed`. Without `payments.rpc_url` they wait.
- * - Reservations whose process died mid-request are recovered (ledger `recoverStaleReservations`).
+ * - Reservations whose process died mid-request (their lease, renewed while the request runs, ran
+ *   out) are recovered: released, or reconciled when a result was stored (ledger
+ *   `recoverStaleReservations`).
  * - Credits (`credits.ts`) are paid back as USDC transfers from the settler key once their source
  *   payment is settled, and voided when it failed. Each transfer is signed once and stored before it
  *   is broadcast: a process that stops mid-way leaves the same bytes to rebroadcast, so a credit is
@@ -41,11 +43,13 @@ import { PollingWorker } from '../polling-worker.ts';
 import { MIN_VALIDITY_SECONDS } from './credential.ts';
 import { claimCredits, moveCredit, voidUncollected } from './credits.ts';
 import { type AnyRequirements, chainOf, type PaymentFacilitator, RECEIPT_POLL_MS } from './facilitator.ts';
-import { claimForSettlement, recoverStaleReservations, settleClaimed } from './ledger.ts';
+import {
+  claimForSettlement,
+  recoverStaleReservations,
+  STALE_RESERVATION_MS,
+  settleClaimed,
+} from './ledger.ts';
 import { networkOf } from './networks.ts';
-
-/** A reservation older than this without an outcome belongs to a request whose process stopped. */
-export const STALE_RESERVATION_MS = 15 * 60_000;
 
 const BATCH = 20;
 
@@ -184,8 +188,8 @@ export class Settler extends PollingWorker {
     const at = now();
     await recoverStaleReservations(
       db,
-      new Date(at.getTime() - STALE_RESERVATION_MS).toISOString(),
       at.toISOString(),
+      new Date(at.getTime() - STALE_RESERVATION_MS).toISOString(),
     );
     const lease = Math.max(this.deps.config.payments.sync_wait_seconds * 4_000, 60_000);
     const claimed = await claimForSettlement(

@@ -5,6 +5,7 @@
  * Served by passing `[...operations, ...testPaidOperations()]` to startTestService.
  */
 import { randomUUID } from 'node:crypto';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ServiceError } from '../../servers/errors.ts';
 import { type AnyOperation, defineOperation } from '../../servers/operation.ts';
@@ -17,6 +18,20 @@ export const TEST_PRICE_ATOMIC = '100000';
 export interface EchoCounter {
   /** Executions of the handler per `text`. */
   runs: Map<string, number>;
+  /**
+   * A file that outlives the process: each run appends `start <text>` when it begins and
+   * `end <text> <execution>` when it returns its result (crash tests count runs across a kill -9).
+   */
+  log?: string;
+}
+
+/** The runs a counter's log recorded for `text`: how many began, and the executions that ended. */
+export function runsLogged(log: string, text: string): { started: number; ended: string[] } {
+  const lines = existsSync(log) ? readFileSync(log, 'utf8').split('\n') : [];
+  return {
+    started: lines.filter((l) => l === `start ${text}`).length,
+    ended: lines.filter((l) => l.startsWith(`end ${text} `)).map((l) => l.slice(`end ${text} `.length)),
+  };
 }
 
 export function testPaidOperations(counter: EchoCounter = { runs: new Map() }): AnyOperation[] {
@@ -28,7 +43,7 @@ export function testPaidOperations(counter: EchoCounter = { runs: new Map() }): 
       text: z.string().min(1).max(200),
       times: z.number().int().min(1).max(5).default(1),
       loud: z.boolean().default(false),
-      delay_ms: z.number().int().min(0).max(5000).default(0),
+      delay_ms: z.number().int().min(0).max(10_000).default(0),
       fail: z.boolean().default(false),
     }),
     output: z.object({
@@ -46,13 +61,16 @@ export function testPaidOperations(counter: EchoCounter = { runs: new Map() }): 
     handler: async (ctx, input) => {
       const run = (counter.runs.get(input.text) ?? 0) + 1;
       counter.runs.set(input.text, run);
+      if (counter.log) appendFileSync(counter.log, `start ${input.text}\n`);
       if (input.delay_ms) await new Promise((resolve) => setTimeout(resolve, input.delay_ms));
       if (input.fail) throw new ServiceError('internal_error', { cause: new Error('test handler failed') });
       const text = Array.from({ length: input.times }, () => input.text).join(' ');
+      const execution = randomUUID();
+      if (counter.log) appendFileSync(counter.log, `end ${input.text} ${execution}\n`);
       return {
         echo: input.loud ? text.toUpperCase() : text,
         run,
-        execution: randomUUID(),
+        execution,
         payment_id: ctx.payment?.id ?? null,
       };
     },

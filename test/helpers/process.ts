@@ -11,6 +11,8 @@ export interface ServiceProcess {
   kill(): Promise<void>;
   /** SIGTERM: graceful stop. */
   stop(): Promise<number | null>;
+  /** The last 64 KiB the process wrote (log lines and stderr), for a failing test to show. */
+  output(): string;
 }
 
 export async function spawnService(
@@ -36,13 +38,23 @@ export async function spawnService(
   );
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let stderr = '';
+  let output = '';
+  const keep = (d: Buffer) => {
+    output = (output + d.toString()).slice(-65_536);
+  };
   child.stderr?.on('data', (d: Buffer) => {
     stderr += d.toString();
+    keep(d);
   });
+  child.stdout?.on('data', keep);
   const url = await new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
     // Generous: a loaded CI machine starting several workers (WORKERS=N) at once is slow.
-    const timer = setTimeout(() => reject(new Error(`service did not start: ${stderr}`)), 150_000);
+    const timer = setTimeout(() => {
+      // A child that never said it listens must not outlive the test that gave up on it.
+      child.kill('SIGKILL');
+      reject(new Error(`service did not start: ${stderr}`));
+    }, 150_000);
     lines.on('line', (line) => {
       const match = /listening on (http:\/\/[^"\s]+)/.exec(line);
       if (match?.[1]) {
@@ -63,5 +75,6 @@ export async function spawnService(
       child.kill('SIGTERM');
       return exited;
     },
+    output: () => output,
   };
 }

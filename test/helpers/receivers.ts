@@ -99,9 +99,15 @@ export interface ReceivedMail {
 }
 
 export async function startSmtpServer(
-  options: { reject?: (mail: ReceivedMail) => number | undefined } = {},
-): Promise<{ url: string; mails: ReceivedMail[]; close(): Promise<void> }> {
-  const mails: ReceivedMail[] = [];
+  options: {
+    reject?: (mail: ReceivedMail) => number | undefined;
+    /** Listen on this port (a server that comes back where it was); default: any free port. */
+    port?: number;
+    /** Start with these mails already received (the same mailbox across a restart). */
+    mails?: ReceivedMail[];
+  } = {},
+): Promise<{ url: string; port: number; mails: ReceivedMail[]; close(): Promise<void> }> {
+  const mails: ReceivedMail[] = options.mails ?? [];
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
@@ -126,10 +132,11 @@ export async function startSmtpServer(
       });
     },
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', () => resolve()));
   const { port } = server.server.address() as AddressInfo;
   return {
     url: `smtp://127.0.0.1:${port}`,
+    port,
     mails,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

@@ -94,15 +94,15 @@ export interface LocalSetReceiver {
   url: string;
   /** Every push, in order, with what verification found. */
   received: ReceivedSet[];
-  /** HTTP status for the n-th push (1-based); 202 by default. */
-  respond: (attempt: number) => number;
+  /** HTTP status for the n-th push (1-based); 202 by default; `hang`: never answer it. */
+  respond: (attempt: number) => number | 'hang';
   close(): Promise<void>;
 }
 
 /** Verifies each pushed SET with `issuer`'s keys from `jwksUri` (and `audience`, if given). */
 export async function startSetReceiver(
   verification: () => { issuer: string; jwksUri: string; audience?: string },
-  respond: (attempt: number) => number = () => 202,
+  respond: (attempt: number) => number | 'hang' = () => 202,
 ): Promise<LocalSetReceiver> {
   let jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
   const receiver: LocalSetReceiver = { url: '', received: [], respond, close: () => close(server) };
@@ -130,7 +130,9 @@ export async function startSetReceiver(
         entry.error = (err as { code?: string }).code ?? String(err);
       }
       receiver.received.push(entry);
-      res.statusCode = receiver.respond(receiver.received.length);
+      const answer = receiver.respond(receiver.received.length);
+      if (answer === 'hang') return; // a slow receiver: the sender gives up first
+      res.statusCode = answer;
       if (res.statusCode >= 400) res.setHeader('content-type', 'application/json');
       res.end(
         res.statusCode >= 400 ? JSON.stringify({ err: 'invalid_request', description: 'try again' }) : '',

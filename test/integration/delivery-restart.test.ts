@@ -3,12 +3,15 @@
  * a request and completing its delivery, a new process starts on the same database, and the brand's
  * webhook processes the request exactly once by its delivery id.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { upsertBrandChannel } from '../../servers/features/returns/repository.ts';
 import { SecretBox } from '../../servers/secrets.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
 import { type ServiceProcess, spawnService } from '../helpers/process.ts';
 import { startWebhookReceiver, type WebhookReceiver, waitFor } from '../helpers/receivers.ts';
+
+// Real child processes start slowly on a loaded machine: room to start, never a timing assertion.
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
 const deliveryEnv = {
   OUTBOUND_ALLOW_PRIVATE: '1',

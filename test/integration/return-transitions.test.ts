@@ -98,7 +98,7 @@ describe('database failure', () => {
   });
   afterAll(() => service?.close());
 
-  it('answers 500 without internals, and health reports 503 degraded', async () => {
+  it('answers 500 without internals, and health reports degraded (200: liveness, not readiness)', async () => {
     await service.database.close();
     const res = await fetch(`${service.config.base_url}/status?request_id=${crypto.randomUUID()}`);
     expect(res.status).toBe(500);
@@ -106,7 +106,8 @@ describe('database failure', () => {
     expect(problem).toMatchObject({ code: 'internal_error', detail: 'Internal error' });
     expect(JSON.stringify(problem)).not.toMatch(/destroy|sqlite|kysely|stack/i);
     const health = await fetch(`${service.config.public_api_url}/health`);
-    expect(health.status).toBe(503);
+    expect(health.status).toBe(200);
     expect(await health.json()).toMatchObject({ status: 'degraded', database: { reachable: false } });
+    expect((await fetch(`${service.config.public_api_url}/health/ready`)).status).toBe(503);
   });
 });

@@ -6,7 +6,9 @@ import { serviceVersion } from '../../config.ts';
 import { defineOperation, type OperationContext } from '../../operation.ts';
 
 export const HealthReport = z.object({
-  status: z.enum(['ok', 'degraded']).describe('degraded when the database cannot be reached.'),
+  status: z
+    .enum(['ok', 'degraded'])
+    .describe('degraded when the database cannot be reached (still 200: the process itself is alive).'),
   version: z.string().describe('Service version (package.json).'),
   time: z.iso.datetime(),
   database: z.object({
@@ -19,7 +21,10 @@ export const HealthReport = z.object({
 export const getHealth = defineOperation({
   name: 'getHealth',
   title: 'Service health',
-  description: 'Version of the service and whether its database is reachable. Answers 503 when degraded.',
+  description:
+    'Liveness: the process answers, with its version and whether its database is reachable. Always 200 while ' +
+    'the process runs - a database outage is `degraded`, not a reason to restart the process (it recovers by ' +
+    'itself once the database is back); whether to send it traffic is GET /health/ready.',
   input: z.strictObject({}),
   output: HealthReport,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
@@ -29,8 +34,6 @@ export const getHealth = defineOperation({
     method: 'GET',
     path: '/health',
     input: 'query',
-    status: (report) => (report.status === 'ok' ? 200 : 503),
-    otherStatuses: { 503: 'Degraded (same body as 200).' },
   },
   tags: ['service'],
   handler: async (ctx) => {
