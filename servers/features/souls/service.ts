@@ -490,6 +490,16 @@ export class SoulsService {
             .where('status', '=', 'active')
             .executeTakeFirst();
           if (Number(held.numUpdatedRows) !== 1) return null;
+          if (entry.paymentId) {
+            // A paid write runs once per payment: a payment released after its entry was written
+            // (its process died before the result was kept) and sent again answers that entry.
+            const written = await trx
+              .selectFrom('soul_memories')
+              .selectAll()
+              .where('payment_id', '=', entry.paymentId)
+              .executeTakeFirst();
+            if (written) return written;
+          }
           const head = await headOf(trx, agentId);
           const fields = {
             agent_id: agentId,

@@ -161,6 +161,15 @@ export class BoostCampaigns {
         .where('status', '=', 'pending_payment')
         .executeTakeFirst();
       if (Number(done.numUpdatedRows) !== 1) {
+        // Funded by this very payment already (released after the campaign was funded, its process
+        // gone before the result was kept, then sent again): the campaign as it stands.
+        const mine = await trx
+          .selectFrom('boost_campaigns')
+          .selectAll()
+          .where('id', '=', id)
+          .where('payment_id', '=', payment.id)
+          .executeTakeFirst();
+        if (mine) return mine;
         throw new ServiceError('illegal_transition', {
           detail: `Campaign ${id} is no longer waiting for payment`,
         });

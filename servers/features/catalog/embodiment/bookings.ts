@@ -98,7 +98,23 @@ export class EmbodimentBookings {
     const channels: { channel: 'webhook' | 'email'; target: string }[] = [];
     if (e.webhook_url) channels.push({ channel: 'webhook', target: e.webhook_url });
     if (e.email && config.smtp.url) channels.push({ channel: 'email', target: e.email });
-    await db.transaction().execute(async (trx) => {
+    const made = await db.transaction().execute(async (trx) => {
+      // One booking per payment: a payment released after its booking was made (its process died
+      // before the result was kept) and sent again answers that booking. Its status token was never
+      // delivered, so it is replaced by the one answered now.
+      const earlier = await trx
+        .selectFrom('embodiment_bookings')
+        .selectAll()
+        .where('payment_id', '=', input.paymentId)
+        .executeTakeFirst();
+      if (earlier) {
+        await trx
+          .updateTable('embodiment_bookings')
+          .set({ token_hash: booking.token_hash })
+          .where('id', '=', earlier.id)
+          .execute();
+        return { ...earlier, token_hash: booking.token_hash };
+      }
       await trx.insertInto('embodiment_bookings').values(booking).execute();
       await trx
         .insertInto('embodiment_events')
@@ -132,9 +148,10 @@ export class EmbodimentBookings {
           })
           .execute();
       }
+      return booking;
     });
     this.#nudge();
-    return { booking, token };
+    return { booking: made, token };
   }
 
   /** The booking its status URL names; 404 for an unknown id or a wrong token alike. */

@@ -99,6 +99,14 @@ export async function placeBid(
       .set({ updated_at: now })
       .where('id', '=', 'featured')
       .execute();
+    // One bid per payment: a payment released after its bid was placed (its process died before
+    // the result was kept) and sent again answers that bid, deciding nothing twice.
+    const placed = await trx
+      .selectFrom('featured_bids')
+      .selectAll()
+      .where('payment_id', '=', bid.paymentId)
+      .executeTakeFirst();
+    if (placed) return { bid: placed, outbid: null };
     const holder = await currentHolder(trx, now);
     const daily = Number(atomicUsdc(bid.bidUsdc));
     const minimum = minimumNextBid(holder);

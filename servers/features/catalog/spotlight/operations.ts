@@ -92,9 +92,12 @@ export const buySpotlight = defineSku({
       agentHandle: input.agent_handle ?? null,
       businessName: input.business_name ?? null,
     });
-    // The full scan comes with the placement: queued now, public, followed at its status_url.
-    const scan = await services.scans.request({ domain: domain.domain, public: true }, null);
-    await services.spotlights.attachScan(placed.id, scan.scan_id);
+    // The full scan comes with the placement: queued now, public, followed at its status_url (the
+    // one already queued when this payment's placement was made before).
+    const scan = placed.scan_id
+      ? await services.scans.get(placed.scan_id, null, null, null)
+      : await services.scans.request({ domain: domain.domain, public: true }, null);
+    if (!placed.scan_id) await services.spotlights.attachScan(placed.id, scan.scan_id);
     const { config } = services;
     return {
       spotlight_id: placed.id,

@@ -110,6 +110,13 @@ export class SpotlightPlacements {
         .set({ updated_at: now })
         .where('id', '=', 'spotlight')
         .execute();
+      // One placement per payment (see featured-bid's placeBid).
+      const placed = await trx
+        .selectFrom('spotlights')
+        .selectAll()
+        .where('payment_id', '=', spotlight.paymentId)
+        .executeTakeFirst();
+      if (placed) return placed;
       const active = await this.active(trx);
       if (active.length >= this.slots) throw spotlightFull(nextOpening(active), this.slots);
       const row: SpotlightRow = {
