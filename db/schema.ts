@@ -394,6 +394,15 @@ export interface DeclaredDescriptorsTable {
 // `traffic.rollup_retention_days` (default 400). `day` is a UTC calendar date `YYYY-MM-DD`,
 // `hour` a UTC hour `YYYY-MM-DDTHH`; `agent` is '' where none applies (plain human visits).
 
+/**
+ * Ids of traffic ingestion batches written, a day long (migration 2026-11-26T1200Z_traffic_batches):
+ * a batch retried after a lost answer is not written twice.
+ */
+export interface TrafficBatchesTable {
+  id: string;
+  written_at: string;
+}
+
 /** One hit on a site, classified when received. `path` never includes the query string. */
 export interface TrafficEventsTable {
   id: Generated<number>;
@@ -1009,6 +1018,7 @@ export interface Database {
   resolved_merchants: ResolvedMerchantsTable;
   declared_descriptors: DeclaredDescriptorsTable;
   traffic_events: TrafficEventsTable;
+  traffic_batches: TrafficBatchesTable;
   traffic_daily: TrafficDailyTable;
   traffic_pages_daily: TrafficPagesDailyTable;
   traffic_hourly: TrafficHourlyTable;

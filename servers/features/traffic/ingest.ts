@@ -19,6 +19,7 @@
  * the process keeps serving everything else.
  */
 
+import { randomUUID } from 'node:crypto';
 import type { Database as SQLiteClient } from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
@@ -54,6 +55,12 @@ export interface IngestOptions {
 interface Group {
   events: PreparedEvent[];
   done?: { resolve: () => void; reject: (err: unknown) => void };
+  /**
+   * The batch this group was last written in, when that write's outcome is unknown (the
+   * connection was lost, perhaps during its COMMIT): retried as the same batch, which its id
+   * keeps from being written twice.
+   */
+  batch?: string;
 }
 
 /** Rows per unnest() INSERT on PostgreSQL (array parameters, so only memory bounds it). */
@@ -169,27 +176,46 @@ export class IngestQueue {
     this.#schedule(urgent);
   }
 
-  /** Takes whole groups up to `flush_max_events` (at least one) and writes them in one transaction. */
+  /**
+   * Takes whole groups up to `flush_max_events` (at least one) - or, first, the acknowledged groups
+   * of a batch whose write had an unknown outcome, exactly - and writes them in one transaction.
+   * The transaction records the batch's id (`traffic_batches`), so a batch whose COMMIT succeeded
+   * although the connection was lost before its answer is not written again when retried.
+   */
   async #flush(): Promise<void> {
     this.#immediate = false;
     const taken: Group[] = [];
     let count = 0;
+    const retried = this.#groups[0]?.batch;
     while (this.#groups.length > 0) {
       const next = this.#groups[0] as Group;
-      if (count > 0 && count + next.events.length > this.#options.flushMaxEvents) break;
+      if (
+        retried !== undefined
+          ? next.batch !== retried
+          : count > 0 && count + next.events.length > this.#options.flushMaxEvents
+      )
+        break;
       taken.push(next);
       this.#groups.shift();
       count += next.events.length;
       if (next.done) this.#immediate = true;
     }
     if (taken.length === 0) return;
+    const batch = retried ?? randomUUID();
     this.#queued -= count;
     this.#inFlight += count;
     try {
       const events = taken.length === 1 ? (taken[0] as Group).events : taken.flatMap((g) => g.events);
-      await this.#db
-        .transaction()
-        .execute((trx) => writeEvents(trx, this.#dialect, events, this.#options.writeRaw));
+      await this.#db.transaction().execute(async (trx) => {
+        const recorded = await trx
+          .insertInto('traffic_batches')
+          .values({ id: batch, written_at: new Date().toISOString() })
+          .onConflict((oc) => oc.column('id').doNothing())
+          .executeTakeFirst();
+        // Already written: the attempt whose answer was lost had committed.
+        if (Number(recorded.numInsertedOrUpdatedRows ?? 0n) === 0) return;
+        await writeEvents(trx, this.#dialect, events, this.#options.writeRaw);
+      });
       for (const group of taken) group.done?.resolve();
     } catch (err) {
       this.#log.error({ err, events: count }, 'traffic: batch write failed');
@@ -198,8 +224,10 @@ export class IngestQueue {
         headers: { 'Retry-After': '5' },
         cause: err,
       });
-      // Waiting callers get the failure and resend; acknowledged beacons go back to the front.
-      const retry = taken.filter((g) => !g.done);
+      // Waiting callers get the failure and resend; acknowledged beacons go back to the front, as
+      // this same batch: its write may have committed all the same (its answer lost with the
+      // connection), which the batch id tells on the next attempt.
+      const retry = taken.filter((g) => !g.done).map((g) => ({ events: g.events, batch }));
       for (const group of taken) group.done?.reject(failure);
       this.#groups.unshift(...retry);
       this.#queued += retry.reduce((n, g) => n + g.events.length, 0);

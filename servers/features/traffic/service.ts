@@ -443,6 +443,11 @@ export class TrafficService {
       .execute();
     const hour = new Date(now().getTime() - 7 * DAY_MS).toISOString().slice(0, 13);
     await db.deleteFrom('traffic_hourly').where('hour', '<', hour).execute();
+    // A batch is retried within seconds of a lost answer; a day of ids is plenty.
+    await db
+      .deleteFrom('traffic_batches')
+      .where('written_at', '<', new Date(now().getTime() - DAY_MS).toISOString())
+      .execute();
     return { events };
   }
 
