@@ -296,3 +296,23 @@ export class OwnerTokenClient {
     );
   }
 }
+
+/** The HTTP status of an MCP `initialize` sent to `mcpUrl` with this bearer token (200 when accepted). */
+export async function mcpInitializeStatus(mcpUrl: string, token: string): Promise<number> {
+  const res = await fetch(mcpUrl, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'test', version: '1' } },
+    }),
+  });
+  await res.body?.cancel();
+  return res.status;
+}

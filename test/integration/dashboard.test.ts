@@ -5,22 +5,24 @@
  * through the authorization server's own sign-in page, in headless Chromium and as a cookie-jar
  * browser; each page is audited with axe-core and screenshotted to test/artifacts/.
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../servers/config.ts';
+import { browserAvailable, launchChromium, seriousAxeViolations } from '../helpers/browser.ts';
 import { dialects } from '../helpers/databases.ts';
 import { type FixtureSite, startFixtureSite } from '../helpers/fixture-sites.ts';
-import { authorizeInBrowser, CookieJar, type OwnerCredentials, OwnerTokenClient } from '../helpers/oauth.ts';
+import {
+  authorizeInBrowser,
+  CookieJar,
+  mcpInitializeStatus,
+  type OwnerCredentials,
+  OwnerTokenClient,
+} from '../helpers/oauth.ts';
 import { waitFor } from '../helpers/receivers.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
-const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const artifacts = path.join(projectRoot, 'test', 'artifacts');
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const browserAvailable = existsSync(executablePath) || process.env.CI === 'true';
 
 const CHROME =
   'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
@@ -79,27 +81,7 @@ describe.each(dialects)('owner dashboard (%s)', (dialect) => {
     return { email, password, key, siteId, domain };
   }
 
-  const mcpStatus = async (token: string) =>
-    (
-      await fetch(`${service.config.mcp_url}/auth`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: {
-            protocolVersion: '2025-11-25',
-            capabilities: {},
-            clientInfo: { name: 't', version: '1' },
-          },
-        }),
-      })
-    ).status;
+  const mcpStatus = (token: string) => mcpInitializeStatus(`${service.config.mcp_url}/auth`, token);
 
   beforeAll(async () => {
     mkdirSync(artifacts, { recursive: true });
@@ -336,10 +318,7 @@ describe.each(dialects)('owner dashboard (%s)', (dialect) => {
   it.skipIf(!browserAvailable)(
     'in Chromium: sign in on the real page, every dashboard page passes axe, forms work without scripts',
     async () => {
-      const browser = await chromium.launch({
-        executablePath,
-        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-      });
+      const browser = await launchChromium();
       const cspErrors: string[] = [];
       try {
         const context = await browser.newContext({
@@ -378,14 +357,7 @@ describe.each(dialects)('owner dashboard (%s)', (dialect) => {
             path: path.join(artifacts, `page-${name}-${dialect}.png`),
             fullPage: true,
           });
-          await auditPage.addScriptTag({ content: axeSource });
-          const violations = (await auditPage.evaluate(
-            'axe.run(document, { resultTypes: ["violations"] }).then((r) => r.violations)',
-          )) as Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }>;
-          const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-          expect(
-            serious.map((v) => `${url}: ${v.id} ${JSON.stringify(v.nodes.slice(0, 3).map((n) => n.target))}`),
-          ).toEqual([]);
+          expect(await seriousAxeViolations(auditPage, url)).toEqual([]);
         }
         await page.goto(`${site}/dashboard`);
         await page.getByRole('button', { name: 'Sign out' }).click();

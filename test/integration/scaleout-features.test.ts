@@ -16,7 +16,7 @@ import { type LocalChain, startLocalChain, USDC } from '../helpers/chain.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
 import { type FixtureSite, startFixtureSite } from '../helpers/fixture-sites.ts';
 import { type FrontProxy, startFrontProxy } from '../helpers/front-proxy.ts';
-import { OwnerTokenClient } from '../helpers/oauth.ts';
+import { mcpInitializeStatus, OwnerTokenClient } from '../helpers/oauth.ts';
 import { type ServiceProcess, spawnService } from '../helpers/process.ts';
 import { startWebhookReceiver, type WebhookReceiver, waitFor } from '../helpers/receivers.ts';
 import { payingFetch } from '../helpers/x402-payer.ts';
@@ -219,25 +219,9 @@ describe.each(dialects)('stateful features across three processes behind one fro
     const tokens = await oauth.tokens({ email, password }, `${front.url}/mcp/auth`);
     for (let i = 0; i < 3; i++) {
       on(i);
-      const res = await fetch(`${front.url}/mcp/auth`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${tokens.access_token}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: {
-            protocolVersion: '2025-11-25',
-            capabilities: {},
-            clientInfo: { name: 't', version: '1' },
-          },
-        }),
-      });
-      expect(res.status, `process ${i}`).toBe(200);
+      expect(await mcpInitializeStatus(`${front.url}/mcp/auth`, tokens.access_token), `process ${i}`).toBe(
+        200,
+      );
     }
     // A refresh token rotated on one process cannot be reused on another.
     on(0);
