@@ -37,6 +37,7 @@ import { serviceVersion } from '../config.ts';
 import { toServiceError } from '../errors.ts';
 import {
   type AnyOperation,
+  CallContext,
   invokeOperation,
   type McpServerName,
   type OperationContext,
@@ -317,35 +318,37 @@ export function createMcpEndpoint(
       // queued, then started, both with 0 done), so a value that did not grow is raised by one past
       // the last one sent, and a total, when given, kept at least as large as the progress.
       let lastProgress = Number.NEGATIVE_INFINITY;
-      const ctx: OperationContext = {
-        services,
-        operations,
-        request: req
-          ? requestInfo(req, 'mcp')
-          : { id: String(extra.requestId), ip: 'unknown', via: 'mcp', headers: {} },
-        log: req?.log ?? services.log,
-        signal: extra.signal,
-        ...(req ? principals.get(req) : undefined),
-        // x402 MCP transport: the PaymentPayload rides in params._meta["x402/payment"].
-        ...(op.sku ? { payment: { credential: mcpCredential(extra._meta) } } : {}),
-        ...(progressToken !== undefined
-          ? {
-              reportProgress: (reported: number, total?: number, message?: string) => {
-                const progress = reported > lastProgress ? reported : lastProgress + 1;
-                lastProgress = progress;
-                return extra.sendNotification({
-                  method: 'notifications/progress',
-                  params: {
-                    progressToken,
-                    progress,
-                    ...(total !== undefined ? { total: Math.max(total, progress) } : {}),
-                    ...(message ? { message } : {}),
-                  },
-                });
-              },
-            }
-          : {}),
-      };
+      const ctx = new CallContext(
+        {
+          services,
+          operations,
+          request: req
+            ? requestInfo(req, 'mcp')
+            : { id: String(extra.requestId), ip: 'unknown', via: 'mcp', headers: {} },
+          signal: extra.signal,
+          ...(req ? principals.get(req) : undefined),
+          // x402 MCP transport: the PaymentPayload rides in params._meta["x402/payment"].
+          ...(op.sku ? { payment: { credential: mcpCredential(extra._meta) } } : {}),
+          ...(progressToken !== undefined
+            ? {
+                reportProgress: (reported: number, total?: number, message?: string) => {
+                  const progress = reported > lastProgress ? reported : lastProgress + 1;
+                  lastProgress = progress;
+                  return extra.sendNotification({
+                    method: 'notifications/progress',
+                    params: {
+                      progressToken,
+                      progress,
+                      ...(total !== undefined ? { total: Math.max(total, progress) } : {}),
+                      ...(message ? { message } : {}),
+                    },
+                  });
+                },
+              }
+            : {}),
+        },
+        () => (req ? req.log : services.log),
+      );
       try {
         const output = await invokeOperation(op, ctx, params.arguments ?? {});
         const receipt = ctx.payment?.receipt;

@@ -17,6 +17,7 @@ import express, {
 import { ServiceError, toServiceError } from '../errors.ts';
 import {
   type AnyOperation,
+  CallContext,
   invokeOperation,
   type OperationContext,
   pathParamsOf,
@@ -48,7 +49,10 @@ function restContext(
   res.once('close', () => {
     if (!res.writableFinished) controller.abort();
   });
-  return { services, operations, request: requestInfo(req, 'rest'), log: req.log, signal: controller.signal };
+  return new CallContext(
+    { services, operations, request: requestInfo(req, 'rest'), signal: controller.signal },
+    () => req.log,
+  );
 }
 
 /**
