@@ -32,7 +32,8 @@
  *   what every transaction begun before them wrote, as without grouping (the open batch then takes
  *   no transaction begun after the read: one that awaits the read would wait for itself);
  * - anything else outside a transaction takes the write connection, commits the open batch, runs on
- *   its own (autocommit) and, when it wrote, waits for the WAL sync like a transaction.
+ *   its own (autocommit) and, when it wrote, gives the connection back and waits for the WAL sync
+ *   like a transaction.
  *
  * Statements are prepared once per connection and kept (SQLite re-prepares them itself after a
  * schema change). An in-memory database has no second connection and no WAL: each transaction
@@ -43,9 +44,11 @@ import {
   type CompiledQuery,
   type DatabaseConnection,
   type DatabaseIntrospector,
+  DeleteQueryNode,
   type Dialect,
   type DialectAdapter,
   type Driver,
+  InsertQueryNode,
   type Kysely,
   type QueryCompiler,
   type QueryResult,
@@ -53,6 +56,7 @@ import {
   SqliteAdapter,
   SqliteIntrospector,
   SqliteQueryCompiler,
+  UpdateQueryNode,
 } from 'kysely';
 
 /** Most transactions one COMMIT carries: bounds how long the first of them waits. */
@@ -353,10 +357,17 @@ export class GroupCommitDriver implements Driver {
     if (this.#broken) throw this.#broken;
     // Its own sync, below, covers the commits before it.
     const result = run<R>(statement, query);
-    if (this.#syncWal) {
+    // An insert, update or delete that changed no row wrote nothing (a polling worker's claim when
+    // nothing is due): nothing to sync. Schema changes report no rows and are synced.
+    const dml =
+      InsertQueryNode.is(query.query) || UpdateQueryNode.is(query.query) || DeleteQueryNode.is(query.query);
+    const changed = statement.reader ? result.rows.length > 0 : result.numAffectedRows !== 0n;
+    if (this.#syncWal && (changed || !dml)) {
       const autocommit = new Batch();
       const durable = autocommit.join();
       this.#committed(autocommit);
+      // Committed: later writers may go on; their syncs cover this commit too.
+      lease.unlockWriter();
       await durable;
     }
     return result;
