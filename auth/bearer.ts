@@ -17,7 +17,8 @@
  * signature, issuer, audience, type and claims - is remembered by its text until its `exp`, and the
  * signature is checked once per token rather than once per request. Whether the token still
  * stands is not cached: every request reads its grant (still there, for the same account and
- * client, unexpired) and the account's revoked-before time, in one indexed query. A revocation
+ * client, unexpired) and the account's revoked-before time, in one indexed query shared by the
+ * requests of one turn of the event loop (a query that starts after each of them arrived). A revocation
  * made by any process sharing the database (the revocation endpoint deleting the grant, an account
  * signing out everywhere, a security event) is therefore refused on the next request, in every
  * process, with nothing to invalidate: a cache of the standing as well would need each process to
@@ -43,6 +44,14 @@ import { SERVICE_SCOPE } from './scopes.ts';
 export const KEY_RELOAD_INTERVAL_MS = 5_000;
 /** Verified tokens remembered at most (oldest dropped first); each only until its `exp`. */
 const VERIFIED_TOKENS = 10_000;
+
+/** Whether a grant still stands: its row, and its account's revoked-before time. */
+interface GrantStanding {
+  account_id: string | null;
+  client_id: string | null;
+  expires_at: string | null;
+  revoked_before: string | null;
+}
 
 /** What a token's text proved once its signature and claims were checked. */
 interface VerifiedToken {
@@ -94,6 +103,15 @@ export class BearerVerifier {
   readonly #now: () => Date;
   readonly #secrets: SecretBox;
   readonly #verified = new Map<string, VerifiedToken>();
+  /** Grants whose standing the requests of this turn wait for (`#standingOf`). */
+  #standings = new Map<
+    string,
+    {
+      promise: Promise<GrantStanding | undefined>;
+      resolve: (standing: GrantStanding | undefined) => void;
+      reject: (err: unknown) => void;
+    }
+  >();
 
   constructor(options: BearerVerifierOptions) {
     this.#db = options.db;
@@ -163,13 +181,7 @@ export class BearerVerifier {
       this.#verified.set(token, verified);
     }
 
-    const standing = await this.#db
-      .selectFrom('oauth_records as grants')
-      .leftJoin('oauth_account_revocations as revocations', 'revocations.account_id', 'grants.account_id')
-      .select(['grants.account_id', 'grants.client_id', 'grants.expires_at', 'revocations.revoked_before'])
-      .where('grants.id', '=', verified.grantId)
-      .where('grants.model', '=', 'Grant')
-      .executeTakeFirst();
+    const standing = await this.#standingOf(verified.grantId);
     if (
       !standing ||
       (standing.expires_at !== null && Date.parse(standing.expires_at) <= now) ||
@@ -191,6 +203,51 @@ export class BearerVerifier {
     }
     const { accountId, clientId, grantId, scopes } = verified;
     return { ok: true, grant: { accountId, clientId, grantId, scopes } };
+  }
+
+  /**
+   * The grant's row and its account's revoked-before time. The requests of one turn of the event
+   * loop share one query (a DataLoader-style batch read in `setImmediate`): it starts after every
+   * one of them arrived, so each still sees every revocation committed before it came in.
+   */
+  #standingOf(grantId: string): Promise<GrantStanding | undefined> {
+    let pending = this.#standings.get(grantId);
+    if (!pending) {
+      if (this.#standings.size === 0) setImmediate(() => void this.#readStandings());
+      let resolve!: (standing: GrantStanding | undefined) => void;
+      let reject!: (err: unknown) => void;
+      const promise = new Promise<GrantStanding | undefined>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      pending = { promise, resolve, reject };
+      this.#standings.set(grantId, pending);
+    }
+    return pending.promise;
+  }
+
+  async #readStandings(): Promise<void> {
+    const batch = this.#standings;
+    this.#standings = new Map();
+    try {
+      const rows = await this.#db
+        .selectFrom('oauth_records as grants')
+        .leftJoin('oauth_account_revocations as revocations', 'revocations.account_id', 'grants.account_id')
+        .select([
+          'grants.id',
+          'grants.account_id',
+          'grants.client_id',
+          'grants.expires_at',
+          'revocations.revoked_before',
+        ])
+        .where('grants.id', 'in', [...batch.keys()])
+        .where('grants.model', '=', 'Grant')
+        .execute();
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      for (const [grantId, pending] of batch) pending.resolve(byId.get(grantId));
+    } catch (err) {
+      for (const pending of batch.values()) pending.reject(err);
+    }
   }
 
   /** The signature and claims of a token this process has not verified yet (or that expired). */
