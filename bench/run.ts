@@ -12,7 +12,7 @@
  * (card lookups, POST /return, public and owner MCP tools/call) at both log levels, info and warn.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -90,17 +90,42 @@ interface Load {
   non2xx: number;
   /** 2xx answers, warm-up included: what the server acknowledged. */
   ok: number;
+  /** CPU time (user + system) the server spent per request of the measured run, in microseconds. */
+  cpuUs?: number;
 }
 
-async function load(options: autocannon.Options): Promise<Load> {
+/** User + system CPU time of a process in milliseconds (Linux /proc; undefined elsewhere). */
+function cpuTimeMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * One warm-up, then the measured run. Besides requests per second, the server's own CPU time per
+ * request: on a machine shared with other work the rate swings by tens of percent from run to run,
+ * the CPU a request costs much less.
+ */
+async function load(options: autocannon.Options, pid?: number): Promise<Load> {
   const warm = await autocannon({ ...options, duration: 2, connections }); // warm-up
+  const before = cpuTimeMs(pid);
   const result = await autocannon({ ...options, duration, connections });
+  const after = cpuTimeMs(pid);
+  const requests = result.requests.total;
   return {
     ok: warm['2xx'] + result['2xx'],
     rps: result.requests.average,
     p99: result.latency.p99,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
+    ...(before !== undefined && after !== undefined && requests > 0
+      ? { cpuUs: ((after - before) * 1000) / requests }
+      : {}),
   };
 }
 
@@ -110,6 +135,8 @@ const format = (n: number, digits = 0) =>
 interface Scenario {
   name: string;
   options: autocannon.Options;
+  /** The server process under load, for its CPU time per request. */
+  pid?: number;
   /** Fresh options before each run (an access token that expires). */
   prepare?: () => Promise<autocannon.Options>;
   /** Least ratio to the baseline (or to `relativeTo`'s ratio). */
@@ -138,7 +165,7 @@ const lookupCall = toolCall('lookup_card_charge', { charge: 'CHECKCARD 0312 NETF
  * MCP call is `get_owner_context`, which reads nothing but the token: what it adds to a public
  * call is the bearer verification.
  */
-function hotPathScenarios(serviceUrl: string, level: string, owner: OwnerMcp): Scenario[] {
+function hotPathScenarios(serviceUrl: string, level: string, owner: OwnerMcp, server: Started): Scenario[] {
   const descriptor = encodeURIComponent('POS PURCHASE STARBUCKS STORE 11234 SEATTLE WA');
   const publicMcp = `MCP tools/call lookup_card_charge [${level}]`;
   const ownerOptions = (token: string): autocannon.Options => ({
@@ -147,7 +174,7 @@ function hotPathScenarios(serviceUrl: string, level: string, owner: OwnerMcp): S
     headers: { ...mcpHeaders, authorization: `Bearer ${token}` },
     body: toolCall('get_owner_context', {}),
   });
-  return [
+  const scenarios: Scenario[] = [
     {
       name: `GET /agent (lookupCardCharge) [${level}]`,
       options: { url: `${serviceUrl}/cs/agent?charge=${descriptor}` },
@@ -198,12 +225,14 @@ function hotPathScenarios(serviceUrl: string, level: string, owner: OwnerMcp): S
       relativeTo: publicMcp,
     },
   ];
+  return scenarios.map((scenario) => ({ ...scenario, ...pidOf(server) }));
 }
 
 interface Measured {
   rps: number[];
   ratio: number[];
   p99: number[];
+  cpuUs: number[];
   problems: number;
   ok: number;
 }
@@ -216,10 +245,18 @@ interface Measured {
 async function runScenarios(baseline: Scenario, targets: Scenario[]): Promise<Map<string, Measured>> {
   const results = new Map<string, Measured>();
   const record = (scenario: Scenario, result: Load, ratio: number) => {
-    const entry = results.get(scenario.name) ?? { rps: [], ratio: [], p99: [], problems: 0, ok: 0 };
+    const entry = results.get(scenario.name) ?? {
+      rps: [],
+      ratio: [],
+      p99: [],
+      cpuUs: [],
+      problems: 0,
+      ok: 0,
+    };
     entry.rps.push(result.rps);
     entry.ratio.push(ratio);
     entry.p99.push(result.p99);
+    if (result.cpuUs !== undefined) entry.cpuUs.push(result.cpuUs);
     entry.problems += result.errors + result.non2xx;
     entry.ok += result.ok;
     results.set(scenario.name, entry);
@@ -227,8 +264,8 @@ async function runScenarios(baseline: Scenario, targets: Scenario[]): Promise<Ma
   for (let round = 1; round <= rounds; round++) {
     for (const scenario of targets) {
       const options = scenario.prepare ? await scenario.prepare() : scenario.options;
-      const base = await load(baseline.options);
-      const result = await load(options);
+      const base = await load(baseline.options, baseline.pid);
+      const result = await load(options, scenario.pid);
       record(baseline, base, 1);
       record(scenario, result, result.rps / base.rps);
       process.stdout.write(
@@ -242,7 +279,7 @@ async function runScenarios(baseline: Scenario, targets: Scenario[]): Promise<Ma
 function printResults(scenarios: Scenario[], results: Map<string, Measured>): void {
   process.stdout.write('\n');
   process.stdout.write(
-    `${'path'.padEnd(76)}${'req/s'.padStart(9)}${'p99 ms'.padStart(8)}${'ratio'.padStart(8)}${'range'.padStart(13)}  target\n`,
+    `${'path'.padEnd(76)}${'req/s'.padStart(9)}${'p99 ms'.padStart(8)}${'cpu us'.padStart(8)}${'ratio'.padStart(8)}${'range'.padStart(13)}  target\n`,
   );
   for (const scenario of scenarios) {
     const entry = results.get(scenario.name);
@@ -267,8 +304,9 @@ function printResults(scenarios: Scenario[], results: Map<string, Measured>): vo
     const events =
       scenario.events && scenario.events > 1 ? `  = ${format(rps * scenario.events)} events/s` : '';
     const range = `${format(Math.min(...ratios), 2)}-${format(Math.max(...ratios), 2)}`;
+    const cpu = entry.cpuUs.length ? format(median(entry.cpuUs)) : '-';
     process.stdout.write(
-      `${scenario.name.padEnd(76)}${format(rps).padStart(9)}${format(p99).padStart(8)}${`${format(ratio, 2)}x`.padStart(8)}${range.padStart(13)}  ${verdict}${problems}${events}\n`,
+      `${scenario.name.padEnd(76)}${format(rps).padStart(9)}${format(p99).padStart(8)}${cpu.padStart(8)}${`${format(ratio, 2)}x`.padStart(8)}${range.padStart(13)}  ${verdict}${problems}${events}\n`,
     );
   }
 }
@@ -283,9 +321,13 @@ function spawnService(dataDir: string, level: string): Promise<Started> {
   });
 }
 
-const baselineScenario = (url: string): Scenario => ({
+const pidOf = (started: Started): { pid?: number } =>
+  started.child.pid === undefined ? {} : { pid: started.child.pid };
+
+const baselineScenario = (baseline: Started): Scenario => ({
   name: 'baseline: bare Express 5, constant JSON',
-  options: { url: `${url}/` },
+  options: { url: `${baseline.url}/` },
+  ...pidOf(baseline),
 });
 
 async function main(): Promise<void> {
@@ -308,24 +350,33 @@ async function main(): Promise<void> {
     children.push(sdkStateless.child);
 
     const scenarios: Scenario[] = [
-      baselineScenario(baseline.url),
-      ...hotPathScenarios(service.url, 'info', await ownerMcp(service.url)),
-      ...hotPathScenarios(quiet.url, 'warn', await ownerMcp(quiet.url)),
-      { name: 'GET /beacon (pixel hit, queued)', options: traffic.beacon, target: 0.8, events: 1 },
+      baselineScenario(baseline),
+      ...hotPathScenarios(service.url, 'info', await ownerMcp(service.url), service),
+      ...hotPathScenarios(quiet.url, 'warn', await ownerMcp(quiet.url), quiet),
+      {
+        name: 'GET /beacon (pixel hit, queued)',
+        options: traffic.beacon,
+        target: 0.8,
+        events: 1,
+        ...pidOf(service),
+      },
       {
         name: `POST /events (${BATCH_SIZE} events per request, durable before 2xx)`,
         options: traffic.batch,
         events: BATCH_SIZE,
+        ...pidOf(service),
       },
       {
         name: '  for comparison: SDK stateless example (new McpServer per request)',
         options: { url: `${sdkStateless.url}/mcp`, method: 'POST', headers: mcpHeaders, body: lookupCall },
+        ...pidOf(sdkStateless),
       },
       // The pages (issue 14 section 2): HTML with the Featured Brand read per request.
       ...pagePaths.map((page) => ({
         name: `page GET ${page} (HTML)`,
         options: { url: `${service.url}${page}`, headers: { accept: 'text/html' } },
         p99Target: 50,
+        ...pidOf(service),
       })),
     ];
     const [base, ...targets] = scenarios as [Scenario, ...Scenario[]];
@@ -481,11 +532,11 @@ async function hotPaths(): Promise<void> {
     );
     const baseline = await spawnServer('bench/servers/baseline.ts', '/');
     children.push(baseline.child);
-    const scenarios: Scenario[] = [baselineScenario(baseline.url)];
+    const scenarios: Scenario[] = [baselineScenario(baseline)];
     for (const [i, level] of ['info', 'warn'].entries()) {
       const service = await spawnService(dirs[i] as string, level);
       children.push(service.child);
-      scenarios.push(...hotPathScenarios(service.url, level, await ownerMcp(service.url)));
+      scenarios.push(...hotPathScenarios(service.url, level, await ownerMcp(service.url), service));
     }
     const [base, ...targets] = scenarios as [Scenario, ...Scenario[]];
     printResults(scenarios, await runScenarios(base, targets));
