@@ -9,6 +9,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
+import { Checkpointer } from './sqlite-checkpoints.ts';
 import { type CommitCounts, GroupCommitSqliteDialect, type WalSync } from './sqlite-group-commit.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -22,7 +23,7 @@ export interface DatabaseHandle {
    * counts the transactions and the durable COMMITs that carried them (group commit).
    */
   raw:
-    | { kind: 'sqlite'; client: SQLite.Database; commits: CommitCounts }
+    | { kind: 'sqlite'; client: SQLite.Database; commits: CommitCounts; checkpointer?: Checkpointer }
     | { kind: 'postgres'; pool: pg.Pool };
   close(): Promise<void>;
 }
@@ -49,7 +50,8 @@ export function openDatabase(options: OpenDatabaseOptions): DatabaseHandle {
 /**
  * SQLite: one write connection and, for a file, one connection for reads outside transactions
  * (`sqlite-group-commit.ts`: transactions arriving together share one COMMIT and one fsync of the
- * WAL, each answered once that fsync returned).
+ * WAL, each answered once that fsync returned) and, once commits keep coming, a worker thread that
+ * checkpoints the WAL (`sqlite-checkpoints.ts`).
  */
 function openSqlite(file: string): DatabaseHandle {
   const memory = file === ':memory:';
@@ -63,6 +65,7 @@ function openSqlite(file: string): DatabaseHandle {
   client.pragma('temp_store = MEMORY');
   let reader: SQLite.Database | undefined;
   let syncWal: (WalSync & { close(): void }) | undefined;
+  let checkpointer: Checkpointer | undefined;
   if (memory) {
     client.pragma('synchronous = FULL');
   } else {
@@ -75,18 +78,26 @@ function openSqlite(file: string): DatabaseHandle {
     reader = new SQLite(file);
     reader.pragma('query_only = ON');
     reader.pragma('busy_timeout = 5000');
+    checkpointer = new Checkpointer(file, client);
   }
   const dialect = new GroupCommitSqliteDialect({
     writer: client,
     ...(reader ? { reader } : {}),
     ...(syncWal ? { syncWal } : {}),
+    ...(checkpointer ? { afterCommit: () => checkpointer.committed() } : {}),
   });
   const db = new Kysely<Database>({ dialect });
   return {
     db,
     dialect: 'sqlite',
-    raw: { kind: 'sqlite', client, commits: dialect.driver.counts },
+    raw: {
+      kind: 'sqlite',
+      client,
+      commits: dialect.driver.counts,
+      ...(checkpointer ? { checkpointer } : {}),
+    },
     close: async () => {
+      await checkpointer?.close();
       await db.destroy();
       syncWal?.close();
     },

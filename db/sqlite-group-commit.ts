@@ -83,6 +83,8 @@ export interface GroupCommitOptions {
   reader?: SQLite.Database;
   /** Syncs the WAL after COMMIT; none: COMMIT is durable itself (`synchronous = FULL`). */
   syncWal?: WalSync;
+  /** Called after each COMMIT, outside any transaction (the checkpointer counts them). */
+  afterCommit?: () => void;
 }
 
 /** Kysely's SQLite dialect with the driver above. */
@@ -219,6 +221,7 @@ export class GroupCommitDriver implements Driver {
   readonly #writer: SQLite.Database;
   readonly #reader: SQLite.Database | undefined;
   readonly #syncWal: WalSync | undefined;
+  readonly #afterCommit: (() => void) | undefined;
   readonly #writes: StatementCache;
   readonly #reads: StatementCache | undefined;
   readonly #lock = new WriterLock();
@@ -241,6 +244,7 @@ export class GroupCommitDriver implements Driver {
     this.#writer = options.writer;
     this.#reader = options.reader;
     this.#syncWal = options.syncWal;
+    this.#afterCommit = options.afterCommit;
     this.#writes = new StatementCache(options.writer);
     this.#reads = options.reader ? new StatementCache(options.reader) : undefined;
   }
@@ -457,6 +461,7 @@ export class GroupCommitDriver implements Driver {
   /** A batch committed: durable now (FULL) or once the next WAL sync returns. */
   #committed(batch: Batch): void {
     this.counts.commits++;
+    this.#afterCommit?.();
     this.#lastCommitted = batch;
     if (this.#broken) {
       batch.fail(this.#broken);

@@ -176,6 +176,31 @@ describe('group commit on SQLite', () => {
     }
   });
 
+  it('checkpoints the WAL in a worker thread once commits keep coming, and closes cleanly', async () => {
+    db = await createTestDatabase('sqlite');
+    const { handle } = db;
+    if (handle.raw.kind !== 'sqlite' || !handle.raw.checkpointer) throw new Error('sqlite file expected');
+    const { client, checkpointer } = handle.raw;
+    for (let i = 0; i < 120; i++) {
+      await handle.db.transaction().execute((trx) =>
+        trx
+          .insertInto('idempotency_keys')
+          .values(keyRow(`c${i}`))
+          .execute(),
+      );
+    }
+    // The commit's own automatic checkpoint is off; the worker's connection checkpoints instead.
+    expect(client.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+    for (let i = 0; i < 200 && checkpointer.checkpoints === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(checkpointer.checkpoints).toBeGreaterThan(0);
+    const rows = await handle.db.selectFrom('idempotency_keys').select('key').execute();
+    expect(rows).toHaveLength(120);
+    await db.drop(); // stops the worker after its running checkpoint, then closes the connections
+    db = undefined;
+  });
+
   it('commits each transaction on its own in memory (no second connection)', async () => {
     const memory = openDatabase({});
     try {
