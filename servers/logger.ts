@@ -7,10 +7,10 @@
  * Lines are buffered and written asynchronously (pino's sonic-boom destination, "Asynchronous
  * Logging" in pino's documentation): a line costs its serialization, not a write(2) on the
  * request's path. The buffer is written once it holds `BUFFER_BYTES`, at least every
- * `FLUSH_INTERVAL_MS`, at once after an error or fatal line, and synchronously when the process
- * exits - on `process.exit`, a signal handled by `main.ts`, an uncaught exception or an unhandled
- * rejection (pino registers the exit hook). Only an abrupt end (SIGKILL, power loss) can lose what
- * the last interval buffered.
+ * `FLUSH_INTERVAL_MS`, and synchronously when the process exits - on `process.exit`, a signal
+ * handled by `main.ts`, an uncaught exception or an unhandled rejection (pino registers the exit
+ * hook; `main.ts` logs a crash as a fatal line first). Only an abrupt end (SIGKILL, power loss)
+ * can lose what the last interval buffered.
  */
 import { type Logger, pino } from 'pino';
 import type { Config } from './config.ts';
@@ -19,8 +19,6 @@ import type { Config } from './config.ts';
 const BUFFER_BYTES = 4096;
 /** Longest a line waits in the buffer of an idle process. */
 const FLUSH_INTERVAL_MS = 250;
-/** pino's numeric level of `error`; `fatal` is above it. */
-const ERROR_LEVEL = 50;
 
 function serializeError(err: unknown): unknown {
   if (!(err instanceof Error)) return err;
@@ -46,12 +44,6 @@ export function createLogger(config: Pick<Config, 'log_level'>): Logger {
       level: config.log_level,
       base: { service: 'agent-service' },
       serializers: { err: serializeError },
-      hooks: {
-        logMethod(args, method, level) {
-          method.apply(this, args);
-          if (level >= ERROR_LEVEL) destination.flush();
-        },
-      },
     },
     destination,
   );
