@@ -129,15 +129,16 @@ export interface OperationContext {
 
 /**
  * The context an adapter builds for one call, whose `log` - the request's logger, bound to its id -
- * is built on first read: most calls log nothing but their request line. A class, not an object
- * literal with a getter: V8 builds such a literal as a dictionary object on every call, which
- * made a REST lookup's CPU time per request almost twice as long (`npm run bench`).
+ * and, when the adapter gives a function for it, `signal` are built on first read: most calls log
+ * nothing but their request line and never look at the signal. A class, not an object literal
+ * with getters: V8 builds such a literal as a dictionary object on every call, which made a REST
+ * lookup's CPU time per request almost twice as long (`npm run bench`).
  */
 export class CallContext implements OperationContext {
   readonly services: Services;
   readonly operations: readonly AnyOperation[];
   readonly request: RequestInfo;
-  readonly signal: AbortSignal;
+  #signal: AbortSignal | (() => AbortSignal);
   declare account?: AccountPrincipal;
   declare grant?: OwnerGrant;
   declare soul?: { agentId: string };
@@ -147,11 +148,14 @@ export class CallContext implements OperationContext {
   readonly #logOf: () => Logger;
   #log: Logger | undefined;
 
-  constructor(fields: Omit<OperationContext, 'log'>, logOf: () => Logger) {
+  constructor(
+    fields: Omit<OperationContext, 'log' | 'signal'> & { signal: AbortSignal | (() => AbortSignal) },
+    logOf: () => Logger,
+  ) {
     this.services = fields.services;
     this.operations = fields.operations;
     this.request = fields.request;
-    this.signal = fields.signal;
+    this.#signal = fields.signal;
     if (fields.account) this.account = fields.account;
     if (fields.grant) this.grant = fields.grant;
     if (fields.payment) this.payment = fields.payment;
@@ -162,6 +166,11 @@ export class CallContext implements OperationContext {
   get log(): Logger {
     this.#log ??= this.#logOf();
     return this.#log;
+  }
+
+  get signal(): AbortSignal {
+    if (typeof this.#signal === 'function') this.#signal = this.#signal();
+    return this.#signal;
   }
 }
 

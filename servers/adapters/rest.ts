@@ -45,14 +45,23 @@ function restContext(
   services: Services,
   operations: readonly AnyOperation[],
 ): OperationContext {
-  const controller = new AbortController();
-  res.once('close', () => {
-    if (!res.writableFinished) controller.abort();
-  });
   return new CallContext(
-    { services, operations, request: requestInfo(req, 'rest'), signal: controller.signal },
+    { services, operations, request: requestInfo(req, 'rest'), signal: () => abortedOnDisconnect(res) },
     () => req.log,
   );
+}
+
+/** Aborts once the client goes away before the response is finished (built when a handler asks). */
+function abortedOnDisconnect(res: Response): AbortSignal {
+  const controller = new AbortController();
+  if (!res.closed) {
+    res.once('close', () => {
+      if (!res.writableFinished) controller.abort();
+    });
+  } else if (!res.writableFinished) {
+    controller.abort();
+  }
+  return controller.signal;
 }
 
 /**
