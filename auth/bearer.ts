@@ -12,6 +12,18 @@
  * the key and restarted) makes the verifier reload the published keys from the database, at most
  * once per `KEY_RELOAD_INTERVAL_MS` so tokens with made-up key ids cannot turn every request into
  * a query.
+ *
+ * What is cached, and what is not: a JWT access token cannot change, so what its text proves - the
+ * signature, issuer, audience, type and claims - is remembered by its text until its `exp`, and the
+ * signature is checked once per token rather than once per request. Whether the token still
+ * stands is not cached: every request reads its grant (still there, for the same account and
+ * client, unexpired) and the account's revoked-before time, in one indexed query shared by the
+ * requests of one turn of the event loop (a query that starts after each of them arrived). A revocation
+ * made by any process sharing the database (the revocation endpoint deleting the grant, an account
+ * signing out everywhere, a security event) is therefore refused on the next request, in every
+ * process, with nothing to invalidate: a cache of the standing as well would need each process to
+ * learn of revocations through the database anyway - a read per request, or LISTEN/NOTIFY that
+ * SQLite has no counterpart of - and would refuse late by whatever it missed.
  */
 import {
   createLocalJWKSet,
@@ -24,14 +36,33 @@ import {
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import type { SecretBox } from '../servers/secrets.ts';
-import { KyselyAdapter } from './adapter.ts';
-import { grantInForce } from './grants.ts';
 import { publicJwk, publishedPublicKeys, type SigningJwk } from './keys.ts';
 import { GRANT_CLAIM } from './provider.ts';
 import { SERVICE_SCOPE } from './scopes.ts';
 
 /** Least time between two reloads of the signing keys on an unknown key id. */
 export const KEY_RELOAD_INTERVAL_MS = 5_000;
+/** Verified tokens remembered at most (oldest dropped first); each only until its `exp`. */
+const VERIFIED_TOKENS = 10_000;
+
+/** Whether a grant still stands: its row, and its account's revoked-before time. */
+interface GrantStanding {
+  account_id: string | null;
+  client_id: string | null;
+  expires_at: string | null;
+  revoked_before: string | null;
+}
+
+/** What a token's text proved once its signature and claims were checked. */
+interface VerifiedToken {
+  accountId: string;
+  clientId: string;
+  grantId: string;
+  scopes: string[];
+  /** `iat` and `exp`, in milliseconds. */
+  issuedAt: number;
+  expiresAt: number;
+}
 
 /** Who an owner-scoped request acts for, taken from the token (never from the input). */
 export interface OwnerGrant {
@@ -64,7 +95,6 @@ export interface BearerVerifierOptions {
 
 export class BearerVerifier {
   readonly #db: Kysely<Database>;
-  readonly #grants: KyselyAdapter;
   readonly #issuer: string;
   readonly #audience: string | string[];
   #jwks: ReturnType<typeof createLocalJWKSet>;
@@ -72,6 +102,16 @@ export class BearerVerifier {
   #reloading: Promise<void> | undefined;
   readonly #now: () => Date;
   readonly #secrets: SecretBox;
+  readonly #verified = new Map<string, VerifiedToken>();
+  /** Grants whose standing the requests of this turn wait for (`#standingOf`). */
+  #standings = new Map<
+    string,
+    {
+      promise: Promise<GrantStanding | undefined>;
+      resolve: (standing: GrantStanding | undefined) => void;
+      reject: (err: unknown) => void;
+    }
+  >();
 
   constructor(options: BearerVerifierOptions) {
     this.#db = options.db;
@@ -79,7 +119,6 @@ export class BearerVerifier {
     this.#issuer = options.issuer;
     this.#audience = options.audience;
     this.#now = options.now ?? (() => new Date());
-    this.#grants = new KyselyAdapter(options.db, 'Grant', this.#now);
     this.#jwks = createLocalJWKSet({ keys: options.keys.map(publicJwk) });
   }
 
@@ -129,16 +168,109 @@ export class BearerVerifier {
         description: 'Expected Authorization: Bearer <token>',
       };
     }
-    const invalid = (description: string): BearerResult => ({
-      ok: false,
-      status: 401,
-      error: 'invalid_token',
-      description,
-    });
+    const token = match[1] as string;
+    const now = this.#now().getTime();
+    let verified = this.#verified.get(token);
+    if (!verified || verified.expiresAt <= now) {
+      this.#verified.delete(token);
+      const checked = await this.#check(token);
+      if (!('grantId' in checked)) return checked;
+      verified = checked;
+      if (this.#verified.size >= VERIFIED_TOKENS)
+        this.#verified.delete(this.#verified.keys().next().value as string);
+      this.#verified.set(token, verified);
+    }
 
+    const standing = await this.stands(verified, verified.issuedAt);
+    if (standing === 'grant_revoked') return invalid('The grant of this access token was revoked');
+    if (standing === 'account_revoked') return invalid('The account revoked its access tokens');
+    if (!verified.scopes.includes(SERVICE_SCOPE)) {
+      return {
+        ok: false,
+        status: 403,
+        error: 'insufficient_scope',
+        description: `The ${SERVICE_SCOPE} scope is required`,
+      };
+    }
+    const { accountId, clientId, grantId, scopes } = verified;
+    return { ok: true, grant: { accountId, clientId, grantId, scopes } };
+  }
+
+  /**
+   * Whether what was issued at `issuedAt` (ms) under this grant still stands: the grant exists,
+   * unexpired, for that account and client, and the account has revoked nothing issued since. The
+   * check behind every token, and behind every request of an owner dashboard session
+   * (`dashboard-sessions.ts`), which stands for the grant its sign-in was approved under.
+   */
+  async stands(
+    grant: { accountId: string; clientId: string; grantId: string },
+    issuedAt: number,
+  ): Promise<'in_force' | 'grant_revoked' | 'account_revoked'> {
+    const standing = await this.#standingOf(grant.grantId);
+    if (
+      !standing ||
+      (standing.expires_at !== null && Date.parse(standing.expires_at) <= this.#now().getTime()) ||
+      standing.account_id !== grant.accountId ||
+      standing.client_id !== grant.clientId
+    ) {
+      return 'grant_revoked';
+    }
+    if (standing.revoked_before !== null && issuedAt < Date.parse(standing.revoked_before)) {
+      return 'account_revoked';
+    }
+    return 'in_force';
+  }
+
+  /**
+   * The grant's row and its account's revoked-before time. The requests of one turn of the event
+   * loop share one query (a DataLoader-style batch read in `setImmediate`): it starts after every
+   * one of them arrived, so each still sees every revocation committed before it came in.
+   */
+  #standingOf(grantId: string): Promise<GrantStanding | undefined> {
+    let pending = this.#standings.get(grantId);
+    if (!pending) {
+      if (this.#standings.size === 0) setImmediate(() => void this.#readStandings());
+      let resolve!: (standing: GrantStanding | undefined) => void;
+      let reject!: (err: unknown) => void;
+      const promise = new Promise<GrantStanding | undefined>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      pending = { promise, resolve, reject };
+      this.#standings.set(grantId, pending);
+    }
+    return pending.promise;
+  }
+
+  async #readStandings(): Promise<void> {
+    const batch = this.#standings;
+    this.#standings = new Map();
+    try {
+      const rows = await this.#db
+        .selectFrom('oauth_records as grants')
+        .leftJoin('oauth_account_revocations as revocations', 'revocations.account_id', 'grants.account_id')
+        .select([
+          'grants.id',
+          'grants.account_id',
+          'grants.client_id',
+          'grants.expires_at',
+          'revocations.revoked_before',
+        ])
+        .where('grants.id', 'in', [...batch.keys()])
+        .where('grants.model', '=', 'Grant')
+        .execute();
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      for (const [grantId, pending] of batch) pending.resolve(byId.get(grantId));
+    } catch (err) {
+      for (const pending of batch.values()) pending.reject(err);
+    }
+  }
+
+  /** The signature and claims of a token this process has not verified yet (or that expired). */
+  async #check(token: string): Promise<VerifiedToken | Extract<BearerResult, { ok: false }>> {
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(match[1] as string, this.#key, {
+      ({ payload } = await jwtVerify(token, this.#key, {
         issuer: this.#issuer,
         audience: this.#audience,
         typ: 'at+jwt',
@@ -158,27 +290,23 @@ export class BearerVerifier {
     }
     const grantId = payload[GRANT_CLAIM];
     if (typeof grantId !== 'string') return invalid('The access token names no grant');
-    const accountId = payload.sub as string;
-    const standing = await grantInForce(
-      this.#db,
-      this.#grants,
-      { accountId, clientId, grantId },
-      new Date((payload.iat as number) * 1000),
-    );
-    if (standing === 'grant_revoked') return invalid('The grant of this access token was revoked');
-    if (standing === 'account_revoked') return invalid('The account revoked its access tokens');
-    const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [];
-    if (!scopes.includes(SERVICE_SCOPE)) {
-      return {
-        ok: false,
-        status: 403,
-        error: 'insufficient_scope',
-        description: `The ${SERVICE_SCOPE} scope is required`,
-      };
-    }
-    return { ok: true, grant: { accountId, clientId, grantId, scopes } };
+    return {
+      accountId: payload.sub as string,
+      clientId,
+      grantId,
+      scopes: typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [],
+      issuedAt: (payload.iat as number) * 1000,
+      expiresAt: (payload.exp as number) * 1000,
+    };
   }
 }
+
+const invalid = (description: string): Extract<BearerResult, { ok: false }> => ({
+  ok: false,
+  status: 401,
+  error: 'invalid_token',
+  description,
+});
 
 /** Refuses every access token of the account issued before `at`. */
 export async function revokeAccountTokens(db: Kysely<Database>, accountId: string, at: Date): Promise<void> {

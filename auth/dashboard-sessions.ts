@@ -3,7 +3,7 @@
  * owner-scoped resource server accepts, and stands for that token's grant: it lasts
  * `DASHBOARD_SESSION_TTL_MS` at most, and ends at once when the owner signs out, revokes the
  * dashboard's approval, or revokes every authorization of the account - each request checks the
- * grant as a resource server checks a token's (`grants.ts`, grantInForce). Stored in the
+ * grant as a resource server checks a token's (`bearer.ts`, stands). Stored in the
  * database, so any process serves any request of a session.
  *
  * The cookie carries 256 random bits; the table keeps their SHA-256 digest. Forms carry an
@@ -13,10 +13,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
-import { KyselyAdapter } from './adapter.ts';
-import type { OwnerGrant } from './bearer.ts';
+import type { BearerVerifier, OwnerGrant } from './bearer.ts';
 import { csrfMatches, csrfToken } from './form-security.ts';
-import { grantInForce } from './grants.ts';
 
 /** Longest a dashboard sign-in lasts; the owner signs in again after it (silently while signed in at the authorization server). */
 export const DASHBOARD_SESSION_TTL_MS = 12 * 3_600_000;
@@ -34,13 +32,18 @@ const digest = (value: string) => createHash('sha256').update(value).digest('hex
 
 export class DashboardSessions {
   readonly #db: Kysely<Database>;
-  readonly #grants: KyselyAdapter;
+  readonly #bearer: Pick<BearerVerifier, 'stands'>;
   readonly #csrfKey: string;
   readonly #now: () => Date;
 
-  constructor(db: Kysely<Database>, csrfKey: string, now: () => Date) {
+  constructor(
+    db: Kysely<Database>,
+    bearer: Pick<BearerVerifier, 'stands'>,
+    csrfKey: string,
+    now: () => Date,
+  ) {
     this.#db = db;
-    this.#grants = new KyselyAdapter(db, 'Grant', now);
+    this.#bearer = bearer;
     this.#csrfKey = csrfKey;
     this.#now = now;
   }
@@ -85,7 +88,7 @@ export class DashboardSessions {
     };
     const createdAt = new Date(row.created_at);
     const standing =
-      expiresAt <= this.#now() ? 'expired' : await grantInForce(this.#db, this.#grants, grant, createdAt);
+      expiresAt <= this.#now() ? 'expired' : await this.#bearer.stands(grant, createdAt.getTime());
     if (standing !== 'in_force') {
       await this.#db.deleteFrom('dashboard_sessions').where('id_hash', '=', idHash).execute();
       return null;

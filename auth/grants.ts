@@ -7,7 +7,6 @@
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
-import type { KyselyAdapter } from './adapter.ts';
 import { DASHBOARD_CLIENT_ID } from './first-party.ts';
 
 export interface ConnectedClient {
@@ -100,29 +99,4 @@ export async function revokeGrant(
     await trx.deleteFrom('oauth_records').where('grant_id', '=', grantId).execute();
     return true;
   });
-}
-
-/**
- * Whether what was issued at `issuedAt` under this grant still stands: the grant exists for that
- * account and client, and the account has not revoked everything issued before then. The check
- * every resource server makes after a token's signature (`bearer.ts`), and the owner dashboard on
- * every request of a session.
- */
-export async function grantInForce(
-  db: Kysely<Database>,
-  grants: KyselyAdapter,
-  grant: { accountId: string; clientId: string; grantId: string },
-  issuedAt: Date,
-): Promise<'in_force' | 'grant_revoked' | 'account_revoked'> {
-  const stored = await grants.find(grant.grantId);
-  if (!stored || stored.accountId !== grant.accountId || stored.clientId !== grant.clientId) {
-    return 'grant_revoked';
-  }
-  const revocation = await db
-    .selectFrom('oauth_account_revocations')
-    .select('revoked_before')
-    .where('account_id', '=', grant.accountId)
-    .executeTakeFirst();
-  if (revocation && issuedAt.getTime() < Date.parse(revocation.revoked_before)) return 'account_revoked';
-  return 'in_force';
 }

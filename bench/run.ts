@@ -9,10 +9,12 @@
  * GET /site-stats), BENCH_DATABASE_URL (measure site stats and the payment path on PostgreSQL too);
  * BENCH_ONLY=payments runs the payment benchmarks alone, BENCH_ONLY=charges the card charge lookup latencies,
  * BENCH_ONLY=pages the p99 of each HTML page (target < 50 ms), the owner dashboard signed in;
- * BENCH_ONLY=load a minute of mixed load at 200 connections (bench/load.ts, also `npm run bench:load`).
+ * BENCH_ONLY=load a minute of mixed load at 200 connections (bench/load.ts, also `npm run bench:load`);
+ * BENCH_ONLY=hotpaths the hot paths of issue 15 (card lookups, POST /return, public and owner MCP
+ * tools/call) at both log levels, info and warn.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -23,6 +25,7 @@ import { measureChargeLookups } from './charges.ts';
 import { signedInDashboard } from './dashboard.ts';
 import { runLoad } from './load.ts';
 import { measureMatching, measureRealRegistry } from './matching.ts';
+import { type OwnerMcp, ownerMcp } from './owner.ts';
 import { BENCH_PAY_TO, measurePaidRest, measurePaymentPath } from './payments.ts';
 import { measureFixtureScan, measureLeaderboard } from './scans.ts';
 import { BATCH_SIZE, countStoredEvents, measureSiteStats, trafficScenarios } from './traffic.ts';
@@ -91,25 +94,249 @@ interface Load {
   non2xx: number;
   /** 2xx answers, warm-up included: what the server acknowledged. */
   ok: number;
+  /** CPU time (user + system) the server spent per request of the measured run, in microseconds. */
+  cpuUs?: number;
 }
 
-async function load(options: autocannon.Options): Promise<Load> {
+/** User + system CPU time of a process in milliseconds (Linux /proc; undefined elsewhere). */
+function cpuTimeMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * One warm-up, then the measured run. Besides requests per second, the server's own CPU time per
+ * request: on a machine shared with other work the rate swings by tens of percent from run to run,
+ * the CPU a request costs much less.
+ */
+async function load(options: autocannon.Options, pid?: number): Promise<Load> {
   const warm = await autocannon({ ...options, duration: 2, connections }); // warm-up
+  const before = cpuTimeMs(pid);
   const result = await autocannon({ ...options, duration, connections });
+  const after = cpuTimeMs(pid);
+  const requests = result.requests.total;
   return {
     ok: warm['2xx'] + result['2xx'],
     rps: result.requests.average,
     p99: result.latency.p99,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
+    ...(before !== undefined && after !== undefined && requests > 0
+      ? { cpuUs: ((after - before) * 1000) / requests }
+      : {}),
   };
 }
 
 const format = (n: number, digits = 0) =>
   n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
+interface Scenario {
+  name: string;
+  options: autocannon.Options;
+  /** The server process under load, for its CPU time per request. */
+  pid?: number;
+  /** Fresh options before each run (an access token that expires). */
+  prepare?: () => Promise<autocannon.Options>;
+  /** Least ratio to the baseline (or to `relativeTo`'s ratio). */
+  target?: number;
+  /** The ratio is taken to this scenario's, round by round (owner MCP against public MCP). */
+  relativeTo?: string;
+  /** Least requests per second (POST /return: durable writes are bounded by the disk, not by Express). */
+  rpsTarget?: number;
+  /** Largest acceptable p99 latency in milliseconds (the pages of issue 14: 50 ms). */
+  p99Target?: number;
+  /** Events each 2xx answer acknowledged (traffic ingestion). */
+  events?: number;
+}
+
+const mcpHeaders = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2025-11-25',
+};
+const toolCall = (name: string, args: Record<string, unknown>) =>
+  JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
+const lookupCall = toolCall('lookup_card_charge', { charge: 'CHECKCARD 0312 NETFLIX.COM 866-579-7172 CA' });
+
+/**
+ * Issue 15 section 4: the hot paths of one service process, named with its log level. The owner
+ * MCP call is `get_owner_context`, which reads nothing but the token: what it adds to a public
+ * call is the bearer verification.
+ */
+function hotPathScenarios(serviceUrl: string, level: string, owner: OwnerMcp, server: Started): Scenario[] {
+  const descriptor = encodeURIComponent('POS PURCHASE STARBUCKS STORE 11234 SEATTLE WA');
+  const publicMcp = `MCP tools/call lookup_card_charge [${level}]`;
+  const ownerOptions = (token: string): autocannon.Options => ({
+    url: owner.url,
+    method: 'POST',
+    headers: { ...mcpHeaders, authorization: `Bearer ${token}` },
+    body: toolCall('get_owner_context', {}),
+  });
+  const scenarios: Scenario[] = [
+    {
+      name: `GET /agent (lookupCardCharge) [${level}]`,
+      options: { url: `${serviceUrl}/cs/agent?charge=${descriptor}` },
+      target: 0.7,
+    },
+    {
+      name: `  GET /agent, every line different (cache misses) [${level}]`,
+      options: {
+        url: serviceUrl,
+        requests: [
+          {
+            setupRequest: (request) => ({
+              ...request,
+              path: `/cs/agent?charge=${encodeURIComponent(`POS PURCHASE STARBUCKS STORE ${Math.floor(Math.random() * 1e9)} SEATTLE WA`)}`,
+            }),
+          },
+        ],
+      },
+      target: 0.6,
+    },
+    {
+      name: `POST /return (startReturnRequest, durable) [${level}]`,
+      options: {
+        url: `${serviceUrl}/cs/return`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          brand_domain: 'netflix.com',
+          name: 'Bench Person',
+          contact: 'bench@example.com',
+          order_number: 'B-1',
+          amount: 15.49,
+          currency: 'USD',
+        }),
+      },
+      rpsTarget: 3000,
+    },
+    {
+      name: publicMcp,
+      options: { url: `${serviceUrl}/mcp`, method: 'POST', headers: mcpHeaders, body: lookupCall },
+      target: 0.6,
+    },
+    {
+      name: `  owner MCP tools/call get_owner_context, bearer verified [${level}]`,
+      options: ownerOptions(''),
+      prepare: async () => ownerOptions(await owner.token()),
+      target: 0.7,
+      relativeTo: publicMcp,
+    },
+  ];
+  return scenarios.map((scenario) => ({ ...scenario, ...pidOf(server) }));
+}
+
+interface Measured {
+  rps: number[];
+  ratio: number[];
+  p99: number[];
+  cpuUs: number[];
+  problems: number;
+  ok: number;
+}
+
+/**
+ * Runs every scenario `rounds` times. The machine's speed drifts by tens of percent within a minute
+ * (shared host), so each target run is paired with a baseline run just before it; the ratio is
+ * taken within the pair, and the median and range over rounds are reported.
+ */
+async function runScenarios(baseline: Scenario, targets: Scenario[]): Promise<Map<string, Measured>> {
+  const results = new Map<string, Measured>();
+  const record = (scenario: Scenario, result: Load, ratio: number) => {
+    const entry = results.get(scenario.name) ?? {
+      rps: [],
+      ratio: [],
+      p99: [],
+      cpuUs: [],
+      problems: 0,
+      ok: 0,
+    };
+    entry.rps.push(result.rps);
+    entry.ratio.push(ratio);
+    entry.p99.push(result.p99);
+    if (result.cpuUs !== undefined) entry.cpuUs.push(result.cpuUs);
+    entry.problems += result.errors + result.non2xx;
+    entry.ok += result.ok;
+    results.set(scenario.name, entry);
+  };
+  for (let round = 1; round <= rounds; round++) {
+    for (const scenario of targets) {
+      const options = scenario.prepare ? await scenario.prepare() : scenario.options;
+      const base = await load(baseline.options, baseline.pid);
+      const result = await load(options, scenario.pid);
+      record(baseline, base, 1);
+      record(scenario, result, result.rps / base.rps);
+      process.stdout.write(
+        `  round ${round}/${rounds}: ${scenario.name.trim()}: ${format(result.rps)} req/s, baseline ${format(base.rps)} req/s\n`,
+      );
+    }
+  }
+  return results;
+}
+
+function printResults(scenarios: Scenario[], results: Map<string, Measured>): void {
+  process.stdout.write('\n');
+  process.stdout.write(
+    `${'path'.padEnd(76)}${'req/s'.padStart(9)}${'p99 ms'.padStart(8)}${'cpu us'.padStart(8)}${'ratio'.padStart(8)}${'range'.padStart(13)}  target\n`,
+  );
+  for (const scenario of scenarios) {
+    const entry = results.get(scenario.name);
+    if (!entry) continue;
+    const reference = scenario.relativeTo ? results.get(scenario.relativeTo) : undefined;
+    const ratios = reference
+      ? entry.ratio.map((r, i) => r / (reference.ratio[i] ?? Number.NaN))
+      : entry.ratio;
+    const ratio = median(ratios);
+    const rps = median(entry.rps);
+    const p99 = median(entry.p99);
+    const of = reference ? ' of public MCP' : '';
+    const verdict =
+      scenario.p99Target !== undefined
+        ? `p99 < ${scenario.p99Target} ms ${p99 < scenario.p99Target ? 'met' : 'MISSED'}`
+        : scenario.rpsTarget !== undefined
+          ? `>= ${format(scenario.rpsTarget)} req/s ${rps >= scenario.rpsTarget ? 'met' : 'MISSED'} (${format(Math.min(...entry.rps))}-${format(Math.max(...entry.rps))})`
+          : scenario.target === undefined
+            ? ''
+            : `>= ${scenario.target}x${of} ${ratio >= scenario.target ? 'met' : 'MISSED'}`;
+    const problems = entry.problems ? `  (${entry.problems} errors or non-2xx)` : '';
+    const events =
+      scenario.events && scenario.events > 1 ? `  = ${format(rps * scenario.events)} events/s` : '';
+    const range = `${format(Math.min(...ratios), 2)}-${format(Math.max(...ratios), 2)}`;
+    const cpu = entry.cpuUs.length ? format(median(entry.cpuUs)) : '-';
+    process.stdout.write(
+      `${scenario.name.padEnd(76)}${format(rps).padStart(9)}${format(p99).padStart(8)}${cpu.padStart(8)}${`${format(ratio, 2)}x`.padStart(8)}${range.padStart(13)}  ${verdict}${problems}${events}\n`,
+    );
+  }
+}
+
+/** The service as `npm start` runs it, SQLite in `dataDir`, at a log level. */
+function spawnService(dataDir: string, level: string): Promise<Started> {
+  return spawnServer('servers/main.ts', '/api/public/health', {
+    DATA_DIR: dataDir,
+    LOG_LEVEL: level,
+    // The benchmark is one client address; lift the per-address write limit so POST /return is measured.
+    RATE_LIMIT_WRITES_PER_MINUTE: '1000000000',
+  });
+}
+
+const pidOf = (started: Started): { pid?: number } =>
+  started.child.pid === undefined ? {} : { pid: started.child.pid };
+
+const baselineScenario = (baseline: Started): Scenario => ({
+  name: 'baseline: bare Express 5, constant JSON',
+  options: { url: `${baseline.url}/` },
+  ...pidOf(baseline),
+});
+
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'agent-service-bench-'));
+  const warnDir = mkdtempSync(path.join(tmpdir(), 'agent-service-bench-warn-'));
   const children: ChildProcess[] = [];
   try {
     process.stdout.write(
@@ -118,100 +345,43 @@ async function main(): Promise<void> {
 
     const baseline = await spawnServer('bench/servers/baseline.ts', '/');
     children.push(baseline.child);
-    const service = await spawnServer('servers/main.ts', '/api/public/health', {
-      DATA_DIR: dataDir,
-      LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
-      // The benchmark is one client address; lift the per-address write limit so POST /return is measured.
-      RATE_LIMIT_WRITES_PER_MINUTE: '1000000000',
-    });
+    const service = await spawnService(dataDir, 'info');
     children.push(service.child);
+    const quiet = await spawnService(warnDir, 'warn');
+    children.push(quiet.child);
     const traffic = await trafficScenarios(service.url);
     const dashboard = await signedInDashboard(service.url);
     const sdkStateless = await spawnServer('bench/servers/sdk-stateless.ts', '/health');
     children.push(sdkStateless.child);
 
-    const descriptor = encodeURIComponent('POS PURCHASE STARBUCKS STORE 11234 SEATTLE WA');
-    const mcpHeaders = {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-11-25',
-    };
-    const toolCall = JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: {
-        name: 'lookup_card_charge',
-        arguments: { charge: 'CHECKCARD 0312 NETFLIX.COM 866-579-7172 CA' },
-      },
-    });
-
-    interface Scenario {
-      name: string;
-      options: autocannon.Options;
-      target?: number;
-      /** Largest acceptable p99 latency in milliseconds (the pages of issue 14: 50 ms). */
-      p99Target?: number;
-      /** Events each 2xx answer acknowledged (traffic ingestion). */
-      events?: number;
-    }
     const scenarios: Scenario[] = [
-      { name: 'baseline: bare Express 5, constant JSON', options: { url: `${baseline.url}/` } },
+      baselineScenario(baseline),
+      ...hotPathScenarios(service.url, 'info', await ownerMcp(service.url), service),
+      ...hotPathScenarios(quiet.url, 'warn', await ownerMcp(quiet.url), quiet),
       {
-        name: 'GET /agent (lookupCardCharge)',
-        options: { url: `${service.url}/cs/agent?charge=${descriptor}` },
-        target: 0.7,
+        name: 'GET /beacon (pixel hit, queued)',
+        options: traffic.beacon,
+        target: 0.8,
+        events: 1,
+        ...pidOf(service),
       },
-      {
-        name: '  GET /agent, every line different (cache misses)',
-        options: {
-          url: service.url,
-          requests: [
-            {
-              setupRequest: (request) => ({
-                ...request,
-                path: `/cs/agent?charge=${encodeURIComponent(`POS PURCHASE STARBUCKS STORE ${Math.floor(Math.random() * 1e9)} SEATTLE WA`)}`,
-              }),
-            },
-          ],
-        },
-      },
-      {
-        name: 'POST /return (startReturnRequest)',
-        options: {
-          url: `${service.url}/cs/return`,
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({
-            brand_domain: 'netflix.com',
-            name: 'Bench Person',
-            contact: 'bench@example.com',
-            order_number: 'B-1',
-            amount: 15.49,
-            currency: 'USD',
-          }),
-        },
-      },
-      { name: 'GET /beacon (pixel hit, queued)', options: traffic.beacon, target: 0.8, events: 1 },
       {
         name: `POST /events (${BATCH_SIZE} events per request, durable before 2xx)`,
         options: traffic.batch,
         events: BATCH_SIZE,
-      },
-      {
-        name: 'MCP tools/call lookup_card_charge',
-        options: { url: `${service.url}/mcp`, method: 'POST', headers: mcpHeaders, body: toolCall },
-        target: 0.4,
+        ...pidOf(service),
       },
       {
         name: '  for comparison: SDK stateless example (new McpServer per request)',
-        options: { url: `${sdkStateless.url}/mcp`, method: 'POST', headers: mcpHeaders, body: toolCall },
+        options: { url: `${sdkStateless.url}/mcp`, method: 'POST', headers: mcpHeaders, body: lookupCall },
+        ...pidOf(sdkStateless),
       },
       // The pages (issue 14 section 2): HTML with the Featured Brand read per request.
       ...pagePaths.map((page) => ({
         name: `page GET ${page} (HTML)`,
         options: { url: `${service.url}${page}`, headers: { accept: 'text/html' } },
         p99Target: 50,
+        ...pidOf(service),
       })),
       // The owner dashboard, signed in: session and grant checked, owner reads under row-level security.
       ...dashboard.paths.map((page) => ({
@@ -220,60 +390,15 @@ async function main(): Promise<void> {
         p99Target: 50,
       })),
     ];
-
-    // The machine's speed drifts by tens of percent within a minute (shared host), so each target run
-    // is paired with a baseline run just before it; the ratio is taken within the pair and the
-    // median over rounds is reported.
-    const [baselineScenario, ...targets] = scenarios as [Scenario, ...Scenario[]];
-    const results = new Map<string, { rps: number[]; ratio: number[]; p99: number[]; problems: number }>();
-    let acknowledgedEvents = 0;
-    const record = (scenario: Scenario, result: Load, ratio: number) => {
-      acknowledgedEvents += (scenario.events ?? 0) * result.ok;
-      const entry = results.get(scenario.name) ?? { rps: [], ratio: [], p99: [], problems: 0 };
-      entry.rps.push(result.rps);
-      entry.ratio.push(ratio);
-      entry.p99.push(result.p99);
-      entry.problems += result.errors + result.non2xx;
-      results.set(scenario.name, entry);
-    };
-    for (let round = 1; round <= rounds; round++) {
-      for (const scenario of targets) {
-        const base = await load(baselineScenario.options);
-        const result = await load(scenario.options);
-        record(baselineScenario, base, 1);
-        record(scenario, result, result.rps / base.rps);
-        process.stdout.write(
-          `  round ${round}/${rounds}: ${scenario.name.trim()}: ${format(result.rps)} req/s, baseline ${format(base.rps)} req/s\n`,
-        );
-      }
-    }
-
-    process.stdout.write('\n');
-    process.stdout.write(
-      `${'path'.padEnd(70)}${'req/s'.padStart(10)}${'p99 ms'.padStart(9)}${'ratio'.padStart(8)}  target\n`,
-    );
-    for (const scenario of scenarios) {
-      const entry = results.get(scenario.name);
-      if (!entry) continue;
-      const ratio = median(entry.ratio);
-      const p99 = median(entry.p99);
-      const verdict =
-        scenario.p99Target !== undefined
-          ? `p99 < ${scenario.p99Target} ms ${p99 < scenario.p99Target ? 'met' : 'MISSED'}`
-          : scenario.target === undefined
-            ? ''
-            : `>= ${scenario.target}x ${ratio >= scenario.target ? 'met' : 'MISSED'}`;
-      const problems = entry.problems ? `  (${entry.problems} errors or non-2xx)` : '';
-      const events =
-        scenario.events && scenario.events > 1
-          ? `  = ${format(median(entry.rps) * scenario.events)} events/s`
-          : '';
-      process.stdout.write(
-        `${scenario.name.padEnd(70)}${format(median(entry.rps)).padStart(10)}${format(median(entry.p99)).padStart(9)}${`${format(ratio, 2)}x`.padStart(8)}  ${verdict}${problems}${events}\n`,
-      );
-    }
+    const [base, ...targets] = scenarios as [Scenario, ...Scenario[]];
+    const results = await runScenarios(base, targets);
+    printResults(scenarios, results);
 
     // Every acknowledged traffic event must be stored once the service stopped cleanly (SIGTERM drains).
+    const acknowledgedEvents = scenarios.reduce(
+      (n, s) => n + (s.events ?? 0) * (results.get(s.name)?.ok ?? 0),
+      0,
+    );
     const exited = new Promise((resolve) => service.child.once('exit', resolve));
     service.child.kill('SIGTERM');
     await exited;
@@ -285,6 +410,7 @@ async function main(): Promise<void> {
   } finally {
     for (const child of children) child.kill('SIGTERM');
     rmSync(dataDir, { recursive: true, force: true });
+    rmSync(warnDir, { recursive: true, force: true });
   }
 
   process.stdout.write('\nDescriptor matching in process, the real registry (curated + open-data index):\n');
@@ -413,8 +539,33 @@ async function pages(): Promise<void> {
   }
 }
 
+/** Issue 15 section 4 alone: the hot paths at both log levels against the baseline. */
+async function hotPaths(): Promise<void> {
+  const dirs = [0, 1].map(() => mkdtempSync(path.join(tmpdir(), 'agent-service-bench-hot-')));
+  const children: ChildProcess[] = [];
+  try {
+    process.stdout.write(
+      `bench hot paths: ${duration}s per run, ${connections} connections, ${rounds} rounds, node ${process.version}\n\n`,
+    );
+    const baseline = await spawnServer('bench/servers/baseline.ts', '/');
+    children.push(baseline.child);
+    const scenarios: Scenario[] = [baselineScenario(baseline)];
+    for (const [i, level] of ['info', 'warn'].entries()) {
+      const service = await spawnService(dirs[i] as string, level);
+      children.push(service.child);
+      scenarios.push(...hotPathScenarios(service.url, level, await ownerMcp(service.url), service));
+    }
+    const [base, ...targets] = scenarios as [Scenario, ...Scenario[]];
+    printResults(scenarios, await runScenarios(base, targets));
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 if (process.env.BENCH_ONLY === 'pages') await pages();
 else if (process.env.BENCH_ONLY === 'load') await runLoad();
+else if (process.env.BENCH_ONLY === 'hotpaths') await hotPaths();
 else if (process.env.BENCH_ONLY === 'payments') await payments();
 else if (process.env.BENCH_ONLY === 'charges') await chargeLookups();
 else await main();

@@ -3,20 +3,28 @@
  * Both dialects hand the application the same value shapes: timestamps as ISO 8601 strings,
  * JSON columns as text (repositories parse them), 64-bit integers as numbers.
  */
-import { mkdirSync } from 'node:fs';
+import { closeSync, fdatasync, mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
+import { Checkpointer } from './sqlite-checkpoints.ts';
+import { type CommitCounts, GroupCommitSqliteDialect, type WalSync } from './sqlite-group-commit.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
 export interface DatabaseHandle {
   db: Kysely<Database>;
   dialect: Dialect;
-  /** The underlying client, for libraries that need their own (rate limiter stores). */
-  raw: { kind: 'sqlite'; client: SQLite.Database } | { kind: 'postgres'; pool: pg.Pool };
+  /**
+   * The underlying client, for libraries that need their own (rate limiter stores). On SQLite it is
+   * the write connection, to be used only inside a kysely transaction (which holds it); `commits`
+   * counts the transactions and the durable COMMITs that carried them (group commit).
+   */
+  raw:
+    | { kind: 'sqlite'; client: SQLite.Database; commits: CommitCounts; checkpointer?: Checkpointer }
+    | { kind: 'postgres'; pool: pg.Pool };
   close(): Promise<void>;
 }
 
@@ -39,22 +47,84 @@ export function openDatabase(options: OpenDatabaseOptions): DatabaseHandle {
   return openSqlite(file);
 }
 
+/**
+ * SQLite: one write connection and, for a file, one connection for reads outside transactions
+ * (`sqlite-group-commit.ts`: transactions arriving together share one COMMIT and one fsync of the
+ * WAL, each answered once that fsync returned) and, once commits keep coming, a worker thread that
+ * checkpoints the WAL (`sqlite-checkpoints.ts`).
+ */
 function openSqlite(file: string): DatabaseHandle {
-  if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  const memory = file === ':memory:';
+  if (!memory) mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const client = new SQLite(file);
   client.pragma('journal_mode = WAL');
-  // FULL: a commit is on disk before the reply that announces it (WAL + NORMAL can lose the last
-  // commits on power loss).
-  client.pragma('synchronous = FULL');
   client.pragma('foreign_keys = ON');
   client.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: client }) });
+  // Savepoint and statement journals in memory: every transaction runs inside a savepoint of the
+  // group commit, and a journal file would cost a write for each page it first touches.
+  client.pragma('temp_store = MEMORY');
+  let reader: SQLite.Database | undefined;
+  let syncWal: (WalSync & { close(): void }) | undefined;
+  let checkpointer: Checkpointer | undefined;
+  if (memory) {
+    client.pragma('synchronous = FULL');
+  } else {
+    // NORMAL: COMMIT writes the WAL without waiting for the disk; the driver syncs the WAL before
+    // any transaction that committed is answered or any read sees it, so a commit is on disk
+    // before the reply that announces it, as under FULL (WAL + NORMAL alone can lose the last
+    // commits on power loss).
+    client.pragma('synchronous = NORMAL');
+    syncWal = walSync(`${file}-wal`);
+    reader = new SQLite(file);
+    reader.pragma('query_only = ON');
+    reader.pragma('busy_timeout = 5000');
+    checkpointer = new Checkpointer(file, client);
+  }
+  const dialect = new GroupCommitSqliteDialect({
+    writer: client,
+    ...(reader ? { reader } : {}),
+    ...(syncWal ? { syncWal } : {}),
+    ...(checkpointer ? { afterCommit: () => checkpointer.committed() } : {}),
+  });
+  const db = new Kysely<Database>({ dialect });
   return {
     db,
     dialect: 'sqlite',
-    raw: { kind: 'sqlite', client },
-    close: () => db.destroy(),
+    raw: {
+      kind: 'sqlite',
+      client,
+      commits: dialect.driver.counts,
+      ...(checkpointer ? { checkpointer } : {}),
+    },
+    close: async () => {
+      await checkpointer?.close();
+      await db.destroy();
+      syncWal?.close();
+    },
   };
+}
+
+/**
+ * `fdatasync` of the WAL file on libuv's thread pool. The file exists once the first transaction
+ * ran (the driver syncs only after a COMMIT) and is never replaced while this process holds the
+ * database open (SQLite deletes it only when the last connection closes).
+ */
+function walSync(walFile: string): WalSync & { close(): void } {
+  let fd: number | undefined;
+  const sync: WalSync & { close(): void } = (done) => {
+    try {
+      fd ??= openSync(walFile, 'r+');
+    } catch (err) {
+      done(err as Error);
+      return;
+    }
+    fdatasync(fd, done);
+  };
+  sync.close = () => {
+    if (fd !== undefined) closeSync(fd);
+    fd = undefined;
+  };
+  return sync;
 }
 
 const pgTypes = {

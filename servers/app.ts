@@ -71,7 +71,7 @@ export function createApp(services: Services, operations: readonly AnyOperation[
   app.set('trust proxy', config.trust_proxy);
   app.set('etag', false);
 
-  app.use(requestLog(services.log));
+  app.use(requestLog(app, services.log));
 
   const mcp = createMcpEndpoint(services, operations, {
     server: 'public',

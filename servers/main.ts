@@ -40,6 +40,12 @@ async function serve(): Promise<void> {
     },
     `agent-service listening on ${service.url}`,
   );
+  // Logs are buffered (logger.ts): the line supervisors and tests wait for goes out at once.
+  services.log.flush();
+  // A crash is logged as a line too; the exit that follows writes out the buffer.
+  process.on('uncaughtExceptionMonitor', (err, origin) => {
+    services.log.fatal({ err, origin }, 'fatal error');
+  });
   // A second signal (a supervisor and its process group, Ctrl-C twice) must not kill the drain.
   let draining = false;
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -4,30 +4,45 @@
  * well-formed `X-Request-Id` or is generated, and is echoed in the response and in problem bodies.
  *
  * Hand-written rather than pino-http: pino-http serializes whole request and response objects and
- * costs about as much as the rest of a request (measured with `npm run bench`).
+ * costs about as much as the rest of a request (measured with `npm run bench`). The line is written
+ * by the root logger; `req.log`, a child bound to the request id, is built only when something
+ * reads it (most requests log nothing but their line).
  */
 import { randomUUID } from 'node:crypto';
-import type { RequestHandler } from 'express';
+import type { Express, Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 
 declare module 'node:http' {
   interface IncomingMessage {
     /** Request id (X-Request-Id). */
     id: string;
-    /** Logger bound to this request's id. */
+    /** Logger bound to this request's id (built on first use). */
     log: Logger;
   }
 }
 
 const requestIdPattern = /^[\w.:-]{1,64}$/;
 
-export function requestLog(log: Logger): RequestHandler {
+/** Installs the request log on `app`: the middleware, and `req.log` on the app's requests. */
+export function requestLog(app: Express, log: Logger): RequestHandler {
+  const own = (req: Request, value: Logger): Logger => {
+    Object.defineProperty(req, 'log', { value, writable: true, configurable: true, enumerable: true });
+    return value;
+  };
+  Object.defineProperty(app.request, 'log', {
+    configurable: true,
+    get(this: Request): Logger {
+      return own(this, log.child({ req_id: this.id }));
+    },
+    set(this: Request, value: Logger) {
+      own(this, value);
+    },
+  });
   return (req, res, next) => {
     const started = performance.now();
     const incoming = req.headers['x-request-id'];
     const id = typeof incoming === 'string' && requestIdPattern.test(incoming) ? incoming : randomUUID();
     req.id = id;
-    req.log = log.child({ req_id: id });
     res.setHeader('X-Request-Id', id);
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.once('close', () => {

@@ -336,7 +336,12 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     worker: setWorker,
   };
 
-  const dashboardSessions = new DashboardSessions(db, authorization.keys.cookieKeys[0] as string, now);
+  const dashboardSessions = new DashboardSessions(
+    db,
+    bearer,
+    authorization.keys.cookieKeys[0] as string,
+    now,
+  );
 
   let housekeeping: NodeJS.Timeout | undefined;
   return {

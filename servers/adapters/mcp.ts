@@ -32,11 +32,13 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import express, { type Request, type RequestHandler, type Response, Router } from 'express';
+import type { Logger } from 'pino';
 import { z } from 'zod';
 import { serviceVersion } from '../config.ts';
 import { toServiceError } from '../errors.ts';
 import {
   type AnyOperation,
+  CallContext,
   invokeOperation,
   type McpServerName,
   type OperationContext,
@@ -237,20 +239,26 @@ export class MultiplexTransport implements Transport {
           void this.send({ jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidParams, message: admitted } });
           continue;
         }
-        this.deliverRequest({ ...admitted, id }, extra);
+        this.deliver({ ...admitted, id }, extra);
       } else if (isNotification(message)) {
         // A cancellation names the caller's id, which is not unique across stateless clients; the
         // request is cancelled when its HTTP exchange closes instead (see `abandon`).
-        if (message.method !== 'notifications/cancelled') this.deliverNotification(message);
+        if (message.method !== 'notifications/cancelled') this.deliver(message);
       }
     }
+  }
+
+  /** Hands a classified request or notification to the SDK (directly once `bindDirect` succeeded). */
+  deliver(message: JSONRPCRequest | JSONRPCNotification, extra: MessageExtraInfo = {}): void {
+    if ('id' in message) this.deliverRequest(message, extra);
+    else this.deliverNotification(message);
   }
 
   /** The client disconnected: cancel what it still waits for, so handlers see their signal abort. */
   abandon(exchange: Exchange): void {
     for (const id of exchange.pendingIds()) {
       if (!this.pending.delete(id)) continue;
-      this.deliverNotification({
+      this.deliver({
         jsonrpc: '2.0',
         method: 'notifications/cancelled',
         params: { requestId: id, reason: 'client disconnected' },
@@ -261,6 +269,32 @@ export class MultiplexTransport implements Transport {
   exchangeOf(requestId: RequestId): Exchange | undefined {
     return this.pending.get(requestId as number)?.exchange;
   }
+}
+
+let warnedGenericPath = false;
+
+/**
+ * Connects the SDK server to the multiplexing transport and binds the transport straight to the
+ * SDK's request and notification handlers. Those two members are not published by the SDK
+ * (`Protocol._onrequest`, `_onnotification`); the generic path they skip classifies each message
+ * with up to four zod parses, most of them failing (about 8 us of a tools/call on the shared
+ * 2-core machine). test/unit/mcp-sdk-internals.test.ts pins that both members exist and answer
+ * every kind of message exactly as the generic path does, so an SDK upgrade that changes them
+ * fails there; should one ship anyway, the endpoint keeps working through the generic path and
+ * says so once in the log.
+ */
+export async function connectMultiplexed(
+  server: Server,
+  transport: MultiplexTransport,
+  log: Pick<Logger, 'warn'>,
+): Promise<void> {
+  await server.connect(transport);
+  if (transport.bindDirect(server) || warnedGenericPath) return;
+  warnedGenericPath = true;
+  log.warn(
+    { sdk: '@modelcontextprotocol/sdk', missing: ['Protocol._onrequest', 'Protocol._onnotification'] },
+    'MCP SDK no longer has the members the MCP adapter binds to: every MCP request takes the slower generic path (see test/unit/mcp-sdk-internals.test.ts)',
+  );
 }
 
 export interface McpEndpointOptions {
@@ -317,35 +351,37 @@ export function createMcpEndpoint(
       // queued, then started, both with 0 done), so a value that did not grow is raised by one past
       // the last one sent, and a total, when given, kept at least as large as the progress.
       let lastProgress = Number.NEGATIVE_INFINITY;
-      const ctx: OperationContext = {
-        services,
-        operations,
-        request: req
-          ? requestInfo(req, 'mcp')
-          : { id: String(extra.requestId), ip: 'unknown', via: 'mcp', headers: {} },
-        log: req?.log ?? services.log,
-        signal: extra.signal,
-        ...(req ? principals.get(req) : undefined),
-        // x402 MCP transport: the PaymentPayload rides in params._meta["x402/payment"].
-        ...(op.sku ? { payment: { credential: mcpCredential(extra._meta) } } : {}),
-        ...(progressToken !== undefined
-          ? {
-              reportProgress: (reported: number, total?: number, message?: string) => {
-                const progress = reported > lastProgress ? reported : lastProgress + 1;
-                lastProgress = progress;
-                return extra.sendNotification({
-                  method: 'notifications/progress',
-                  params: {
-                    progressToken,
-                    progress,
-                    ...(total !== undefined ? { total: Math.max(total, progress) } : {}),
-                    ...(message ? { message } : {}),
-                  },
-                });
-              },
-            }
-          : {}),
-      };
+      const ctx = new CallContext(
+        {
+          services,
+          operations,
+          request: req
+            ? requestInfo(req, 'mcp')
+            : { id: String(extra.requestId), ip: 'unknown', via: 'mcp', headers: {} },
+          signal: extra.signal,
+          ...(req ? principals.get(req) : undefined),
+          // x402 MCP transport: the PaymentPayload rides in params._meta["x402/payment"].
+          ...(op.sku ? { payment: { credential: mcpCredential(extra._meta) } } : {}),
+          ...(progressToken !== undefined
+            ? {
+                reportProgress: (reported: number, total?: number, message?: string) => {
+                  const progress = reported > lastProgress ? reported : lastProgress + 1;
+                  lastProgress = progress;
+                  return extra.sendNotification({
+                    method: 'notifications/progress',
+                    params: {
+                      progressToken,
+                      progress,
+                      ...(total !== undefined ? { total: Math.max(total, progress) } : {}),
+                      ...(message ? { message } : {}),
+                    },
+                  });
+                },
+              }
+            : {}),
+        },
+        () => (req ? req.log : services.log),
+      );
       try {
         const output = await invokeOperation(op, ctx, params.arguments ?? {});
         const receipt = ctx.payment?.receipt;
@@ -382,15 +418,7 @@ export function createMcpEndpoint(
       }
     },
   );
-  // `_onrequest` is not published by the SDK: when an upgrade removes it, the endpoint still works
-  // through the generic path, says so in the log, and test/unit/mcp-sdk-internals.test.ts fails.
-  void server.connect(transport).then(() => {
-    if (!transport.bindDirect(server)) {
-      services.log.warn(
-        'MCP SDK no longer has Protocol._onrequest: tools/call takes the slower generic path',
-      );
-    }
-  });
+  void connectMultiplexed(server, transport, services.log);
 
   const router = Router();
   router.use(memoized(hostHeaderValidation(options.allowedHosts), (req) => req.headers.host));

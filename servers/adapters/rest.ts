@@ -17,6 +17,7 @@ import express, {
 import { ServiceError, toServiceError } from '../errors.ts';
 import {
   type AnyOperation,
+  CallContext,
   invokeOperation,
   type OperationContext,
   pathParamsOf,
@@ -44,11 +45,23 @@ function restContext(
   services: Services,
   operations: readonly AnyOperation[],
 ): OperationContext {
+  return new CallContext(
+    { services, operations, request: requestInfo(req, 'rest'), signal: () => abortedOnDisconnect(res) },
+    () => req.log,
+  );
+}
+
+/** Aborts once the client goes away before the response is finished (built when a handler asks). */
+function abortedOnDisconnect(res: Response): AbortSignal {
   const controller = new AbortController();
-  res.once('close', () => {
-    if (!res.writableFinished) controller.abort();
-  });
-  return { services, operations, request: requestInfo(req, 'rest'), log: req.log, signal: controller.signal };
+  if (!res.closed) {
+    res.once('close', () => {
+      if (!res.writableFinished) controller.abort();
+    });
+  } else if (!res.writableFinished) {
+    controller.abort();
+  }
+  return controller.signal;
 }
 
 /**

@@ -14,7 +14,7 @@ import { getAgentHub } from '../features/directory/operations.ts';
 import { getLeaderboard, getScanScore } from '../features/scans/operations.ts';
 import type { ScanScore } from '../features/scans/schemas.ts';
 import { getSoul, listSoulMemories, searchSouls } from '../features/souls/operations.ts';
-import { type AnyOperation, invokeOperation, type Operation } from '../operation.ts';
+import { type AnyOperation, CallContext, invokeOperation, type Operation } from '../operation.ts';
 import type { Services } from '../services.ts';
 import { componentBars, scoreGauge, trafficCategories, trafficChart } from './charts.ts';
 import { docsRouter } from './docs.ts';
@@ -55,7 +55,10 @@ export function publicPagesRouter(services: Services, operations: readonly AnyOp
     const controller = new AbortController();
     return invokeOperation(
       op,
-      { services, operations, request: requestInfo(req, 'rest'), log: req.log, signal: controller.signal },
+      new CallContext(
+        { services, operations, request: requestInfo(req, 'rest'), signal: controller.signal },
+        () => req.log,
+      ),
       input,
     );
   }

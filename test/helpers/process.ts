@@ -50,10 +50,10 @@ export async function spawnService(
   const url = await new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
     // Generous: a loaded CI machine starting several workers (WORKERS=N) at once is slow.
+    // A process that never said it listens (LOG_LEVEL above info, a hang) is not left running.
     const timer = setTimeout(() => {
-      // A child that never said it listens must not outlive the test that gave up on it.
       child.kill('SIGKILL');
-      reject(new Error(`service did not start: ${stderr}`));
+      reject(new Error(`service did not start (no "listening on" line at LOG_LEVEL info): ${stderr}`));
     }, 150_000);
     lines.on('line', (line) => {
       const match = /listening on (http:\/\/[^"\s]+)/.exec(line);

@@ -1,18 +1,196 @@
 /**
- * The MCP adapter's fast path reaches into two unpublished members of the SDK's Protocol
- * (`servers/adapters/mcp.ts`, `MultiplexTransport.bindDirect`). This pins them: an SDK upgrade that
- * renames them fails here, loudly, instead of silently slowing every tool call.
+ * The MCP adapter's fast path hands messages straight to two unpublished members of the SDK's
+ * Protocol, `_onrequest` and `_onnotification` (`servers/adapters/mcp.ts`, `connectMultiplexed`).
+ * This is their contract: both exist, and every kind of message the adapter delivers is answered
+ * through them exactly as through the SDK's public entry (the transport's `onmessage`, which
+ * classifies each message itself). An SDK upgrade that renames them, changes their arguments or
+ * what they send fails here, loudly; the endpoint itself falls back to the public entry and says
+ * so once in the log (last test).
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  ErrorCode,
+  type JSONRPCMessage,
+  type JSONRPCNotification,
+  type JSONRPCRequest,
+  ListToolsRequestSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { MultiplexTransport } from '../../servers/adapters/mcp.ts';
+import { z } from 'zod';
+import { connectMultiplexed, MultiplexTransport } from '../../servers/adapters/mcp.ts';
+
+type Sent = { message: JSONRPCMessage; relatedRequestId: unknown };
+
+/** A server like the adapter's: tools/list through the Server, tools/call on the Protocol. */
+async function serverOn(transport: MultiplexTransport, cancelled: (reason: unknown) => void) {
+  const server = new Server({ name: 'contract', version: '1' }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: [{ name: 'echo', inputSchema: { type: 'object' } }],
+  }));
+  Protocol.prototype.setRequestHandler.call(
+    server,
+    z.object({ method: z.literal('tools/call'), params: z.unknown() }),
+    async (
+      request: { params?: unknown },
+      extra: {
+        signal: AbortSignal;
+        sendNotification: (n: JSONRPCNotification) => Promise<void>;
+        _meta?: Record<string, unknown>;
+      },
+    ) => {
+      const { name } = request.params as { name: string };
+      if (name === 'refused') throw new McpError(ErrorCode.InvalidParams, 'Unknown tool: refused');
+      if (name === 'broken') throw new Error('handler failed');
+      if (name === 'progress') {
+        await extra.sendNotification({
+          jsonrpc: '2.0',
+          method: 'notifications/progress',
+          params: { progressToken: extra._meta?.progressToken as string, progress: 1 },
+        } as JSONRPCNotification);
+      }
+      if (name === 'slow') {
+        if (!extra.signal.aborted)
+          await new Promise<void>((resolve) => extra.signal.addEventListener('abort', () => resolve()));
+        cancelled(extra.signal.reason);
+      }
+      return { content: [{ type: 'text', text: name }] };
+    },
+  );
+  const sent: Sent[] = [];
+  transport.send = async (message: JSONRPCMessage, options?: TransportSendOptions) => {
+    sent.push({ message, relatedRequestId: options?.relatedRequestId });
+  };
+  await server.connect(transport);
+  return { server, sent };
+}
+
+const request = (id: number, method: string, params?: Record<string, unknown>): JSONRPCRequest => ({
+  jsonrpc: '2.0',
+  id,
+  method,
+  ...(params ? { params } : {}),
+});
+
+/** Every kind of message the adapter delivers, and what each path sends back for them. */
+async function exchange(deliver: (m: JSONRPCRequest | JSONRPCNotification) => void, sent: Sent[]) {
+  deliver(
+    request(1, 'initialize', {
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 'c', version: '1' },
+    }),
+  );
+  deliver({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  deliver(request(2, 'ping'));
+  deliver(request(3, 'tools/list'));
+  deliver(request(4, 'tools/call', { name: 'echo', arguments: {} }));
+  deliver(request(5, 'tools/call', { name: 'refused' }));
+  deliver(request(6, 'tools/call', { name: 'broken' }));
+  deliver(request(7, 'tools/call', { name: 'progress', _meta: { progressToken: 'p1' } }));
+  deliver(request(8, 'no/such/method'));
+  deliver(request(9, 'tools/call', { name: 'slow' }));
+  deliver({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 9, reason: 'gone' } });
+  for (let i = 0; i < 20 && sent.length < 10; i++) await new Promise((resolve) => setImmediate(resolve));
+  return sent.map(({ message, relatedRequestId }) => ({
+    message:
+      'result' in message && 'serverInfo' in (message.result as object)
+        ? { initialized: message.id }
+        : message,
+    relatedRequestId,
+  }));
+}
 
 describe('MCP SDK internals the adapter relies on', () => {
-  it('binds the transport straight to Protocol._onrequest and _onnotification', async () => {
-    const server = new Server({ name: 't', version: '1' }, { capabilities: { tools: {} } });
-    const transport = new MultiplexTransport();
-    await server.connect(transport);
-    expect(transport.bindDirect(server)).toBe(true);
-    await server.close();
+  it('answers every kind of message through Protocol._onrequest/_onnotification as through the public entry', async () => {
+    const viaPublic = new MultiplexTransport();
+    const cancelledPublic: unknown[] = [];
+    const generic = await serverOn(viaPublic, (r) => cancelledPublic.push(r));
+    const publicReplies = await exchange((m) => viaPublic.onmessage?.(m, {}), generic.sent);
+
+    const viaDirect = new MultiplexTransport();
+    const cancelledDirect: unknown[] = [];
+    const direct = await serverOn(viaDirect, (r) => cancelledDirect.push(r));
+    expect(viaDirect.bindDirect(direct.server)).toBe(true);
+    const directReplies = await exchange((m) => viaDirect.deliver(m), direct.sent);
+
+    expect(directReplies).toEqual(publicReplies);
+    // What the adapter counts on, spelled out (by request id; a notification before its reply):
+    // results, errors with their codes, the progress notification tied to its request, and a
+    // cancelled handler seeing its signal abort.
+    const key = (r: (typeof directReplies)[number]) => {
+      const m = r.message as { id?: number; initialized?: number };
+      return (m.id ?? m.initialized ?? Number(r.relatedRequestId) - 0.5) as number;
+    };
+    expect([...directReplies].sort((a, b) => key(a) - key(b))).toEqual([
+      { message: { initialized: 1 }, relatedRequestId: undefined },
+      { message: { jsonrpc: '2.0', id: 2, result: {} }, relatedRequestId: undefined },
+      {
+        message: { jsonrpc: '2.0', id: 3, result: { tools: [expect.objectContaining({ name: 'echo' })] } },
+        relatedRequestId: undefined,
+      },
+      {
+        message: { jsonrpc: '2.0', id: 4, result: { content: [{ type: 'text', text: 'echo' }] } },
+        relatedRequestId: undefined,
+      },
+      {
+        message: expect.objectContaining({
+          id: 5,
+          error: expect.objectContaining({ code: ErrorCode.InvalidParams }),
+        }),
+        relatedRequestId: undefined,
+      },
+      {
+        message: expect.objectContaining({
+          id: 6,
+          error: expect.objectContaining({ code: ErrorCode.InternalError }),
+        }),
+        relatedRequestId: undefined,
+      },
+      {
+        message: expect.objectContaining({ method: 'notifications/progress' }),
+        relatedRequestId: 7,
+      },
+      {
+        message: { jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: 'progress' }] } },
+        relatedRequestId: undefined,
+      },
+      {
+        message: expect.objectContaining({
+          id: 8,
+          error: expect.objectContaining({ code: ErrorCode.MethodNotFound }),
+        }),
+        relatedRequestId: undefined,
+      },
+    ]);
+    expect(cancelledDirect).toEqual(['gone']);
+    expect(cancelledPublic).toEqual(['gone']);
+    await generic.server.close();
+    await direct.server.close();
+  });
+
+  it('falls back to the public entry when the members are gone, and says so once', async () => {
+    const warnings: unknown[][] = [];
+    const log = { warn: (...args: unknown[]) => warnings.push(args) };
+    for (let i = 0; i < 2; i++) {
+      const server = new Server({ name: 'no-internals', version: '1' }, { capabilities: { tools: {} } });
+      // As after an upgrade that renamed it (the SDK's own entry would call the new name; here the
+      // ping below is a request, which the public entry still hands to `_onrequest`).
+      Object.defineProperty(server, '_onnotification', { value: undefined });
+      const transport = new MultiplexTransport();
+      const sent: JSONRPCMessage[] = [];
+      transport.send = async (message: JSONRPCMessage) => {
+        sent.push(message);
+      };
+      await connectMultiplexed(server, transport, log as never);
+      transport.deliver(request(1, 'ping'));
+      for (let t = 0; t < 5 && sent.length === 0; t++) await new Promise((resolve) => setImmediate(resolve));
+      expect(sent).toEqual([{ jsonrpc: '2.0', id: 1, result: {} }]);
+      await server.close();
+    }
+    expect(warnings).toHaveLength(1);
+    expect(String(warnings[0]?.[1])).toMatch(/slower generic path/);
   });
 });
