@@ -14,6 +14,9 @@ import type { DatabaseHandle } from '../db/database.ts';
 import type { Config } from './config.ts';
 import { ServiceError } from './errors.ts';
 
+/** Keys whose HMAC is remembered at most. */
+const HASHED_KEYS_KEPT = 10_000;
+
 export type RateLimitKind = keyof Config['rate_limits'];
 
 export interface RateLimits {
@@ -65,7 +68,18 @@ export async function createRateLimits(
       limiters.set(kind, new RateLimiterMemory(options));
     }
   }
-  const keyOf = (key: string) => createHmac('sha256', secret).update(key).digest('base64url').slice(0, 22);
+  // The same few addresses ask again and again: their HMACs are remembered (in memory only, where
+  // the raw keys already are while a request runs), the map emptied whenever it fills.
+  const hashed = new Map<string, string>();
+  const keyOf = (key: string): string => {
+    let digest = hashed.get(key);
+    if (digest === undefined) {
+      digest = createHmac('sha256', secret).update(key).digest('base64url').slice(0, 22);
+      if (hashed.size >= HASHED_KEYS_KEPT) hashed.clear();
+      hashed.set(key, digest);
+    }
+    return digest;
+  };
 
   return {
     async consume(kind, key) {

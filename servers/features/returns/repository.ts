@@ -20,14 +20,49 @@ import { type Actor, assertTransition, type ReturnStatus } from './state-machine
 
 type Db = Kysely<Database>;
 
+/** One step of a request's history as it is created: the status it reaches and why. */
+export interface OpeningStep {
+  to: ReturnStatus;
+  note: string;
+}
+
+/**
+ * A new request and its opening history in two statements: the row with the status the last step
+ * reaches, and every step (numbered from 1, each checked against the state machine) in one insert.
+ * A request is created in the service's hands, so there is nothing to read back or race with.
+ */
 export async function insertReturnRequest(
   trx: Db,
-  row: NewReturnRequest,
+  row: Omit<NewReturnRequest, 'status'>,
+  steps: readonly [OpeningStep, ...OpeningStep[]],
   actor: Actor,
-  note: string,
-): Promise<void> {
-  await trx.insertInto('return_requests').values(row).execute();
-  await appendEvent(trx, row.id, null, row.status as ReturnStatus, actor, note, row.created_at);
+): Promise<ReturnStatus> {
+  let from: ReturnStatus | null = null;
+  for (const step of steps) {
+    if (from) assertTransition(from, step.to, actor);
+    from = step.to;
+  }
+  const status = from as ReturnStatus;
+  await trx
+    .insertInto('return_requests')
+    .values({ ...row, status })
+    .execute();
+  await trx
+    .insertInto('return_events')
+    .values(
+      steps.map((step, i) => ({
+        id: randomUUID(),
+        request_id: row.id,
+        seq: i + 1,
+        from_status: i === 0 ? null : (steps[i - 1] as OpeningStep).to,
+        to_status: step.to,
+        actor,
+        note: step.note,
+        at: row.created_at,
+      })),
+    )
+    .execute();
+  return status;
 }
 
 async function appendEvent(

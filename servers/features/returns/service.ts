@@ -21,6 +21,7 @@ import {
   insertReturnRequest,
   latestDelivery,
   listHistory,
+  type OpeningStep,
   queueDelivery,
   requestsWithoutChannel,
   transitionRequest,
@@ -67,7 +68,7 @@ export class ReturnsService {
     input: StartReturnRequestInput,
     idempotencyKey: string | undefined,
   ): Promise<StartReturnRequestResult> {
-    const { db, dialect, config, brands, worker, now } = this.deps;
+    const { db, config, brands, worker, now } = this.deps;
     const approval = input.approval_proof
       ? await verifyApproval(input.approval_proof, input, `${config.base_url}/return`, now())
       : null;
@@ -83,7 +84,11 @@ export class ReturnsService {
         const at = now().toISOString();
         const channel = await this.resolveChannel(trx, input.brand_domain);
         const kind = contactKind(input.contact) as 'email' | 'phone';
-        await insertReturnRequest(
+        const steps: [OpeningStep, ...OpeningStep[]] = [{ to: 'received', note: 'Request received' }];
+        if (!channel) {
+          steps.push({ to: 'awaiting_channel', note: 'The brand has no channel for return requests yet' });
+        }
+        const status = await insertReturnRequest(
           trx,
           {
             id,
@@ -102,27 +107,13 @@ export class ReturnsService {
             protocol: input.protocol ?? kind,
             callback_url: input.callback_url ?? null,
             approval: approval ? JSON.stringify(approval.record) : null,
-            status: 'received',
             created_at: at,
             updated_at: at,
           },
+          steps,
           'service',
-          'Request received',
         );
-        let status: ReturnStatus = 'received';
-        if (channel) {
-          await queueDelivery(trx, id, channel.channel, channel.target, at);
-        } else {
-          status = await transitionRequest(
-            trx,
-            dialect,
-            id,
-            'awaiting_channel',
-            'service',
-            'The brand has no channel for return requests yet',
-            at,
-          );
-        }
+        if (channel) await queueDelivery(trx, id, channel.channel, channel.target, at);
         return {
           request_id: id,
           status_url: statusUrl(this.deps.config, id),
