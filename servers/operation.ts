@@ -385,6 +385,13 @@ async function invokeUnmeasured<I extends z.ZodType, O extends z.ZodType>(
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/**
+ * Outputs already checked, per operation, for results their handler returned frozen: a frozen
+ * result is a handler's promise that the object never changes (a cached answer served again), so
+ * the output contract it passed once holds for it every time.
+ */
+const checkedOutputs = new WeakMap<AnyOperation, WeakMap<object, unknown>>();
+
 /** The handler and the output contract. */
 async function runHandler<I extends z.ZodType, O extends z.ZodType>(
   op: Operation<I, O>,
@@ -392,11 +399,22 @@ async function runHandler<I extends z.ZodType, O extends z.ZodType>(
   input: z.output<I>,
 ): Promise<z.output<O>> {
   const result = await op.handler(ctx, input);
+  const frozen = typeof result === 'object' && result !== null && Object.isFrozen(result) ? result : null;
+  const kept = frozen ? checkedOutputs.get(op as AnyOperation) : undefined;
+  if (frozen && kept?.has(frozen)) return kept.get(frozen) as z.output<O>;
   const checked = op.output.safeParse(result);
   if (!checked.success) {
     throw new ServiceError('internal_error', {
       cause: new Error(`${op.name} returned output outside its schema: ${z.prettifyError(checked.error)}`),
     });
+  }
+  if (frozen) {
+    let outputs = kept;
+    if (!outputs) {
+      outputs = new WeakMap();
+      checkedOutputs.set(op as AnyOperation, outputs);
+    }
+    outputs.set(frozen, checked.data);
   }
   return checked.data;
 }

@@ -102,3 +102,25 @@ describe('reading a line once', () => {
     expect(matcher.describe(line).processor).toBeNull();
   });
 });
+
+describe('lines of one merchant', () => {
+  it('are matched once: lines that read alike share the answer, each keeping its own charge', () => {
+    const matcher = new BrandMatcher(loadBrands());
+    const first = matcher.lookup('POS PURCHASE STARBUCKS STORE 11234 SEATTLE WA');
+    const second = matcher.lookup('POS PURCHASE STARBUCKS STORE 98765 SEATTLE WA');
+    expect(second.charge).toBe('POS PURCHASE STARBUCKS STORE 98765 SEATTLE WA');
+    expect(first.charge).toBe('POS PURCHASE STARBUCKS STORE 11234 SEATTLE WA');
+    expect(second.matches).toBe(first.matches);
+    expect(second.matches[0]?.domain).toBe('starbucks.com');
+    // The shared answer is what matching the line afresh gives.
+    expect(second).toEqual(matcher.lookupUncached('POS PURCHASE STARBUCKS STORE 98765 SEATTLE WA'));
+  });
+
+  it('keep apart lines whose reading differs in anything (here the city)', () => {
+    const matcher = new BrandMatcher(loadBrands());
+    const seattle = matcher.lookup('POS PURCHASE STARBUCKS STORE 11234 SEATTLE WA');
+    const portland = matcher.lookup('POS PURCHASE STARBUCKS STORE 11234 PORTLAND OR');
+    expect(portland.merchant.city).toBe('PORTLAND');
+    expect(seattle.merchant.city).toBe('SEATTLE');
+  });
+});

@@ -22,6 +22,8 @@ export class ChargeLookup {
   readonly #brands: BrandMatcher;
   readonly #declarations: DescriptorDeclarations;
   readonly #resolver: MerchantResolver;
+  /** Registry-only answers, per matcher result (which the matcher keeps while the line is cached). */
+  readonly #answers = new WeakMap<ChargeLookupResult, ChargeLookupResult>();
 
   constructor(options: {
     brands: BrandMatcher;
@@ -37,6 +39,9 @@ export class ChargeLookup {
     const registry = this.#brands.lookup(charge);
     const descriptor = this.#brands.describe(charge);
     const declared = await this.#declarations.matchesFor(descriptor);
+    if (declared.length === 0 && registry.matches.some((m) => m.confidence >= CONFIDENT)) {
+      return this.#registryOnly(registry);
+    }
 
     let matches: CardChargeMatch[] = registry.matches.map((m) => ({ ...m, source: 'registry' as const }));
     for (const hit of declared) matches = this.#withDeclared(matches, hit, registry.processor);
@@ -59,6 +64,22 @@ export class ChargeLookup {
       matches: matches.slice(0, MAX_RESULTS),
       ...(resolution ? { resolution } : {}),
     };
+  }
+
+  /**
+   * The answer when the registry alone answers with confidence: the same frozen object for as long
+   * as the matcher keeps the line (the operation layer then checks its output contract once).
+   */
+  #registryOnly(registry: ChargeLookupResult): ChargeLookupResult {
+    let answer = this.#answers.get(registry);
+    if (!answer) {
+      answer = Object.freeze({
+        ...registry,
+        matches: registry.matches.map((m) => ({ ...m, source: 'registry' as const })).slice(0, MAX_RESULTS),
+      });
+      this.#answers.set(registry, answer);
+    }
+    return answer;
   }
 
   /** A declaration joins the registry's matches: it marks the same brand's, or ranks by the rules. */

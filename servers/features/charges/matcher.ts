@@ -95,15 +95,17 @@ export class BrandMatcher {
   /** Squashed length of each alias, for the fuzzy length filter. */
   private readonly lengths: Uint16Array;
   private maxAliasTokens = 1;
+  /** Recent lines, with what was read from them: the answer and the descriptor it came from. */
+  private readonly lines = new Generations<{ result: ChargeLookupResult; descriptor: NormalizedDescriptor }>(
+    LOOKUP_CACHE_SIZE,
+  );
   /**
-   * Recent lines, with what was read from them: the answer and the descriptor it came from. Two
-   * generations of at most `LOOKUP_CACHE_SIZE` lines each: a line is looked up in both and moved to
-   * the current one, and a full current generation becomes the previous one, dropping the older.
-   * Dropping the oldest entry of one Map instead walks the deleted slots at its start on every
-   * miss (V8 compacts a Map only when it grows), which made cache misses measurably slower.
+   * Recent readings (the descriptor as JSON), with the answer without its `charge`: lines that differ
+   * only in what reading drops (store numbers, references, dates, card tails) share one merchant, so
+   * a new line of a known merchant is read but not matched again. The answer is a function of the
+   * reading alone (`resultFor`).
    */
-  private cache = new Map<string, { result: ChargeLookupResult; descriptor: NormalizedDescriptor }>();
-  private previousCache = new Map<string, { result: ChargeLookupResult; descriptor: NormalizedDescriptor }>();
+  private readonly readings = new Generations<Omit<ChargeLookupResult, 'charge'>>(LOOKUP_CACHE_SIZE);
   /** 0: hand-curated, 1: open-data index. */
   private readonly tier: Uint8Array;
   /** Squashed aliases of five characters or more, sorted, for truncated names (`TICKETMASTE`). */
@@ -204,18 +206,19 @@ export class BrandMatcher {
   }
 
   #read(charge: string): { result: ChargeLookupResult; descriptor: NormalizedDescriptor } {
-    const cached = this.cache.get(charge);
-    if (cached) return cached;
-    let entry = this.previousCache.get(charge);
+    let entry = this.lines.get(charge);
     if (!entry) {
       const descriptor = this.readProcessor(normalizeDescriptor(charge));
-      entry = { result: this.resultFor(charge, descriptor), descriptor };
+      const reading = JSON.stringify(descriptor);
+      let answer = this.readings.get(reading);
+      if (!answer) {
+        const { charge: _line, ...rest } = this.resultFor(charge, descriptor);
+        answer = rest;
+        this.readings.set(reading, answer);
+      }
+      entry = { result: { charge, ...answer }, descriptor };
+      this.lines.set(charge, entry);
     }
-    if (this.cache.size >= LOOKUP_CACHE_SIZE) {
-      this.previousCache = this.cache;
-      this.cache = new Map();
-    }
-    this.cache.set(charge, entry);
     return entry;
   }
 
@@ -540,6 +543,38 @@ function processorOutput(processor: Processor): ProcessorOutput {
 }
 
 /** The merchant as the line names it; the processor's name when the line names no one else. */
+/**
+ * A bounded cache in two generations of at most `size` entries each: a key is looked up in both and
+ * moved to the current one, and a full current generation becomes the previous one, dropping the
+ * older. Dropping the oldest entry of one Map instead walks the deleted slots at its start on every
+ * miss (V8 compacts a Map only when it grows), which made cache misses measurably slower.
+ */
+class Generations<V> {
+  readonly #size: number;
+  #current = new Map<string, V>();
+  #previous = new Map<string, V>();
+
+  constructor(size: number) {
+    this.#size = size;
+  }
+
+  get(key: string): V | undefined {
+    const hit = this.#current.get(key);
+    if (hit !== undefined) return hit;
+    const old = this.#previous.get(key);
+    if (old !== undefined) this.set(key, old);
+    return old;
+  }
+
+  set(key: string, value: V): void {
+    if (this.#current.size >= this.#size) {
+      this.#previous = this.#current;
+      this.#current = new Map();
+    }
+    this.#current.set(key, value);
+  }
+}
+
 function merchantOf(descriptor: NormalizedDescriptor): Merchant {
   return {
     name: descriptor.normalized || descriptor.tokens.join(' ') || descriptor.processor?.name || '',
