@@ -36,7 +36,8 @@
  *   like a transaction.
  *
  * Statements are prepared once per connection and kept (SQLite re-prepares them itself after a
- * schema change). An in-memory database has no second connection and no WAL: each transaction
+ * schema change), their parameters written so that binding them never re-prepares them
+ * (`sqlite-parameters.ts`). An in-memory database has no second connection and no WAL: each transaction
  * commits on its own.
  */
 import type SQLite from 'better-sqlite3';
@@ -58,6 +59,7 @@ import {
   SqliteQueryCompiler,
   UpdateQueryNode,
 } from 'kysely';
+import { stableParameters } from './sqlite-parameters.ts';
 
 /** Most transactions one COMMIT carries: bounds how long the first of them waits. */
 export const MAX_BATCH = 256;
@@ -201,7 +203,7 @@ class StatementCache {
   get(sql: string): SQLite.Statement {
     let statement = this.#statements.get(sql);
     if (!statement) {
-      statement = this.#db.prepare(sql);
+      statement = this.#db.prepare(stableParameters(sql));
       if (this.#statements.size >= STATEMENT_CACHE_SIZE)
         this.#statements.delete(this.#statements.keys().next().value as string);
       this.#statements.set(sql, statement);
@@ -388,7 +390,7 @@ export class GroupCommitDriver implements Driver {
       if (this.#batch && db === this.#writer) this.#flush();
       await this.#settledCommits();
     }
-    for (const row of db.prepare(query.sql).iterate(query.parameters as unknown[])) {
+    for (const row of db.prepare(stableParameters(query.sql)).iterate(query.parameters as unknown[])) {
       yield { rows: [row as R] };
     }
   }
