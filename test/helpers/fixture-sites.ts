@@ -85,6 +85,19 @@ export interface FixtureSite {
 /** The robots.txt product token of the scanner in tests (config `scanner.user_agent`). */
 export const scannerToken = 'agent-service-scanner';
 
+/**
+ * Service settings under which the scanner can scan these fixture sites quickly: loopback allowed,
+ * no politeness delay, short timeouts, the queue polled every 50 ms. Tests spread it and override
+ * what they need (fewer pages, a longer timeout).
+ */
+export const scannerOnLoopback = {
+  'scanner.allow_private_networks': true,
+  'scanner.delay_ms': 0,
+  'scanner.request_timeout_ms': 1000,
+  'scanner.poll_interval_ms': 50,
+  'scanner.max_pages': 30,
+} as const;
+
 type Route = (req: http.IncomingMessage, res: http.ServerResponse, site: { origin: string }) => void;
 
 const words = (n: number, seed = 'agents') =>

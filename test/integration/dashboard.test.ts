@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../servers/config.ts';
 import { browserAvailable, launchChromium, seriousAxeViolations } from '../helpers/browser.ts';
 import { dialects } from '../helpers/databases.ts';
-import { type FixtureSite, startFixtureSite } from '../helpers/fixture-sites.ts';
+import { type FixtureSite, scannerOnLoopback, startFixtureSite } from '../helpers/fixture-sites.ts';
 import {
   authorizeInBrowser,
   CookieJar,
@@ -88,10 +88,7 @@ describe.each(dialects)('owner dashboard (%s)', (dialect) => {
     fixture = await startFixtureSite('bare');
     service = await startTestService(dialect, {
       'rate_limits.unauthenticated_writes.points': 1000,
-      'scanner.allow_private_networks': true,
-      'scanner.delay_ms': 0,
-      'scanner.request_timeout_ms': 1000,
-      'scanner.poll_interval_ms': 50,
+      ...scannerOnLoopback,
       'scanner.max_pages': 10,
     });
     site = service.config.site_url;

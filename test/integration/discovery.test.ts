@@ -15,6 +15,7 @@ import { parseLlmsTxt } from '../../servers/features/scans/collectors/llms-txt.t
 import { aiAgents, parseRobots, robotsParser } from '../../servers/features/scans/collectors/robots.ts';
 import { tiers } from '../../servers/features/scans/scoring.ts';
 import { createTestDatabase, dialects } from '../helpers/databases.ts';
+import { scannerOnLoopback } from '../helpers/fixture-sites.ts';
 import { TEST_SKU, withTestSku } from '../helpers/paid-operations.ts';
 import { waitFor } from '../helpers/receivers.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
@@ -213,11 +214,8 @@ describe.each(dialects)('our own scanner scans our own deployment (%s)', (dialec
   const db = createTestDatabase(dialect);
   const scanner = {
     'rate_limits.unauthenticated_writes.points': 1000,
-    'scanner.allow_private_networks': true,
-    'scanner.delay_ms': 0,
+    ...scannerOnLoopback,
     'scanner.request_timeout_ms': 5000,
-    'scanner.poll_interval_ms': 50,
-    'scanner.max_pages': 30,
   };
 
   beforeAll(async () => {

@@ -15,7 +15,7 @@ import { projectRoot } from '../../servers/config.ts';
 import { browserAvailable, launchChromium, seriousAxeViolations } from '../helpers/browser.ts';
 import { type LocalChain, startLocalChain, USDC } from '../helpers/chain.ts';
 import { dialects } from '../helpers/databases.ts';
-import { type FixtureSite, startFixtureSite } from '../helpers/fixture-sites.ts';
+import { type FixtureSite, scannerOnLoopback, startFixtureSite } from '../helpers/fixture-sites.ts';
 import { waitFor } from '../helpers/receivers.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { payingFetch } from '../helpers/x402-payer.ts';
@@ -37,11 +37,7 @@ describe.skipIf(!browserAvailable).each(dialects)('public pages (%s)', (dialect)
       'payments.pay_to': chain.accounts.payTo.address,
       'payments.rpc_url': chain.rpcUrl,
       'rate_limits.unauthenticated_writes.points': 1000,
-      'scanner.allow_private_networks': true,
-      'scanner.delay_ms': 0,
-      'scanner.request_timeout_ms': 1000,
-      'scanner.poll_interval_ms': 50,
-      'scanner.max_pages': 30,
+      ...scannerOnLoopback,
     });
     site = service.config.site_url;
     api = service.config.public_api_url;

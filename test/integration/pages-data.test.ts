@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/databases.ts';
+import { scannerOnLoopback } from '../helpers/fixture-sites.ts';
 import { waitFor } from '../helpers/receivers.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { newAccount, payingFetch } from '../helpers/x402-payer.ts';
@@ -43,12 +44,9 @@ describe.each(dialects)('page data (%s)', (dialect) => {
     service = await startTestService(dialect, {
       'payments.pay_to': newAccount().address,
       'rate_limits.unauthenticated_writes.points': 1000,
-      'scanner.allow_private_networks': true,
-      'outbound.allow_private_networks': true,
-      'scanner.delay_ms': 0,
-      'scanner.request_timeout_ms': 1000,
-      'scanner.poll_interval_ms': 50,
+      ...scannerOnLoopback,
       'scanner.max_pages': 5,
+      'outbound.allow_private_networks': true,
     });
     site = service.config.site_url;
     api = service.config.public_api_url;

@@ -29,17 +29,9 @@ import {
 } from '../../servers/operation.ts';
 import { operations } from '../../servers/registry.ts';
 import { dialects } from '../helpers/databases.ts';
-import { type FixtureSite, startFixtureSite } from '../helpers/fixture-sites.ts';
+import { type FixtureSite, scannerOnLoopback, startFixtureSite } from '../helpers/fixture-sites.ts';
 import { waitFor } from '../helpers/receivers.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
-
-const scannerOverrides = {
-  'scanner.allow_private_networks': true,
-  'scanner.delay_ms': 0,
-  'scanner.request_timeout_ms': 1000,
-  'scanner.poll_interval_ms': 50,
-  'scanner.max_pages': 30,
-};
 
 /** What the adapters build for a request, as the payment core hands it to a paid handler. */
 function contextOf(service: TestService, extra: Partial<OperationContext> = {}): OperationContext {
@@ -167,7 +159,7 @@ describe.each(dialects)('paid SKUs against fixture sites (%s)', (dialect) => {
   beforeAll(async () => {
     [well, bare] = await Promise.all([startFixtureSite('wellPrepared'), startFixtureSite('bare')]);
     unreachable = await closedPort();
-    service = await startTestService(dialect, scannerOverrides);
+    service = await startTestService(dialect, scannerOnLoopback);
   });
   afterAll(async () => {
     await service?.close();
@@ -487,7 +479,7 @@ describe.each(dialects)('paid SKUs against fixture sites (%s)', (dialect) => {
 describe.each(dialects)('paid routes before any payment (%s)', (dialect) => {
   let service: TestService;
   beforeAll(async () => {
-    service = await startTestService(dialect, scannerOverrides, { background: false });
+    service = await startTestService(dialect, scannerOnLoopback, { background: false });
   });
   afterAll(() => service?.close());
 
@@ -523,7 +515,7 @@ describe.each(dialects)('paid scan longer than the wait (%s)', (dialect) => {
     // No background worker: the scan stays queued past the wait, whatever the machine's speed.
     service = await startTestService(
       dialect,
-      { ...scannerOverrides, 'payments.sync_wait_seconds': 0 },
+      { ...scannerOnLoopback, 'payments.sync_wait_seconds': 0 },
       { background: false },
     );
   });

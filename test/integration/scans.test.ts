@@ -8,7 +8,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { doorVisitors } from '../../servers/features/scans/verify.ts';
 import { dialects } from '../helpers/databases.ts';
-import { type FixtureSite, startFixtureSite } from '../helpers/fixture-sites.ts';
+import { type FixtureSite, scannerOnLoopback, startFixtureSite } from '../helpers/fixture-sites.ts';
 import { waitFor } from '../helpers/receivers.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
@@ -28,11 +28,7 @@ describe.each(dialects)('scans and Signal Strength (%s)', (dialect) => {
     ]);
     service = await startTestService(dialect, {
       'rate_limits.unauthenticated_writes.points': 1000,
-      'scanner.allow_private_networks': true,
-      'scanner.delay_ms': 0,
-      'scanner.request_timeout_ms': 1000,
-      'scanner.poll_interval_ms': 50,
-      'scanner.max_pages': 30,
+      ...scannerOnLoopback,
     });
     api = service.config.public_api_url;
     client = new Client({ name: 'scan-test', version: '1.0.0' });
