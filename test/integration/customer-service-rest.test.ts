@@ -113,9 +113,12 @@ describe.each(dialects)('customer service agent over REST (%s)', (dialect) => {
       const res = await post(validRequest);
       expect(res.status).toBe(200);
       const started = await res.json();
+      // UUIDv7 (db/ids.ts): its first 48 bits are the millisecond it was made.
       expect(started.request_id).toMatch(
-        /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+        /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
       );
+      const madeAt = Number.parseInt(started.request_id.replaceAll('-', '').slice(0, 12), 16);
+      expect(Math.abs(madeAt - Date.parse(started.created_at))).toBeLessThan(1000);
       expect(started.status_url).toBe(`${base}/status?request_id=${started.request_id}`);
       expect(started.brand).toMatchObject({ domain: 'netflix.com', name: 'Netflix', known: true });
       expect(started.status).toBe('awaiting_channel');

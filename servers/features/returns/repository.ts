@@ -2,9 +2,9 @@
  * Data access for return requests, their history, brand channels and the delivery outbox.
  * Functions of `(db | trx)` (STYLE.md 10); callers own the transaction.
  */
-import { randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../../../db/database.ts';
+import { timeOrderedId } from '../../../db/ids.ts';
 import type {
   BrandChannelRow,
   Database,
@@ -51,7 +51,7 @@ export async function insertReturnRequest(
     .insertInto('return_events')
     .values(
       steps.map((step, i) => ({
-        id: randomUUID(),
+        id: timeOrderedId(),
         request_id: row.id,
         seq: i + 1,
         from_status: i === 0 ? null : (steps[i - 1] as OpeningStep).to,
@@ -77,7 +77,7 @@ async function appendEvent(
   await trx
     .insertInto('return_events')
     .values((eb) => ({
-      id: randomUUID(),
+      id: timeOrderedId(),
       request_id: requestId,
       seq: eb
         .selectFrom('return_events')
@@ -155,7 +155,7 @@ export async function queueDelivery(
   target: string,
   at: string,
 ): Promise<string> {
-  const id = randomUUID();
+  const id = timeOrderedId();
   await trx
     .insertInto('deliveries')
     .values({

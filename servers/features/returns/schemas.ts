@@ -189,7 +189,11 @@ export const BrandSummary = z.object({
 });
 
 export const StartReturnRequestResult = z.object({
-  request_id: z.uuid({ version: 'v4' }),
+  request_id: z
+    .uuid()
+    .describe(
+      'Identifies the request for get_return_status: a UUID, time-ordered (UUIDv7) for new requests.',
+    ),
   status_url: z.url().describe('Absolute URL of get_return_status for this request.'),
   status: ReturnStatus,
   brand: BrandSummary,

@@ -1,9 +1,9 @@
 /**
  * Return requests: accept (durably, idempotently), report status, connect brand channels.
  */
-import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Dialect } from '../../../db/database.ts';
+import { timeOrderedId } from '../../../db/ids.ts';
 import type { Database, DeliveryRow, ReturnRequestRow } from '../../../db/schema.ts';
 import type { Config } from '../../config.ts';
 import { notFound } from '../../errors.ts';
@@ -80,7 +80,7 @@ export class ReturnsService {
       idempotencyKey,
       input,
       async (trx) => {
-        const id = randomUUID();
+        const id = timeOrderedId();
         const at = now().toISOString();
         const channel = await this.resolveChannel(trx, input.brand_domain);
         const kind = contactKind(input.contact) as 'email' | 'phone';
