@@ -5,6 +5,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../../../db/database.ts';
 import { timeOrderedId } from '../../../db/ids.ts';
+import { insertRows, prepared } from '../../../db/prepared.ts';
 import type {
   BrandChannelRow,
   Database,
@@ -43,25 +44,18 @@ export async function insertReturnRequest(
     from = step.to;
   }
   const status = from as ReturnStatus;
-  await trx
-    .insertInto('return_requests')
-    .values({ ...row, status })
-    .execute();
-  await trx
-    .insertInto('return_events')
-    .values(
-      steps.map((step, i) => ({
-        id: timeOrderedId(),
-        request_id: row.id,
-        seq: i + 1,
-        from_status: i === 0 ? null : (steps[i - 1] as OpeningStep).to,
-        to_status: step.to,
-        actor,
-        note: step.note,
-        at: row.created_at,
-      })),
-    )
-    .execute();
+  await insertRows(trx, 'return_requests', [{ ...row, status }]);
+  const events = steps.map((step, i) => ({
+    id: timeOrderedId(),
+    request_id: row.id,
+    seq: i + 1,
+    from_status: i === 0 ? null : (steps[i - 1] as OpeningStep).to,
+    to_status: step.to,
+    actor,
+    note: step.note,
+    at: row.created_at,
+  }));
+  await insertRows(trx, 'return_events', events as [(typeof events)[0], ...typeof events]);
   return status;
 }
 
@@ -231,17 +225,17 @@ export async function settleDelivery(
   return Number(result.numUpdatedRows) === 1;
 }
 
+const channelOf = prepared('brand channel', (db: Db, domain: string) =>
+  db.selectFrom('brand_channels').selectAll().where('brand_domain', '=', domain),
+);
+
 /** The brand's delivery channel, its webhook secret opened (it is sealed at rest with `SECRETS_KEY`). */
 export async function findBrandChannel(
   db: Db,
   secrets: SecretBox,
   domain: string,
 ): Promise<BrandChannelRow | undefined> {
-  const row = await db
-    .selectFrom('brand_channels')
-    .selectAll()
-    .where('brand_domain', '=', domain)
-    .executeTakeFirst();
+  const row = await channelOf.first(db, domain);
   if (!row?.webhook_secret) return row;
   return { ...row, webhook_secret: secrets.open(row.webhook_secret, webhookSecretPlace(domain)) };
 }
