@@ -13,6 +13,7 @@ import {
   servePublicApiPrm,
 } from '../auth/resource.ts';
 import { authorizationMetadataMirror, authorizationRouter } from '../auth/router.ts';
+import { directRoutes } from './adapters/direct-routes.ts';
 import { discoveryRouter, serverCardRouter } from './adapters/discovery.ts';
 import { mcpInstructions } from './adapters/instructions.ts';
 import { createMcpEndpoint } from './adapters/mcp.ts';
@@ -34,7 +35,7 @@ import type { Services } from './services.ts';
 
 export interface App {
   app: Express;
-  /** The request listener: the beacon's fast path, then the Express application. */
+  /** The request listener: the beacon's fast path, the direct routes (`adapters/direct-routes.ts`), then the Express application. */
   handler: (req: IncomingMessage, res: ServerResponse) => void;
   close(): Promise<void>;
 }
@@ -116,8 +117,9 @@ export function createApp(services: Services, operations: readonly AnyOperation[
   app.use(problemHandler(config.site_url));
 
   const beacon = beaconFastPath(services, app.get('trust proxy fn') as TrustProxy);
+  const direct = directRoutes(services, operations, app.get('trust proxy fn') as TrustProxy);
   const handler = (req: IncomingMessage, res: ServerResponse) => {
-    if (!beacon(req, res)) app(req, res);
+    if (!beacon(req, res) && !direct(req, res)) app(req, res);
   };
   return {
     app,

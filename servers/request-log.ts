@@ -9,6 +9,7 @@
  * reads it (most requests log nothing but their line).
  */
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express, Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 
@@ -38,18 +39,31 @@ export function requestLog(app: Express, log: Logger): RequestHandler {
       own(this, value);
     },
   });
+  const track = requestTracker(log);
   return (req, res, next) => {
+    req.id = track(req, res);
+    next();
+  };
+}
+
+/**
+ * What every request gets, whichever way it is answered (Express, or `direct-routes.ts`): its id
+ * (a well-formed `X-Request-Id`, else a new one) in the response with `nosniff`, and its log line
+ * once the response is finished or abandoned. Returns the id.
+ */
+export function requestTracker(log: Logger): (req: IncomingMessage, res: ServerResponse) => string {
+  return (req, res) => {
     const started = performance.now();
     const incoming = req.headers['x-request-id'];
     const id = typeof incoming === 'string' && requestIdPattern.test(incoming) ? incoming : randomUUID();
-    req.id = id;
     res.setHeader('X-Request-Id', id);
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.once('close', () => {
       const status = res.writableFinished ? res.statusCode : 499;
       const level = status >= 500 ? 'error' : 'info';
       if (!log.isLevelEnabled(level)) return;
-      const url = req.originalUrl;
+      // Express's originalUrl: the URL as received, before any router trimmed its mount path.
+      const url = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '';
       const query = url.indexOf('?');
       log[level](
         {
@@ -62,6 +76,6 @@ export function requestLog(app: Express, log: Logger): RequestHandler {
         res.writableFinished ? 'request completed' : 'request aborted',
       );
     });
-    next();
+    return id;
   };
 }

@@ -2,9 +2,10 @@
  * RFC 9457 problem details for every REST error. `type` is a URL under the site that documents the
  * code; `code` is the stable machine-readable name; `errors` lists failing fields for validation.
  */
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/core/http';
 import type { PaymentRequired, SettleResponse } from '@x402/core/types';
-import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { errorCodes, type ServiceError } from '../errors.ts';
 
@@ -45,14 +46,23 @@ export function problemTypeUrl(siteUrl: string, code: string): string {
   return `${siteUrl}/problems/${code}`;
 }
 
-export function sendProblem(req: Request, res: Response, err: ServiceError, siteUrl: string): void {
+/**
+ * Sends `err` as problem+json. Works on any node:http exchange (Express's, or `direct-routes.ts`'s):
+ * `req.id` is the request id, `originalUrl` (Express) or `url` the path reported as `instance`.
+ */
+export function sendProblem(
+  req: IncomingMessage & { originalUrl?: string },
+  res: ServerResponse,
+  err: ServiceError,
+  siteUrl: string,
+): void {
   const body: Problem = {
     type: problemTypeUrl(siteUrl, err.code),
     title: err.title,
     status: err.status,
     detail: err.publicDetail,
     code: err.code,
-    instance: req.originalUrl.split('?')[0] ?? '/',
+    instance: (req.originalUrl ?? req.url ?? '/').split('?')[0] || '/',
     request_id: String(req.id),
     ...(err.errors ? { errors: err.errors } : {}),
   };
@@ -75,5 +85,7 @@ export function sendProblem(req: Request, res: Response, err: ServiceError, site
     res.setHeader('Cache-Control', 'no-store');
     Object.assign(body, payment.v1 ?? {});
   }
-  res.status(err.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
+  res.statusCode = err.status;
+  res.setHeader('Content-Type', `${PROBLEM_CONTENT_TYPE}; charset=utf-8`);
+  res.end(JSON.stringify(body));
 }

@@ -3,6 +3,8 @@
  * The adapter only translates (query or JSON body in, JSON or problem+json out); behaviour lives in
  * `invokeOperation` and the handlers.
  */
+
+import type { ServerResponse } from 'node:http';
 import { encodePaymentResponseHeader } from '@x402/core/http';
 import type { SettleResponse } from '@x402/core/types';
 import cors from 'cors';
@@ -52,7 +54,7 @@ function restContext(
 }
 
 /** Aborts once the client goes away before the response is finished (built when a handler asks). */
-function abortedOnDisconnect(res: Response): AbortSignal {
+export function abortedOnDisconnect(res: ServerResponse): AbortSignal {
   const controller = new AbortController();
   if (!res.closed) {
     res.once('close', () => {
@@ -274,13 +276,14 @@ function malformedPath(param?: string): ServiceError {
   });
 }
 
-const exposedHeaders = 'X-Request-Id, Retry-After, PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE';
+export const exposedHeaders =
+  'X-Request-Id, Retry-After, PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE';
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** JSON without Express's res.json machinery (ETag, freshness): the hot path's last step. */
-function sendJson(res: Response, status: number, body: unknown): void {
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.end(JSON.stringify(body));

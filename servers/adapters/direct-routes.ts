@@ -1,0 +1,120 @@
+/**
+ * The free read-only GET operations of the REST surfaces, answered straight from `node:http` in
+ * front of Express: `GET /agent` and its kind are the calls agents make most, and Express's
+ * per-request work (prototype swaps, a dozen router layers matched in turn, `req.query`'s getters)
+ * cost about as much as looking the charge up.
+ *
+ * Same answer as the Express route in every respect, from the same parts: the request's id, its
+ * `nosniff` and its log line (`requestTracker`), the surface's cross-origin headers, the query
+ * parsed as Express's default parser does (`node:querystring`), `invokeOperation` (authentication,
+ * input contract, metrics), `sendJson`, and on failure the same problem+json (`sendProblem`) and
+ * 5xx log line as `problemHandler`. Only an exact `GET <surface path><operation path>` with the
+ * surface's host comes here; `HEAD`, other spellings of the path (case, trailing slash) and every
+ * other request go to Express. `test/integration/direct-routes.test.ts` holds both answers side by
+ * side.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseQuery } from 'node:querystring';
+import proxyaddr from 'proxy-addr';
+import { toServiceError } from '../errors.ts';
+import type { TrustProxy } from '../features/traffic/beacon.ts';
+import { type AnyOperation, CallContext, invokeOperation, pathParamsOf } from '../operation.ts';
+import { requestTracker } from '../request-log.ts';
+import type { Services } from '../services.ts';
+import { surfaceUrl } from './openapi.ts';
+import { sendProblem } from './problem.ts';
+import { abortedOnDisconnect, exposedHeaders, sendJson } from './rest.ts';
+
+interface Route {
+  op: AnyOperation;
+  /** The Host a request must name (the surface is on another host than the site), or undefined. */
+  host: string | undefined;
+}
+
+/** Whether the REST adapter's GET route of `op` is one a direct route can answer alike. */
+export function isDirect(op: AnyOperation): boolean {
+  const http = op.http;
+  return (
+    http !== undefined &&
+    http.surface !== 'site' &&
+    http.method === 'GET' &&
+    http.input === 'query' &&
+    op.annotations.readOnlyHint &&
+    !op.sku &&
+    !op.rateLimit &&
+    !http.redirect &&
+    !http.representation &&
+    pathParamsOf(http.path).length === 0
+  );
+}
+
+/**
+ * A handler answering the direct routes of `operations`; returns false, having touched nothing,
+ * for a request that is not one of them.
+ */
+export function directRoutes(
+  services: Services,
+  operations: readonly AnyOperation[],
+  trustProxy: TrustProxy,
+): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const { config, log } = services;
+  const siteHost = new URL(config.site_url).host;
+  const routes = new Map<string, Route>();
+  for (const op of operations) {
+    if (!isDirect(op)) continue;
+    const http = op.http as NonNullable<AnyOperation['http']>;
+    const surface = new URL(surfaceUrl(config, http.surface));
+    const path = `${surface.pathname.replace(/\/+$/, '')}${http.path}`;
+    routes.set(path, { op, host: surface.host === siteHost ? undefined : surface.host });
+  }
+  const track = requestTracker(log);
+  const clientAddress =
+    config.trust_proxy === false
+      ? (req: IncomingMessage) => req.socket.remoteAddress ?? 'unknown'
+      : (req: IncomingMessage) => proxyaddr(req, trustProxy);
+
+  const answer = async (route: Route, req: IncomingMessage, res: ServerResponse, query: string) => {
+    const id = track(req, res);
+    req.id = id;
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.setHeader('Access-Control-Expose-Headers', exposedHeaders);
+    const ctx = new CallContext(
+      {
+        services,
+        operations,
+        request: {
+          id,
+          ip: clientAddress(req),
+          via: 'rest',
+          headers: req.headers as Record<string, string | undefined>,
+        },
+        signal: () => abortedOnDisconnect(res),
+      },
+      () => log.child({ req_id: id }),
+    );
+    const http = route.op.http as NonNullable<AnyOperation['http']>;
+    try {
+      const output = await invokeOperation(route.op, ctx, parseQuery(query));
+      sendJson(res, http.status?.(output) ?? http.successStatus ?? 200, output);
+    } catch (err) {
+      const error = toServiceError(err);
+      if (error.status >= 500 && !error.expose)
+        ctx.log.error({ err: error.cause ?? err, code: error.code }, 'request failed');
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      sendProblem(req, res, error, config.site_url);
+    }
+  };
+
+  return (req, res) => {
+    if (req.method !== 'GET') return false;
+    const url = req.url ?? '';
+    const mark = url.indexOf('?');
+    const route = routes.get(mark === -1 ? url : url.slice(0, mark));
+    if (!route || (route.host !== undefined && req.headers.host !== route.host)) return false;
+    void answer(route, req, res, mark === -1 ? '' : url.slice(mark + 1));
+    return true;
+  };
+}

@@ -1,0 +1,160 @@
+/**
+ * `servers/adapters/direct-routes.ts` answers the free read-only GET operations in front of
+ * Express. Side by side with the Express application alone, on the same services: the same status,
+ * headers and body for answers and for problems, the request id echoed, and Express never reached
+ * for them - while HEAD and other spellings of a path still go to Express.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { directRoutes, isDirect } from '../../servers/adapters/direct-routes.ts';
+import { createApp } from '../../servers/app.ts';
+import type { TrustProxy } from '../../servers/features/traffic/beacon.ts';
+import { operations } from '../../servers/registry.ts';
+import { dialects } from '../helpers/databases.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
+
+interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/** Headers that differ between any two answers (time, connection handling, the id when generated). */
+const varying = new Set(['date', 'connection', 'keep-alive', 'x-request-id', 'transfer-encoding']);
+
+async function ask(base: string, path: string, init: RequestInit = {}): Promise<Answer> {
+  const res = await fetch(`${base}${path}`, init);
+  const text = await res.text();
+  const headers: Record<string, string> = {};
+  for (const [name, value] of res.headers) if (!varying.has(name)) headers[name] = value;
+  let body: unknown = text;
+  if (text && /json/.test(res.headers.get('content-type') ?? '')) {
+    // Health answers carry the moment and the database's round trip: equal in kind, not in value.
+    const parsed = JSON.parse(text, (key, value) =>
+      ['time', 'latency_ms', 'uptime_s'].includes(key) ? typeof value : value,
+    ) as Record<string, unknown>;
+    if (typeof parsed.request_id === 'string' && parsed.request_id === res.headers.get('x-request-id'))
+      parsed.request_id = '(the X-Request-Id)';
+    body = parsed;
+    // Equal bodies have equal lengths; a health answer's length follows its round trip's digits.
+    delete headers['content-length'];
+  }
+  return { status: res.status, headers, body };
+}
+
+describe.each(dialects)('direct routes (%s)', (dialect) => {
+  let service: TestService;
+  let expressOnly: http.Server;
+  let closeExpressOnly: () => Promise<void>;
+  let combined: http.Server;
+  let expressCalls = 0;
+  let direct: string;
+  let viaExpress: string;
+
+  beforeAll(async () => {
+    service = await startTestService(dialect);
+    const { app, close } = createApp(service.services);
+    closeExpressOnly = close;
+    const answerDirect = directRoutes(service.services, operations, app.get('trust proxy fn') as TrustProxy);
+    // Both servers stand at the service's own address for the URLs they print: Host is kept.
+    combined = http.createServer((req, res) => {
+      if (answerDirect(req, res)) return;
+      expressCalls++;
+      app(req, res);
+    });
+    expressOnly = http.createServer(app);
+    const listen = (server: http.Server) =>
+      new Promise<string>((resolve) =>
+        server.listen(0, '127.0.0.1', () =>
+          resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+        ),
+      );
+    direct = await listen(combined);
+    viaExpress = await listen(expressOnly);
+  });
+
+  afterAll(async () => {
+    combined?.close();
+    expressOnly?.close();
+    await closeExpressOnly?.();
+    await service?.close();
+  });
+
+  const host = () => new URL(service.config.site_url).host;
+
+  it('covers the free read-only GETs and nothing that pays, writes, limits or takes a path parameter', () => {
+    const names = operations.filter(isDirect).map((op) => op.name);
+    expect(names).toEqual(expect.arrayContaining(['lookupCardCharge', 'getReturnStatus', 'getHealth']));
+    for (const op of operations.filter(isDirect)) {
+      expect(op.http?.method).toBe('GET');
+      expect(op.annotations.readOnlyHint).toBe(true);
+      expect(op.sku).toBeUndefined();
+      expect(op.rateLimit).toBeUndefined();
+      expect(op.http?.path).not.toContain(':');
+    }
+    expect(names).not.toContain('startReturnRequest');
+  });
+
+  it('answers as Express does: results, problems, authentication, request ids', async () => {
+    const { body: started } = await ask(service.url, '/cs/return', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ brand_domain: 'netflix.com', name: 'Direct Person', contact: 'd@example.com' }),
+    });
+    const requestId = (started as { request_id: string }).request_id;
+    const cases: [string, RequestInit?][] = [
+      ['/cs/agent?charge=CHECKCARD%200312%20NETFLIX.COM%20866-579-7172%20CA'],
+      [
+        '/cs/agent?charge=POS%20PURCHASE%20STARBUCKS%20STORE%2011234%20SEATTLE%20WA',
+        { headers: { 'x-request-id': 'given-1' } },
+      ],
+      ['/cs/agent'],
+      ['/cs/agent?charge=a&charge=b'],
+      ['/cs/agent?charge=NETFLIX%00'],
+      ['/cs/agent?charge=NETFLIX&extra=1'],
+      [`/cs/status?request_id=${requestId}`],
+      ['/cs/status?request_id=not-a-uuid'],
+      ['/cs/status?request_id=0190a000-0000-7000-8000-000000000000'],
+      ['/api/public/health'],
+      ['/api/public/health/ready'],
+      ['/api/public/sites'],
+      ['/api/public/sites', { headers: { 'x-service-key': 'sk_not_a_key' } }],
+      ['/api/public/leaderboard?limit=abc'],
+      ['/api/public/leaderboard?limit=2'],
+    ];
+    for (const [path, init] of cases) {
+      const before = expressCalls;
+      const mine = await ask(direct, path, { ...init, headers: { ...init?.headers, host: host() } });
+      const theirs = await ask(viaExpress, path, { ...init, headers: { ...init?.headers, host: host() } });
+      expect(mine, path).toEqual(theirs);
+      expect(expressCalls, `${path} reached Express`).toBe(before);
+    }
+    const echoed = await fetch(`${direct}/cs/agent?charge=NETFLIX`, {
+      headers: { 'x-request-id': 'given-2' },
+    });
+    expect(echoed.headers.get('x-request-id')).toBe('given-2');
+    const problem = await fetch(`${direct}/cs/agent`, { headers: { 'x-request-id': 'given-3' } });
+    expect(await problem.json()).toMatchObject({
+      request_id: 'given-3',
+      instance: '/cs/agent',
+      code: 'validation_failed',
+    });
+  });
+
+  it('leaves HEAD, other spellings of a path and everything else to Express', async () => {
+    for (const [path, method] of [
+      ['/cs/agent?charge=NETFLIX', 'HEAD'],
+      ['/cs/Agent?charge=NETFLIX', 'GET'],
+      ['/cs/agent/?charge=NETFLIX', 'GET'],
+      ['/cs/agent?charge=NETFLIX', 'POST'],
+      ['/api/public/openapi.json', 'GET'],
+    ] as const) {
+      const before = expressCalls;
+      const mine = await ask(direct, path, { method, headers: { host: host() } });
+      const theirs = await ask(viaExpress, path, { method, headers: { host: host() } });
+      expect(mine, `${method} ${path}`).toEqual(theirs);
+      expect(expressCalls, `${method} ${path}`).toBe(before + 1);
+    }
+  });
+});
