@@ -1,17 +1,20 @@
 /**
- * The free read-only GET operations of the REST surfaces, answered straight from `node:http` in
- * front of Express: `GET /agent` and its kind are the calls agents make most, and Express's
- * per-request work (prototype swaps, a dozen router layers matched in turn, `req.query`'s getters)
- * cost about as much as looking the charge up.
+ * The calls agents make most, answered straight from `node:http` in front of Express: the free
+ * read-only GET operations of the REST surfaces (`GET /agent` and its kind) and POSTs to the public
+ * MCP endpoint. Express's per-request work (prototype swaps, a dozen router layers matched in turn,
+ * `req.query`'s getters) cost about as much as looking the charge up.
  *
- * Same answer as the Express route in every respect, from the same parts: the request's id, its
- * `nosniff` and its log line (`requestTracker`), the surface's cross-origin headers, the query
- * parsed as Express's default parser does (`node:querystring`), `invokeOperation` (authentication,
- * input contract, metrics), `sendJson`, and on failure the same problem+json (`sendProblem`) and
- * 5xx log line as `problemHandler`. Only an exact `GET <surface path><operation path>` with the
- * surface's host comes here; `HEAD`, other spellings of the path (case, trailing slash) and every
- * other request go to Express. `test/integration/direct-routes.test.ts` holds both answers side by
- * side.
+ * Same answer as Express's in every respect, from the same parts:
+ * - REST: the request's id, its `nosniff` and its log line (`requestTracker`), the surface's
+ *   cross-origin headers, the query parsed as Express's default parser does (`node:querystring`),
+ *   `invokeOperation` (authentication, input contract, metrics), `sendJson`, and on failure the same
+ *   problem+json (`sendProblem`) and 5xx log line as `problemHandler`. Only an exact
+ *   `GET <surface path><operation path>` on the surface's host comes here.
+ * - MCP: the endpoint's own POST handling (`DirectMcp`, the function its router calls), for a POST
+ *   to the exact endpoint path whose Host the router's DNS-rebinding check already accepted and
+ *   that carries no Origin.
+ * `HEAD`, other spellings of a path (case, trailing slash), browsers' MCP requests and everything
+ * else go to Express. `test/integration/direct-routes.test.ts` asks both side by side.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
@@ -21,6 +24,7 @@ import type { TrustProxy } from '../features/traffic/beacon.ts';
 import { type AnyOperation, CallContext, invokeOperation, pathParamsOf } from '../operation.ts';
 import { requestTracker } from '../request-log.ts';
 import type { Services } from '../services.ts';
+import type { DirectMcp } from './mcp.ts';
 import { surfaceUrl } from './openapi.ts';
 import { sendProblem } from './problem.ts';
 import { abortedOnDisconnect, exposedHeaders, sendJson } from './rest.ts';
@@ -56,6 +60,7 @@ export function directRoutes(
   services: Services,
   operations: readonly AnyOperation[],
   trustProxy: TrustProxy,
+  publicMcp?: DirectMcp,
 ): (req: IncomingMessage, res: ServerResponse) => boolean {
   const { config, log } = services;
   const siteHost = new URL(config.site_url).host;
@@ -108,7 +113,35 @@ export function directRoutes(
     }
   };
 
+  const mcpUrl = new URL(config.mcp_url);
+  const mcpPath = mcpUrl.pathname.replace(/\/+$/, '') || '/';
+  const mcpHost = mcpUrl.host === siteHost ? undefined : mcpUrl.host;
+  /**
+   * A POST to the public MCP endpoint whose Host the endpoint already accepted and that names no
+   * Origin (a browser's request, checked and answered with CORS headers by the router): the same
+   * handling as the router's, with the caller described as `requestInfo` and `req.log` would.
+   */
+  const mcp = (req: IncomingMessage, res: ServerResponse): boolean => {
+    if (!publicMcp || req.url !== mcpPath || req.headers.origin !== undefined) return false;
+    const host = req.headers.host;
+    if (host === undefined || !publicMcp.hostAccepted(host) || (mcpHost !== undefined && host !== mcpHost))
+      return false;
+    const id = track(req, res);
+    req.id = id;
+    void publicMcp.answer(req, res, {
+      request: {
+        id,
+        ip: clientAddress(req),
+        via: 'mcp',
+        headers: req.headers as Record<string, string | undefined>,
+      },
+      log: () => log.child({ req_id: id }),
+    });
+    return true;
+  };
+
   return (req, res) => {
+    if (req.method === 'POST') return mcp(req, res);
     if (req.method !== 'GET') return false;
     const url = req.url ?? '';
     const mark = url.indexOf('?');

@@ -9,6 +9,8 @@
  * constructed per request - a new `McpServer` + transport per POST, as in the SDK's stateless
  * example, spends most of the request building them (see `npm run bench`).
  */
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
@@ -42,6 +44,7 @@ import {
   invokeOperation,
   type McpServerName,
   type OperationContext,
+  type RequestInfo,
 } from '../operation.ts';
 import type { PaymentCredential } from '../payments/credential.ts';
 import { PaymentRequiredDoc } from '../payments/schemas.ts';
@@ -118,15 +121,15 @@ function mcpCredential(meta: Record<string, unknown> | undefined): PaymentCreden
 
 /** One HTTP POST: the JSON-RPC requests it carried and the replies still owed. */
 class Exchange {
-  readonly req: Request;
-  private readonly res: Response;
+  readonly caller: Caller;
+  private readonly res: ServerResponse;
   private readonly streaming: boolean;
   private readonly owed = new Set<number>();
   private readonly replies: JSONRPCMessage[] = [];
   private readonly batch: boolean;
 
-  constructor(req: Request, res: Response, streaming: boolean, batch: boolean) {
-    this.req = req;
+  constructor(caller: Caller, res: ServerResponse, streaming: boolean, batch: boolean) {
+    this.caller = caller;
     this.res = res;
     this.streaming = streaming;
     this.batch = batch;
@@ -313,17 +316,31 @@ export interface McpEndpointOptions {
 /** What an `authenticate` hook establishes for the tool calls of one request. */
 export type Principal = Pick<OperationContext, 'account' | 'grant'>;
 
+/** Who an MCP POST came from, as its tool calls see it. */
+export interface Caller {
+  request: RequestInfo;
+  /** The logger bound to the request id (built when something logs). */
+  log: () => Logger;
+  principal?: Principal;
+}
+
+/** An endpoint's POST handling, for `direct-routes.ts` to call from node:http. */
+export interface DirectMcp {
+  /** Whether the Host header value already passed the endpoint's DNS-rebinding check. */
+  hostAccepted(host: string): boolean;
+  answer(req: IncomingMessage, res: ServerResponse, caller: Caller): Promise<void>;
+}
+
 export function createMcpEndpoint(
   services: Services,
   operations: readonly AnyOperation[],
   options: McpEndpointOptions,
-): { router: Router; close: () => Promise<void> } {
+): { router: Router; close: () => Promise<void>; direct: DirectMcp } {
   const tools = toolsOf(operations, options.server);
   const byTool = new Map(
     operations.filter((op) => op.mcp?.includes(options.server)).map((op) => [op.toolName, op]),
   );
   const transport = new MultiplexTransport();
-  const principals = new WeakMap<Request, Principal>();
   const server = new Server(
     { name: `agent-service-${options.server}`, title: 'Agent service', version: serviceVersion },
     { capabilities: { tools: { listChanged: false } }, instructions: options.instructions },
@@ -344,7 +361,7 @@ export function createMcpEndpoint(
       const params = parsed.data;
       const op = byTool.get(params.name);
       if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
-      const req = transport.exchangeOf(extra.requestId)?.req;
+      const caller = transport.exchangeOf(extra.requestId)?.caller;
       const progressToken = extra._meta?.progressToken;
       // MCP 2025-11-25 basic/utilities/progress: "The `progress` value MUST increase with each
       // notification, even if the total is unknown". Operations report what they observe (a scan
@@ -355,11 +372,9 @@ export function createMcpEndpoint(
         {
           services,
           operations,
-          request: req
-            ? requestInfo(req, 'mcp')
-            : { id: String(extra.requestId), ip: 'unknown', via: 'mcp', headers: {} },
+          request: caller?.request ?? { id: String(extra.requestId), ip: 'unknown', via: 'mcp', headers: {} },
           signal: extra.signal,
-          ...(req ? principals.get(req) : undefined),
+          ...caller?.principal,
           // x402 MCP transport: the PaymentPayload rides in params._meta["x402/payment"].
           ...(op.sku ? { payment: { credential: mcpCredential(extra._meta) } } : {}),
           ...(progressToken !== undefined
@@ -380,7 +395,7 @@ export function createMcpEndpoint(
               }
             : {}),
         },
-        () => (req ? req.log : services.log),
+        caller?.log ?? (() => services.log),
       );
       try {
         const output = await invokeOperation(op, ctx, params.arguments ?? {});
@@ -421,7 +436,8 @@ export function createMcpEndpoint(
   void connectMultiplexed(server, transport, services.log);
 
   const router = Router();
-  router.use(memoized(hostHeaderValidation(options.allowedHosts), (req) => req.headers.host));
+  const acceptedHosts = new Set<string>();
+  router.use(memoized(hostHeaderValidation(options.allowedHosts), (req) => req.headers.host, acceptedHosts));
   router.use(originValidation(options.allowedHosts));
   router.options('/', (_req, res) => {
     res
@@ -435,12 +451,8 @@ export function createMcpEndpoint(
       .end();
   });
   const limit = services.config.http.body_limit_bytes;
-  router.post('/', async (req, res) => {
-    if (options.authenticate) {
-      const principal = await options.authenticate(req, res);
-      if (!principal) return;
-      principals.set(req, principal);
-    }
+  /** One POST, whoever received it (the router below, or `direct-routes.ts`), for `caller`. */
+  const answer = async (req: IncomingMessage, res: ServerResponse, caller: Caller): Promise<void> => {
     const accept = req.headers.accept ?? '*/*';
     if (!/application\/json|\*\/\*|text\/event-stream/.test(accept)) {
       return rpcError(
@@ -489,17 +501,36 @@ export function createMcpEndpoint(
     }
     const requests = messages.filter(isRequest);
     if (requests.length === 0) {
-      transport.dispatch(new Exchange(req, res, false, batch), messages, extraOf(req));
-      res.status(202).end();
+      transport.dispatch(new Exchange(caller, res, false, batch), messages, extraOf(req));
+      res.statusCode = 202;
+      res.end();
       return;
     }
     const wantsProgress = requests.some((r) => r.params?._meta?.progressToken !== undefined);
     const streaming = wantsProgress && /text\/event-stream/.test(accept);
-    const exchange = new Exchange(req, res, streaming, batch);
+    const exchange = new Exchange(caller, res, streaming, batch);
     res.once('close', () => {
       if (exchange.open) transport.abandon(exchange);
     });
     transport.dispatch(exchange, messages, extraOf(req));
+  };
+  /** What the router's error handler does: the failure in the log, a bare Internal error to the client. */
+  const failed = (err: unknown, res: ServerResponse): void => {
+    services.log.error({ err }, 'mcp endpoint failed');
+    if (res.headersSent) res.destroy();
+    else rpcError(res, 500, ErrorCode.InternalError, 'Internal error');
+  };
+  router.post('/', async (req, res) => {
+    let principal: Principal | undefined;
+    if (options.authenticate) {
+      principal = await options.authenticate(req, res);
+      if (!principal) return;
+    }
+    await answer(req, res, {
+      request: requestInfo(req, 'mcp'),
+      log: () => req.log,
+      ...(principal ? { principal } : {}),
+    });
   });
   const stateless: RequestHandler = (_req, res) => {
     res.set('Allow', 'POST, OPTIONS');
@@ -507,12 +538,16 @@ export function createMcpEndpoint(
   };
   router.get('/', stateless);
   router.delete('/', stateless);
-  router.use(((err, _req, res, _next) => {
-    services.log.error({ err }, 'mcp endpoint failed');
-    return rpcError(res, 500, ErrorCode.InternalError, 'Internal error');
-  }) as express.ErrorRequestHandler);
+  router.use(((err, _req, res, _next) => failed(err, res)) as express.ErrorRequestHandler);
 
-  return { router, close: () => server.close() };
+  return {
+    router,
+    close: () => server.close(),
+    direct: {
+      hostAccepted: (host) => acceptedHosts.has(host),
+      answer: (req, res, caller) => answer(req, res, caller).catch((err: unknown) => failed(err, res)),
+    },
+  };
 }
 
 // Envelope classification of messages already checked by `isJsonRpcMessage` or produced by the
@@ -601,8 +636,11 @@ const jsonContentType = /^application\/json\s*(?:;|$)/i;
  * Remembers the header values a check accepted, so the check runs once per distinct value (the
  * SDK's host validation parses a URL on every request). Bounded; refusals are never remembered.
  */
-function memoized(check: RequestHandler, keyOf: (req: Request) => string | undefined): RequestHandler {
-  const accepted = new Set<string>();
+function memoized(
+  check: RequestHandler,
+  keyOf: (req: Request) => string | undefined,
+  accepted: Set<string>,
+): RequestHandler {
   return (req, res, next) => {
     const key = keyOf(req);
     if (key !== undefined && accepted.has(key)) return next();
@@ -641,7 +679,7 @@ function denotes(literal: string, value: number): boolean {
  * numeric `id` parsing altered are returned in `roundedIds`.
  */
 async function readJson(
-  req: Request,
+  req: IncomingMessage,
   limit: number,
 ): Promise<
   { ok: true; value: unknown; roundedIds?: WeakSet<object> } | { ok: false; error: 'too_large' | 'invalid' }
@@ -682,12 +720,14 @@ async function readJson(
   }
 }
 
-function extraOf(req: Request): MessageExtraInfo {
+function extraOf(req: IncomingMessage): MessageExtraInfo {
   return { requestInfo: { headers: req.headers as Record<string, string | string[] | undefined> } };
 }
 
-function rpcError(res: Response, status: number, code: number, message: string): void {
-  res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+function rpcError(res: ServerResponse, status: number, code: number, message: string): void {
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }
 
 /** MCP transports, security warning: validate Origin to prevent DNS rebinding. */

@@ -2,14 +2,14 @@
  * `servers/adapters/direct-routes.ts` answers the free read-only GET operations in front of
  * Express. Side by side with the Express application alone, on the same services: the same status,
  * headers and body for answers and for problems, the request id echoed, and Express never reached
- * for them - while HEAD and other spellings of a path still go to Express.
+ * for them - while HEAD and other spellings of a path still go to Express; and the public MCP
+ * endpoint alike, once its router accepted the Host.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { directRoutes, isDirect } from '../../servers/adapters/direct-routes.ts';
+import { isDirect } from '../../servers/adapters/direct-routes.ts';
 import { createApp } from '../../servers/app.ts';
-import type { TrustProxy } from '../../servers/features/traffic/beacon.ts';
 import { operations } from '../../servers/registry.ts';
 import { dialects } from '../helpers/databases.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
@@ -46,7 +46,7 @@ async function ask(base: string, path: string, init: RequestInit = {}): Promise<
 describe.each(dialects)('direct routes (%s)', (dialect) => {
   let service: TestService;
   let expressOnly: http.Server;
-  let closeExpressOnly: () => Promise<void>;
+  let closeApps: () => Promise<unknown>;
   let combined: http.Server;
   let expressCalls = 0;
   let direct: string;
@@ -54,16 +54,20 @@ describe.each(dialects)('direct routes (%s)', (dialect) => {
 
   beforeAll(async () => {
     service = await startTestService(dialect);
-    const { app, close } = createApp(service.services);
-    closeExpressOnly = close;
-    const answerDirect = directRoutes(service.services, operations, app.get('trust proxy fn') as TrustProxy);
-    // Both servers stand at the service's own address for the URLs they print: Host is kept.
-    combined = http.createServer((req, res) => {
-      if (answerDirect(req, res)) return;
+    // Two applications on the same services: the service's own request listener (direct routes,
+    // then Express, counted), and Express alone.
+    const withDirect = createApp(service.services);
+    // Express's app.handle (untyped in @types/express) is where every request enters it.
+    const app = withDirect.app as unknown as { handle: (...args: unknown[]) => unknown };
+    const handle = app.handle.bind(app);
+    app.handle = (...args) => {
       expressCalls++;
-      app(req, res);
-    });
-    expressOnly = http.createServer(app);
+      return handle(...args);
+    };
+    const alone = createApp(service.services);
+    closeApps = () => Promise.all([withDirect.close(), alone.close()]);
+    combined = http.createServer(withDirect.handler);
+    expressOnly = http.createServer(alone.app);
     const listen = (server: http.Server) =>
       new Promise<string>((resolve) =>
         server.listen(0, '127.0.0.1', () =>
@@ -77,7 +81,7 @@ describe.each(dialects)('direct routes (%s)', (dialect) => {
   afterAll(async () => {
     combined?.close();
     expressOnly?.close();
-    await closeExpressOnly?.();
+    await closeApps?.();
     await service?.close();
   });
 
@@ -156,5 +160,69 @@ describe.each(dialects)('direct routes (%s)', (dialect) => {
       expect(mine, `${method} ${path}`).toEqual(theirs);
       expect(expressCalls, `${method} ${path}`).toBe(before + 1);
     }
+  });
+
+  it('answers the public MCP endpoint as its router does, once the Host passed the router', async () => {
+    const mcp = new URL(service.config.mcp_url).pathname;
+    const headers = {
+      host: host(),
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+    };
+    const rpc = (body: unknown) => ({ method: 'POST', headers, body: JSON.stringify(body) });
+    // The first request of a Host is checked by the router (DNS-rebinding protection).
+    const before = expressCalls;
+    await ask(direct, mcp, rpc({ jsonrpc: '2.0', id: 0, method: 'ping' }));
+    expect(expressCalls).toBe(before + 1);
+    const call = (id: number | string, name: string, args: unknown) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name, arguments: args },
+    });
+    const cases: [string, RequestInit][] = [
+      [
+        'lookup',
+        rpc(call(1, 'lookup_card_charge', { charge: 'CHECKCARD 0312 NETFLIX.COM 866-579-7172 CA' })),
+      ],
+      ['string id', rpc(call('a-1', 'lookup_card_charge', { charge: 'SQ *BLUE BOTTLE COFFEE OAKLAND CA' }))],
+      ['invalid arguments', rpc(call(2, 'lookup_card_charge', { charge: 7 }))],
+      ['unknown tool', rpc(call(3, 'no_such_tool', {}))],
+      ['tools/list', rpc({ jsonrpc: '2.0', id: 4, method: 'tools/list' })],
+      [
+        'batch',
+        rpc([
+          call(5, 'get_return_status', { request_id: 'nope' }),
+          { jsonrpc: '2.0', id: 6, method: 'ping' },
+        ]),
+      ],
+      ['notification', rpc({ jsonrpc: '2.0', method: 'notifications/initialized' })],
+      ['not JSON', { method: 'POST', headers, body: '{"jsonrpc":' }],
+      ['not a message', rpc({ hello: 'world' })],
+      ['text/plain', { method: 'POST', headers: { ...headers, 'content-type': 'text/plain' }, body: '{}' }],
+      [
+        'protocol version',
+        {
+          ...rpc({ jsonrpc: '2.0', id: 7, method: 'ping' }),
+          headers: { ...headers, 'mcp-protocol-version': '1999-01-01' },
+        },
+      ],
+    ];
+    for (const [name, init] of cases) {
+      const calls = expressCalls;
+      const mine = await ask(direct, mcp, init);
+      const theirs = await ask(viaExpress, mcp, init);
+      expect(mine, name).toEqual(theirs);
+      expect(expressCalls, `${name} reached Express`).toBe(calls);
+    }
+    // A browser's request (Origin) is the router's: it answers with CORS headers.
+    const calls = expressCalls;
+    const withOrigin = await ask(direct, mcp, {
+      ...rpc({ jsonrpc: '2.0', id: 8, method: 'ping' }),
+      headers: { ...headers, origin: service.config.site_url },
+    });
+    expect(withOrigin.status).toBe(200);
+    expect(expressCalls).toBe(calls + 1);
   });
 });
