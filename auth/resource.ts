@@ -2,7 +2,9 @@
  * The owner-scoped MCP server at `{mcp_url}/auth` (SPEC "Authentication", rules 4-6): the registry's
  * `owner` tools behind bearer authentication, and its protected resource metadata (RFC 9728).
  */
-import { type RequestHandler, type Response, Router } from 'express';
+import type { ServerResponse } from 'node:http';
+import { parse as parseQuery } from 'node:querystring';
+import { type RequestHandler, Router } from 'express';
 import { createMcpEndpoint } from '../servers/adapters/mcp.ts';
 import { mcpAllowedHosts } from '../servers/config.ts';
 import type { AnyOperation } from '../servers/operation.ts';
@@ -57,7 +59,9 @@ export function ownerMcpEndpoint(
     allowedHosts: mcpAllowedHosts(services.config),
     instructions,
     async authenticate(req, res) {
-      const result = await services.bearer.verify(req.headers.authorization, req.query.access_token);
+      // RFC 6750 2.3: a token in the query is refused (with its own error) - it is looked for.
+      const query = req.url?.includes('?') ? parseQuery(req.url.slice(req.url.indexOf('?') + 1)) : {};
+      const result = await services.bearer.verify(req.headers.authorization, query.access_token);
       if (result.ok) {
         return { account: { id: result.grant.accountId, keyId: null }, grant: result.grant };
       }
@@ -68,22 +72,29 @@ export function ownerMcpEndpoint(
   const router = Router();
   router.get(PRM, servePrm(services));
   router.use(endpoint.router);
-  return { router, close: endpoint.close };
+  return { router, close: endpoint.close, direct: endpoint.direct };
 }
 
 /** RFC 6750 section 3 with the RFC 9728 section 5.1 `resource_metadata` parameter. */
-function challenge(res: Response, result: Extract<BearerResult, { ok: false }>, metadataUrl: string): void {
+function challenge(
+  res: ServerResponse,
+  result: Extract<BearerResult, { ok: false }>,
+  metadataUrl: string,
+): void {
   const params = [`resource_metadata="${metadataUrl}"`, `scope="${SERVICE_SCOPE}"`];
   if (result.error) params.push(`error="${result.error}"`);
   if (result.description) params.push(`error_description="${result.description.replace(/["\\]/g, '')}"`);
-  res
-    .status(result.status)
-    .set({ 'WWW-Authenticate': `Bearer ${params.join(', ')}`, 'Cache-Control': 'no-store' })
-    .json({
+  res.statusCode = result.status;
+  res.setHeader('WWW-Authenticate', `Bearer ${params.join(', ')}`);
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.end(
+    JSON.stringify({
       error: result.error ?? 'unauthorized',
       error_description:
         result.description ?? 'This MCP server needs an OAuth access token; see WWW-Authenticate',
-    });
+    }),
+  );
 }
 
 /**

@@ -117,7 +117,10 @@ export function createApp(services: Services, operations: readonly AnyOperation[
   app.use(problemHandler(config.site_url));
 
   const beacon = beaconFastPath(services, app.get('trust proxy fn') as TrustProxy);
-  const direct = directRoutes(services, operations, app.get('trust proxy fn') as TrustProxy, mcp.direct);
+  const direct = directRoutes(services, operations, app.get('trust proxy fn') as TrustProxy, {
+    public: mcp.direct,
+    owner: ownerMcp.direct,
+  });
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     if (!beacon(req, res) && !direct(req, res)) app(req, res);
   };

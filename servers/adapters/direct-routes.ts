@@ -10,9 +10,9 @@
  *   `invokeOperation` (authentication, input contract, metrics), `sendJson`, and on failure the same
  *   problem+json (`sendProblem`) and 5xx log line as `problemHandler`. Only an exact
  *   `GET <surface path><operation path>` on the surface's host comes here.
- * - MCP: the endpoint's own POST handling (`DirectMcp`, the function its router calls), for a POST
- *   to the exact endpoint path whose Host the router's DNS-rebinding check already accepted and
- *   that carries no Origin.
+ * - MCP, public and owner: the endpoint's own POST handling (`DirectMcp`, the function its router
+ *   calls, the owner's bearer check included), for a POST to the exact endpoint path whose Host the
+ *   router's DNS-rebinding check already accepted and that carries no Origin.
  * `HEAD`, other spellings of a path (case, trailing slash), browsers' MCP requests and everything
  * else go to Express. `test/integration/direct-routes.test.ts` asks both side by side.
  */
@@ -60,7 +60,7 @@ export function directRoutes(
   services: Services,
   operations: readonly AnyOperation[],
   trustProxy: TrustProxy,
-  publicMcp?: DirectMcp,
+  mcpEndpoints: { public?: DirectMcp; owner?: DirectMcp } = {},
 ): (req: IncomingMessage, res: ServerResponse) => boolean {
   const { config, log } = services;
   const siteHost = new URL(config.site_url).host;
@@ -114,21 +114,26 @@ export function directRoutes(
   };
 
   const mcpUrl = new URL(config.mcp_url);
-  const mcpPath = mcpUrl.pathname.replace(/\/+$/, '') || '/';
+  const mcpPath = mcpUrl.pathname.replace(/\/+$/, '');
   const mcpHost = mcpUrl.host === siteHost ? undefined : mcpUrl.host;
+  const endpoints = new Map<string, DirectMcp>();
+  if (mcpEndpoints.public) endpoints.set(mcpPath || '/', mcpEndpoints.public);
+  if (mcpEndpoints.owner) endpoints.set(`${mcpPath}/auth`, mcpEndpoints.owner);
   /**
-   * A POST to the public MCP endpoint whose Host the endpoint already accepted and that names no
-   * Origin (a browser's request, checked and answered with CORS headers by the router): the same
-   * handling as the router's, with the caller described as `requestInfo` and `req.log` would.
+   * A POST to an MCP endpoint whose Host the endpoint already accepted and that names no Origin (a
+   * browser's request, checked and answered with CORS headers by the router): the same handling
+   * as the router's (the owner endpoint's bearer check included), with the caller described as
+   * `requestInfo` and `req.log` would.
    */
   const mcp = (req: IncomingMessage, res: ServerResponse): boolean => {
-    if (!publicMcp || req.url !== mcpPath || req.headers.origin !== undefined) return false;
+    const endpoint = endpoints.get(req.url ?? '');
+    if (!endpoint || req.headers.origin !== undefined) return false;
     const host = req.headers.host;
-    if (host === undefined || !publicMcp.hostAccepted(host) || (mcpHost !== undefined && host !== mcpHost))
+    if (host === undefined || !endpoint.hostAccepted(host) || (mcpHost !== undefined && host !== mcpHost))
       return false;
     const id = track(req, res);
     req.id = id;
-    void publicMcp.answer(req, res, {
+    void endpoint.answer(req, res, {
       request: {
         id,
         ip: clientAddress(req),

@@ -33,7 +33,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import express, { type Request, type RequestHandler, type Response, Router } from 'express';
+import express, { type Request, type RequestHandler, Router } from 'express';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { serviceVersion } from '../config.ts';
@@ -310,7 +310,7 @@ export interface McpEndpointOptions {
    * (merged into the context of every tool call it carries) or answers the request itself (the
    * owner-scoped server's 401 challenge) and returns undefined.
    */
-  authenticate?: (req: Request, res: Response) => Promise<Principal | undefined>;
+  authenticate?: (req: IncomingMessage, res: ServerResponse) => Promise<Principal | undefined>;
 }
 
 /** What an `authenticate` hook establishes for the tool calls of one request. */
@@ -328,6 +328,7 @@ export interface Caller {
 export interface DirectMcp {
   /** Whether the Host header value already passed the endpoint's DNS-rebinding check. */
   hostAccepted(host: string): boolean;
+  /** The POST of `caller`, authenticated first where the endpoint asks for it; never rejects. */
   answer(req: IncomingMessage, res: ServerResponse, caller: Caller): Promise<void>;
 }
 
@@ -520,18 +521,18 @@ export function createMcpEndpoint(
     if (res.headersSent) res.destroy();
     else rpcError(res, 500, ErrorCode.InternalError, 'Internal error');
   };
-  router.post('/', async (req, res) => {
-    let principal: Principal | undefined;
+  /** The POST of `caller`, authenticated first where the endpoint asks for it. */
+  const authenticated = async (req: IncomingMessage, res: ServerResponse, caller: Caller): Promise<void> => {
     if (options.authenticate) {
-      principal = await options.authenticate(req, res);
+      const principal = await options.authenticate(req, res);
       if (!principal) return;
+      caller.principal = principal;
     }
-    await answer(req, res, {
-      request: requestInfo(req, 'mcp'),
-      log: () => req.log,
-      ...(principal ? { principal } : {}),
-    });
-  });
+    await answer(req, res, caller);
+  };
+  router.post('/', (req, res) =>
+    authenticated(req, res, { request: requestInfo(req, 'mcp'), log: () => req.log }),
+  );
   const stateless: RequestHandler = (_req, res) => {
     res.set('Allow', 'POST, OPTIONS');
     rpcError(res, 405, SERVER_ERROR, 'Method not allowed: this server is stateless; send JSON-RPC with POST');
@@ -545,7 +546,7 @@ export function createMcpEndpoint(
     close: () => server.close(),
     direct: {
       hostAccepted: (host) => acceptedHosts.has(host),
-      answer: (req, res, caller) => answer(req, res, caller).catch((err: unknown) => failed(err, res)),
+      answer: (req, res, caller) => authenticated(req, res, caller).catch((err: unknown) => failed(err, res)),
     },
   };
 }

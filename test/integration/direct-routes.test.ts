@@ -12,6 +12,7 @@ import { isDirect } from '../../servers/adapters/direct-routes.ts';
 import { createApp } from '../../servers/app.ts';
 import { operations } from '../../servers/registry.ts';
 import { dialects } from '../helpers/databases.ts';
+import { OwnerTokenClient } from '../helpers/oauth.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 interface Answer {
@@ -223,6 +224,75 @@ describe.each(dialects)('direct routes (%s)', (dialect) => {
       headers: { ...headers, origin: service.config.site_url },
     });
     expect(withOrigin.status).toBe(200);
+    expect(expressCalls).toBe(calls + 1);
+  });
+
+  it('answers the owner MCP endpoint as its router does: the bearer challenge and verified calls', async () => {
+    const owner = { email: `direct-${dialect}@example.com`, password: 'correct horse battery staple' };
+    const created = await fetch(`${service.url}/api/public/account`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(owner),
+    });
+    expect(created.status).toBe(201);
+    const resource = `${service.config.mcp_url}/auth`;
+    const client = await OwnerTokenClient.register(service.config.auth_url);
+    const token = (await client.tokens(owner, resource)).access_token;
+    const path = new URL(resource).pathname;
+    const headers = {
+      host: host(),
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+    };
+    const whoami = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'get_owner_context', arguments: {} },
+    });
+    // The router accepts the Host first.
+    await ask(direct, path, { method: 'POST', headers, body: whoami });
+    const cases: [string, RequestInit][] = [
+      ['no token', { method: 'POST', headers, body: whoami }],
+      [
+        'not a bearer',
+        { method: 'POST', headers: { ...headers, authorization: 'Basic eDp5' }, body: whoami },
+      ],
+      [
+        'forged token',
+        { method: 'POST', headers: { ...headers, authorization: 'Bearer abc.def.ghi' }, body: whoami },
+      ],
+      [
+        'get_owner_context',
+        { method: 'POST', headers: { ...headers, authorization: `Bearer ${token}` }, body: whoami },
+      ],
+      [
+        'tools/list',
+        {
+          method: 'POST',
+          headers: { ...headers, authorization: `Bearer ${token}` },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+        },
+      ],
+    ];
+    for (const [name, init] of cases) {
+      const calls = expressCalls;
+      const mine = await ask(direct, path, init);
+      const theirs = await ask(viaExpress, path, init);
+      expect(mine, name).toEqual(theirs);
+      expect(expressCalls, `${name} reached Express`).toBe(calls);
+    }
+    const context = await ask(direct, path, cases[3]?.[1] as RequestInit);
+    expect(JSON.stringify(context.body)).toContain(client.clientId);
+    // A token in the query is refused by the router, which sees the query.
+    const calls = expressCalls;
+    const inQuery = await ask(direct, `${path}?access_token=${token}`, {
+      method: 'POST',
+      headers,
+      body: whoami,
+    });
+    expect(inQuery.status).toBe(400);
     expect(expressCalls).toBe(calls + 1);
   });
 });
