@@ -414,7 +414,8 @@ async function runHandler<I extends z.ZodType, O extends z.ZodType>(
       outputs = new WeakMap();
       checkedOutputs.set(op as AnyOperation, outputs);
     }
-    outputs.set(frozen, checked.data);
+    // The checked copy is handed out again and again: frozen too, so adapters may keep its JSON.
+    outputs.set(frozen, Object.freeze(checked.data));
   }
   return checked.data;
 }

@@ -49,6 +49,7 @@ import {
 import type { PaymentCredential } from '../payments/credential.ts';
 import { PaymentRequiredDoc } from '../payments/schemas.ts';
 import type { Services } from '../services.ts';
+import { jsonOf } from './json.ts';
 import { jsonSchemaOf } from './openapi.ts';
 import { requestInfo } from './rest.ts';
 import { X402_MCP_TRANSPORT } from './x402-document.ts';
@@ -119,6 +120,25 @@ function mcpCredential(meta: Record<string, unknown> | undefined): PaymentCreden
   return value === undefined ? undefined : { transport: 'mcp', value };
 }
 
+/**
+ * Tool results whose one content block is the JSON text of their `structuredContent` (MCP
+ * server/tools, "Structured Content": a tool returning structured content SHOULD also return it
+ * serialized in a TextContent block), with that text.
+ */
+const resultTexts = new WeakMap<object, string>();
+
+/**
+ * A reply as JSON. A tool result of `resultTexts` embeds the text it already has as its
+ * `structuredContent` rather than serializing the output a second time.
+ */
+function replyJson(message: JSONRPCMessage): string {
+  const result = 'result' in message ? message.result : undefined;
+  const text = result ? resultTexts.get(result) : undefined;
+  if (text === undefined) return JSON.stringify(message);
+  const content = JSON.stringify((result as CallToolResult).content);
+  return `{"jsonrpc":"2.0","id":${JSON.stringify((message as JSONRPCResponse).id)},"result":{"content":${content},"structuredContent":${text}}}`;
+}
+
 /** One HTTP POST: the JSON-RPC requests it carried and the replies still owed. */
 class Exchange {
   readonly caller: Caller;
@@ -170,7 +190,7 @@ class Exchange {
     if (this.owed.size === 0 && !this.res.headersSent) {
       this.res.statusCode = 200;
       this.res.setHeader('Content-Type', 'application/json');
-      this.res.end(JSON.stringify(this.batch ? this.replies : this.replies[0]));
+      this.res.end(this.batch ? JSON.stringify(this.replies) : replyJson(this.replies[0] as JSONRPCMessage));
     }
   }
 }
@@ -401,11 +421,14 @@ export function createMcpEndpoint(
       try {
         const output = await invokeOperation(op, ctx, params.arguments ?? {});
         const receipt = ctx.payment?.receipt;
-        return {
-          content: [{ type: 'text', text: JSON.stringify(output) }],
+        const text = jsonOf(output);
+        const result: CallToolResult = {
+          content: [{ type: 'text', text }],
           structuredContent: output,
           ...(receipt ? { _meta: { 'x402/payment-response': receipt } } : {}),
         };
+        if (!receipt) resultTexts.set(result, text);
+        return result;
       } catch (err) {
         const error = toServiceError(err);
         // A 5xx whose detail is written for the caller (sku_unavailable) is an answer, not a failure.

@@ -28,6 +28,7 @@ import {
 } from '../operation.ts';
 import type { PaymentCredential } from '../payments/credential.ts';
 import type { Services } from '../services.ts';
+import { jsonOf } from './json.ts';
 import { asYaml, jsonSchemaOf, openApiDocument, siteOpenApiDocument } from './openapi.ts';
 import { sendProblem } from './problem.ts';
 
@@ -286,7 +287,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.end(JSON.stringify(body));
+  res.end(jsonOf(body));
 }
 
 export function methodNotAllowed(methods: string[]): RequestHandler {

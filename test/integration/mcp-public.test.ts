@@ -103,6 +103,12 @@ describe.each(dialects)('public MCP server (%s)', (dialect) => {
     expect(content.processor.name).toBe('Square');
     expect(content.merchant).toMatchObject({ name: 'BLUE BOTTLE COFFEE', city: 'OAKLAND', region: 'CA' });
     expect(JSON.parse((result.content as { text: string }[])[0]?.text ?? '')).toEqual(content);
+    // Asked again, the cached answer (frozen, its JSON kept) reads the same, text and structure.
+    const again = await client.callTool({
+      name: 'lookup_card_charge',
+      arguments: { charge: 'SQ *BLUE BOTTLE COFFEE Oakland CA' },
+    });
+    expect(again).toEqual(result);
   });
 
   it('names the developer behind a store charge, with the store as processor', async () => {
