@@ -127,15 +127,24 @@ function mcpCredential(meta: Record<string, unknown> | undefined): PaymentCreden
  */
 const resultTexts = new WeakMap<object, string>();
 
+/** The JSON of a frozen output's content block (its text escaped as a JSON string), made once. */
+const contentJsons = new WeakMap<object, string>();
+
 /**
  * A reply as JSON. A tool result of `resultTexts` embeds the text it already has as its
- * `structuredContent` rather than serializing the output a second time.
+ * `structuredContent` rather than serializing the output a second time; a frozen output's content
+ * block is escaped once too.
  */
 function replyJson(message: JSONRPCMessage): string {
-  const result = 'result' in message ? message.result : undefined;
+  const result = 'result' in message ? (message.result as CallToolResult) : undefined;
   const text = result ? resultTexts.get(result) : undefined;
-  if (text === undefined) return JSON.stringify(message);
-  const content = JSON.stringify((result as CallToolResult).content);
+  if (result === undefined || text === undefined) return JSON.stringify(message);
+  const output = result.structuredContent as object;
+  let content = contentJsons.get(output);
+  if (content === undefined) {
+    content = JSON.stringify(result.content);
+    if (Object.isFrozen(output)) contentJsons.set(output, content);
+  }
   return `{"jsonrpc":"2.0","id":${JSON.stringify((message as JSONRPCResponse).id)},"result":{"content":${content},"structuredContent":${text}}}`;
 }
 
