@@ -59,7 +59,7 @@ export function ownerMcpEndpoint(
     allowedHosts: mcpAllowedHosts(services.config),
     instructions,
     async authenticate(req, res) {
-      // RFC 6750 2.3: a token in the query is refused (with its own error) - it is looked for.
+      // A token in the query (RFC 6750 section 2.3) is looked for only to be refused with its own error.
       const query = req.url?.includes('?') ? parseQuery(req.url.slice(req.url.indexOf('?') + 1)) : {};
       const result = await services.bearer.verify(req.headers.authorization, query.access_token);
       if (result.ok) {
