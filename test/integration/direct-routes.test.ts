@@ -88,6 +88,23 @@ describe.each(dialects)('direct routes (%s)', (dialect) => {
 
   const host = () => new URL(service.config.site_url).host;
 
+  /**
+   * Asks the service's own listener and Express alone the same thing: the answers must be equal,
+   * and Express reached `expressReached` times on the way (0: a direct route answered).
+   */
+  async function sameAnswer(
+    name: string,
+    path: string,
+    init: RequestInit,
+    expressReached = 0,
+  ): Promise<void> {
+    const before = expressCalls;
+    const mine = await ask(direct, path, init);
+    const theirs = await ask(viaExpress, path, init);
+    expect(mine, name).toEqual(theirs);
+    expect(expressCalls - before, `${name}: requests that reached Express`).toBe(expressReached);
+  }
+
   it('covers the free read-only GETs and nothing that pays, writes, limits or takes a path parameter', () => {
     const names = operations.filter(isDirect).map((op) => op.name);
     expect(names).toEqual(expect.arrayContaining(['lookupCardCharge', 'getReturnStatus', 'getHealth']));
@@ -128,13 +145,8 @@ describe.each(dialects)('direct routes (%s)', (dialect) => {
       ['/api/public/leaderboard?limit=abc'],
       ['/api/public/leaderboard?limit=2'],
     ];
-    for (const [path, init] of cases) {
-      const before = expressCalls;
-      const mine = await ask(direct, path, { ...init, headers: { ...init?.headers, host: host() } });
-      const theirs = await ask(viaExpress, path, { ...init, headers: { ...init?.headers, host: host() } });
-      expect(mine, path).toEqual(theirs);
-      expect(expressCalls, `${path} reached Express`).toBe(before);
-    }
+    for (const [path, init] of cases)
+      await sameAnswer(path, path, { ...init, headers: { ...init?.headers, host: host() } });
     const echoed = await fetch(`${direct}/cs/agent?charge=NETFLIX`, {
       headers: { 'x-request-id': 'given-2' },
     });
@@ -154,13 +166,8 @@ describe.each(dialects)('direct routes (%s)', (dialect) => {
       ['/cs/agent/?charge=NETFLIX', 'GET'],
       ['/cs/agent?charge=NETFLIX', 'POST'],
       ['/api/public/openapi.json', 'GET'],
-    ] as const) {
-      const before = expressCalls;
-      const mine = await ask(direct, path, { method, headers: { host: host() } });
-      const theirs = await ask(viaExpress, path, { method, headers: { host: host() } });
-      expect(mine, `${method} ${path}`).toEqual(theirs);
-      expect(expressCalls, `${method} ${path}`).toBe(before + 1);
-    }
+    ] as const)
+      await sameAnswer(`${method} ${path}`, path, { method, headers: { host: host() } }, 1);
   });
 
   it('answers the public MCP endpoint as its router does, once the Host passed the router', async () => {
@@ -210,13 +217,7 @@ describe.each(dialects)('direct routes (%s)', (dialect) => {
         },
       ],
     ];
-    for (const [name, init] of cases) {
-      const calls = expressCalls;
-      const mine = await ask(direct, mcp, init);
-      const theirs = await ask(viaExpress, mcp, init);
-      expect(mine, name).toEqual(theirs);
-      expect(expressCalls, `${name} reached Express`).toBe(calls);
-    }
+    for (const [name, init] of cases) await sameAnswer(name, mcp, init);
     // A browser's request (Origin) is the router's: it answers with CORS headers.
     const calls = expressCalls;
     const withOrigin = await ask(direct, mcp, {
@@ -276,13 +277,7 @@ describe.each(dialects)('direct routes (%s)', (dialect) => {
         },
       ],
     ];
-    for (const [name, init] of cases) {
-      const calls = expressCalls;
-      const mine = await ask(direct, path, init);
-      const theirs = await ask(viaExpress, path, init);
-      expect(mine, name).toEqual(theirs);
-      expect(expressCalls, `${name} reached Express`).toBe(calls);
-    }
+    for (const [name, init] of cases) await sameAnswer(name, path, init);
     const context = await ask(direct, path, cases[3]?.[1] as RequestInit);
     expect(JSON.stringify(context.body)).toContain(client.clientId);
     // A token in the query is refused by the router, which sees the query.
