@@ -13,11 +13,11 @@ import type { Database } from './schema.ts';
 
 type Db = Kysely<Database>;
 
-const compiled = new WeakMap<DialectAdapter, Map<string, CompiledQuery>>();
+const compiled = new WeakMap<DialectAdapter, Map<string | symbol, CompiledQuery>>();
 
 function compiledFor(
   db: Db,
-  key: string,
+  key: string | symbol,
   values: readonly unknown[],
   build: () => Compilable,
 ): CompiledQuery {
@@ -32,7 +32,9 @@ function compiledFor(
     query = build().compile();
     const { parameters } = query;
     if (parameters.length !== values.length || parameters.some((p, i) => !Object.is(p, values[i])))
-      throw new Error(`prepared statement ${key}: its parameters are not exactly the values given, in order`);
+      throw new Error(
+        `prepared statement ${String(key)}: its parameters are not exactly the values given, in order`,
+      );
     shapes.set(key, query);
   }
   return query;
@@ -40,14 +42,16 @@ function compiledFor(
 
 /**
  * A query of `values` built once: `build` must pass each value to kysely once, in order, and add
- * none of its own (literals go in the SQL: `sql.lit`, or a value kysely inlines).
+ * none of its own (literals go in the SQL: `sql.lit`, or a value kysely inlines). `name` only
+ * names it in errors: each `prepared` keeps its own SQL, whatever its name.
  */
 export function prepared<V extends unknown[], R>(
   name: string,
   build: (db: Db, ...values: V) => Compilable<R>,
 ): { all(db: Db, ...values: V): Promise<R[]>; first(db: Db, ...values: V): Promise<R | undefined> } {
+  const key = Symbol(name);
   const all = async (db: Db, ...values: V): Promise<R[]> => {
-    const query = compiledFor(db, name, values, () => build(db, ...values));
+    const query = compiledFor(db, key, values, () => build(db, ...values));
     const { rows } = await db.executeQuery<R>({ ...query, parameters: values } as CompiledQuery<R>);
     return rows;
   };

@@ -99,5 +99,10 @@ describe.each(dialects)('prepared statements (%s)', (dialect) => {
     );
     expect(await literal.first(db, 'a.example')).toEqual({ one: 1 });
     expect(await literal.first(db, 'nowhere.example')).toBeUndefined();
+    // Another query of the same name keeps its own SQL.
+    const sameName = prepared('test: literal', (db, domain: string) =>
+      db.selectFrom('brand_channels').select('email').where('brand_domain', '=', domain),
+    );
+    expect(await sameName.first(db, 'a.example')).toEqual({ email: 'a@a.example' });
   });
 });
