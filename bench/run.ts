@@ -512,12 +512,12 @@ async function chargeLookups(): Promise<void> {
   }
 }
 
-/** The pages of issue 14 section 2 alone: p99 of each HTML page against the 50 ms target. */
 /**
- * Pages: the p99 target is a visitor's wait with `BENCH_PAGE_CONNECTIONS` (default 8) requests in
- * flight back to back - hundreds of page views a second on one process; the same page at
- * `BENCH_CONNECTIONS` shows the process saturated (its rate, and a p99 that is then mostly the
- * queue: with c requests in flight at r per second, each waits c / r on average).
+ * The pages of issue 14 section 2 alone. The p99 target is a visitor's wait with
+ * `BENCH_PAGE_CONNECTIONS` (default 8) requests in flight back to back - hundreds of page views a
+ * second on one process; the same page at `BENCH_CONNECTIONS` shows the process saturated (its
+ * rate, and a p99 that is then mostly the queue: with c requests in flight at r per second, each
+ * waits c / r on average).
  */
 async function pages(): Promise<void> {
   const pageConnections = Number(process.env.BENCH_PAGE_CONNECTIONS ?? 8);
