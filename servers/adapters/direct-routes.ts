@@ -1,14 +1,14 @@
 /**
  * The calls agents make most, answered straight from `node:http` in front of Express: the free
- * read-only GET operations of the REST surfaces (`GET /agent` and its kind) and POSTs to the public
- * MCP endpoint. Express's per-request work (prototype swaps, a dozen router layers matched in turn,
+ * read-only GET operations of the REST surfaces (`GET /agent` and its kind) and POSTs to the MCP
+ * endpoints, public and owner. Express's per-request work (prototype swaps, a dozen router layers matched in turn,
  * `req.query`'s getters) cost about as much as looking the charge up.
  *
  * Same answer as Express's in every respect, from the same parts:
  * - REST: the request's id, its `nosniff` and its log line (`requestTracker`), the surface's
  *   cross-origin headers, the query parsed as Express's default parser does (`node:querystring`),
  *   `invokeOperation` (authentication, input contract, metrics), `sendJson`, and on failure the same
- *   problem+json (`sendProblem`) and 5xx log line as `problemHandler`. Only an exact
+ *   problem+json and 5xx log line (`sendFailure`, which `problemHandler` calls too). Only an exact
  *   `GET <surface path><operation path>` on the surface's host comes here.
  * - MCP, public and owner: the endpoint's own POST handling (`DirectMcp`, the function its router
  *   calls, the owner's bearer check included), for a POST to the exact endpoint path whose Host the
@@ -26,8 +26,7 @@ import { requestTracker } from '../request-log.ts';
 import type { Services } from '../services.ts';
 import type { DirectMcp } from './mcp.ts';
 import { surfaceUrl } from './openapi.ts';
-import { sendProblem } from './problem.ts';
-import { abortedOnDisconnect, exposedHeaders, sendJson } from './rest.ts';
+import { abortedOnDisconnect, exposedHeaders, sendFailure, sendJson } from './rest.ts';
 
 interface Route {
   op: AnyOperation;
@@ -102,14 +101,7 @@ export function directRoutes(
       const output = await invokeOperation(route.op, ctx, parseQuery(query));
       sendJson(res, http.status?.(output) ?? http.successStatus ?? 200, output);
     } catch (err) {
-      const error = toServiceError(err);
-      if (error.status >= 500 && !error.expose)
-        ctx.log.error({ err: error.cause ?? err, code: error.code }, 'request failed');
-      if (res.headersSent) {
-        res.destroy();
-        return;
-      }
-      sendProblem(req, res, error, config.site_url);
+      sendFailure(req, res, err, toServiceError(err), () => ctx.log, config.site_url);
     }
   };
 

@@ -4,7 +4,7 @@
  * `invokeOperation` and the handlers.
  */
 
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { encodePaymentResponseHeader } from '@x402/core/http';
 import type { SettleResponse } from '@x402/core/types';
 import cors from 'cors';
@@ -16,6 +16,7 @@ import express, {
   type Response,
   Router,
 } from 'express';
+import type { Logger } from 'pino';
 import { ServiceError, toServiceError } from '../errors.ts';
 import {
   type AnyOperation,
@@ -318,15 +319,31 @@ export function problemHandler(siteUrl: string) {
       fromBodyParser(err, req) ??
       (isUndecodablePath(err) ? malformedPath() : undefined) ??
       toServiceError(err);
-    // A 5xx whose detail is written for the caller (sku_unavailable) is an answer, not a failure.
-    if (error.status >= 500 && !error.expose)
-      req.log.error({ err: error.cause ?? err, code: error.code }, 'request failed');
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    sendProblem(req, res, error, siteUrl);
+    sendFailure(req, res, err, error, () => req.log, siteUrl);
   };
+}
+
+/**
+ * `error` (made of `err`) as the client sees it, whichever way the request was answered (Express,
+ * or `direct-routes.ts`): problem+json, or the connection cut once the headers went out; a 5xx's
+ * details go to the request's log only.
+ */
+export function sendFailure(
+  req: IncomingMessage,
+  res: ServerResponse,
+  err: unknown,
+  error: ServiceError,
+  log: () => Logger,
+  siteUrl: string,
+): void {
+  // A 5xx whose detail is written for the caller (sku_unavailable) is an answer, not a failure.
+  if (error.status >= 500 && !error.expose)
+    log().error({ err: error.cause ?? err, code: error.code }, 'request failed');
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  sendProblem(req, res, error, siteUrl);
 }
 
 function fromBodyParser(err: unknown, req: Request): ServiceError | undefined {
