@@ -21,7 +21,13 @@ import { parse as parseQuery } from 'node:querystring';
 import proxyaddr from 'proxy-addr';
 import { toServiceError } from '../errors.ts';
 import type { TrustProxy } from '../features/traffic/beacon.ts';
-import { type AnyOperation, CallContext, invokeOperation, pathParamsOf } from '../operation.ts';
+import {
+  type AnyOperation,
+  CallContext,
+  invokeOperation,
+  pathParamsOf,
+  type RequestInfo,
+} from '../operation.ts';
 import { requestTracker } from '../request-log.ts';
 import type { Services } from '../services.ts';
 import type { DirectMcp } from './mcp.ts';
@@ -76,6 +82,13 @@ export function directRoutes(
     config.trust_proxy === false
       ? (req: IncomingMessage) => req.socket.remoteAddress ?? 'unknown'
       : (req: IncomingMessage) => proxyaddr(req, trustProxy);
+  /** What `requestInfo` makes of an Express request, from node:http's. */
+  const requestOf = (req: IncomingMessage, id: string, via: RequestInfo['via']): RequestInfo => ({
+    id,
+    ip: clientAddress(req),
+    via,
+    headers: req.headers as Record<string, string | undefined>,
+  });
 
   const answer = async (route: Route, req: IncomingMessage, res: ServerResponse, query: string) => {
     const id = track(req, res);
@@ -86,12 +99,7 @@ export function directRoutes(
       {
         services,
         operations,
-        request: {
-          id,
-          ip: clientAddress(req),
-          via: 'rest',
-          headers: req.headers as Record<string, string | undefined>,
-        },
+        request: requestOf(req, id, 'rest'),
         signal: () => abortedOnDisconnect(res),
       },
       () => log.child({ req_id: id }),
@@ -126,12 +134,7 @@ export function directRoutes(
     const id = track(req, res);
     req.id = id;
     void endpoint.answer(req, res, {
-      request: {
-        id,
-        ip: clientAddress(req),
-        via: 'mcp',
-        headers: req.headers as Record<string, string | undefined>,
-      },
+      request: requestOf(req, id, 'mcp'),
       log: () => log.child({ req_id: id }),
     });
     return true;
