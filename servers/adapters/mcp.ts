@@ -139,11 +139,12 @@ function replyJson(message: JSONRPCMessage): string {
   const result = 'result' in message ? (message.result as CallToolResult) : undefined;
   const text = result ? resultTexts.get(result) : undefined;
   if (result === undefined || text === undefined) return JSON.stringify(message);
-  const output = result.structuredContent as object;
-  let content = contentJsons.get(output);
+  const output = result.structuredContent;
+  const kept = typeof output === 'object' && output !== null && Object.isFrozen(output) ? output : undefined;
+  let content = kept && contentJsons.get(kept);
   if (content === undefined) {
     content = JSON.stringify(result.content);
-    if (Object.isFrozen(output)) contentJsons.set(output, content);
+    if (kept) contentJsons.set(kept, content);
   }
   return `{"jsonrpc":"2.0","id":${JSON.stringify((message as JSONRPCResponse).id)},"result":{"content":${content},"structuredContent":${text}}}`;
 }
