@@ -117,6 +117,9 @@ const cityPrefixes = new Set(
  */
 const tldSuffix = new RegExp(String.raw`\.(?:${tlds})\b`, 'g');
 const nonAscii = /[^\x20-\x7e]/;
+const apostrophes = /['’`´.]/;
+const apostrophesAll = /['’`´.]/g;
+const digit = /\d/;
 
 export function canonicalTokens(text: string): string[] {
   let upper = text.toUpperCase();
@@ -126,11 +129,10 @@ export function canonicalTokens(text: string): string[] {
       .replace(/[\u0300-\u036f]/g, '')
       .replace(/ß/g, 'SS');
   }
-  return upper
-    .replace(tldSuffix, ' ')
-    .replace(/['’`´.]/g, '')
-    .split(/[^A-Z0-9&]+/)
-    .filter((t) => t !== '' && t !== '&');
+  // Each pass is skipped when the character it needs is absent (most lines have no dot or quote).
+  if (upper.includes('.')) upper = upper.replace(tldSuffix, ' ');
+  if (apostrophes.test(upper)) upper = upper.replace(apostrophesAll, '');
+  return upper.split(/[^A-Z0-9&]+/).filter((t) => t !== '' && t !== '&');
 }
 
 function digitCount(token: string): number {
@@ -152,7 +154,10 @@ export function normalizeDescriptor(raw: string): NormalizedDescriptor {
     .replace(/[\p{Cc}\s]+/gu, ' ')
     .trim();
 
-  line = line.replace(issuerTails, ' ').replace(referenceHead, '').trim();
+  // The passes below that need a character the line does not have are skipped: each costs a scan.
+  if (line.includes('%') || line.includes('DATE ')) line = line.replace(issuerTails, ' ');
+  if (line.startsWith('#')) line = line.replace(referenceHead, '');
+  line = line.trim();
   for (let previous = ''; previous !== line; ) {
     previous = line;
     line = line.replace(issuerNoise, '').trim();
@@ -165,30 +170,33 @@ export function normalizeDescriptor(raw: string): NormalizedDescriptor {
   // For card-not-present charges the city field holds a phone number or a URL; then no city remains.
   let cityFieldSeen = false;
   let phone: string | null = null;
-  line = line
-    .replace(cardTailsDatesTimes, ' ')
-    .replace(phones, (match) => {
+  // Card tails, dates, times, phone numbers and store numbers all hold a digit.
+  const digits = digit.test(line);
+  if (digits) {
+    line = line.replace(cardTailsDatesTimes, ' ').replace(phones, (match) => {
       cityFieldSeen = true;
       phone ??= phoneOf(match);
       return ' ';
-    })
-    .trim();
+    });
+  }
+  line = line.trim();
 
   // A domain at the start names the merchant (NETFLIX.COM); elsewhere it is the city field.
   const domains: string[] = [];
-  line = line.replace(domainish, (_match, host: string, urlPath: string | undefined, offset: number) => {
-    const registrable = getDomain(host.toLowerCase());
-    if (registrable && !domains.includes(registrable)) domains.push(registrable);
-    // In the name field a domain is the merchant's name (NETFLIX.COM, JUST EAT.CO.UK); a help or
-    // billing address (HELP.UBER.COM, AMZN.COM/BILL) is the city field.
-    if (offset === 0 || (offset < NAME_FIELD && !urlPath && !helpHosts.test(host))) return ` ${host} `;
-    cityFieldSeen = true;
-    return ' ';
-  });
+  if (line.includes('.'))
+    line = line.replace(domainish, (_match, host: string, urlPath: string | undefined, offset: number) => {
+      const registrable = getDomain(host.toLowerCase());
+      if (registrable && !domains.includes(registrable)) domains.push(registrable);
+      // In the name field a domain is the merchant's name (NETFLIX.COM, JUST EAT.CO.UK); a help or
+      // billing address (HELP.UBER.COM, AMZN.COM/BILL) is the city field.
+      if (offset === 0 || (offset < NAME_FIELD && !urlPath && !helpHosts.test(host))) return ` ${host} `;
+      cityFieldSeen = true;
+      return ' ';
+    });
 
-  line = line.replace(storeNumbers, ' ');
+  if (digits) line = line.replace(storeNumbers, ' ');
   // Stripe-style `PREFIX* SUFFIX` and `*REFERENCE` tails: the star only separates.
-  line = line.replace(/\*/g, ' ');
+  if (line.includes('*')) line = line.replace(/\*/g, ' ');
 
   // References and store numbers: letters mixed with 3+ digits anywhere, 3+ digit numbers after the
   // first token (a leading number can be the name: "365 BY WHOLE FOODS").
