@@ -97,9 +97,28 @@ describe('reading a line once', () => {
   it('gives the descriptor of a line from the same cache as its answer (reading costs more than matching)', () => {
     const matcher = new BrandMatcher(loadBrands());
     const line = 'CHECKCARD 0312 NETFLIX.COM 866-579-7172 CA';
-    expect(matcher.describe(line)).toBe(matcher.describe(line));
-    expect(matcher.lookup(line)).toBe(matcher.lookup(line));
+    const first = matcher.read(line);
+    expect(first.repeated).toBe(false);
+    const kept = matcher.read(line);
+    expect(kept.repeated).toBe(true);
+    expect(kept.result).toEqual(first.result);
+    expect(matcher.describe(line)).toBe(kept.descriptor);
+    expect(matcher.lookup(line)).toBe(kept.result);
     expect(matcher.describe(line).processor).toBeNull();
+  });
+
+  it('keeps a line from its second sighting on, and a stream of lines seen once does not push it out', () => {
+    const matcher = new BrandMatcher(loadBrands());
+    const line = 'POS PURCHASE STARBUCKS STORE 11234 SEATTLE WA';
+    matcher.read(line);
+    const kept = matcher.read(line);
+    // Twice as many new lines as both cache generations hold: each read once, none kept.
+    for (let i = 0; i < 20_000; i++) {
+      expect(matcher.read(`SQ *COFFEE CART ${i} PORTLAND OR`).repeated).toBe(false);
+    }
+    const again = matcher.read(line);
+    expect(again).toBe(kept);
+    expect(again.repeated).toBe(true);
   });
 });
 

@@ -36,11 +36,11 @@ export class ChargeLookup {
   }
 
   async lookup(charge: string): Promise<ChargeLookupResult> {
-    const registry = this.#brands.lookup(charge);
-    const descriptor = this.#brands.describe(charge);
+    const line = this.#brands.read(charge);
+    const { result: registry, descriptor } = line;
     const declared = await this.#declarations.matchesFor(descriptor);
     if (declared.length === 0 && registry.matches.some((m) => m.confidence >= CONFIDENT)) {
-      return this.#registryOnly(registry);
+      return this.#registryOnly(registry, line.repeated);
     }
 
     let matches: CardChargeMatch[] = registry.matches.map((m) => ({ ...m, source: 'registry' as const }));
@@ -67,16 +67,21 @@ export class ChargeLookup {
   }
 
   /**
-   * The answer when the registry alone answers with confidence: the same frozen object for as long
-   * as the matcher keeps the line (the operation layer then checks its output contract once).
+   * The answer when the registry alone answers with confidence. For a line that comes back, the
+   * same frozen object for as long as the matcher keeps the line: the operation layer checks its
+   * output contract once and the adapters keep its JSON. A line seen for the first time gets a
+   * fresh object that nothing keeps: most lines of a stream of new ones never come back, and
+   * keeping an answer (three weak-map entries down the chain) costs more than making it.
    */
-  #registryOnly(registry: ChargeLookupResult): ChargeLookupResult {
-    let answer = this.#answers.get(registry);
+  #registryOnly(registry: ChargeLookupResult, repeated: boolean): ChargeLookupResult {
+    let answer = repeated ? this.#answers.get(registry) : undefined;
     if (!answer) {
-      answer = Object.freeze({
+      answer = {
         ...registry,
         matches: registry.matches.map((m) => ({ ...m, source: 'registry' as const })).slice(0, MAX_RESULTS),
-      });
+      };
+      if (!repeated) return answer;
+      Object.freeze(answer);
       this.#answers.set(registry, answer);
     }
     return answer;

@@ -84,6 +84,17 @@ export function levelOf(confidence: number): ConfidenceLevel {
   return 'low';
 }
 
+/** A statement line as the matcher read it (`BrandMatcher.read`). Callers must not mutate it. */
+export interface ReadLine {
+  result: ChargeLookupResult;
+  descriptor: NormalizedDescriptor;
+  /**
+   * The line was read before: it is coming back, and the matcher keeps it (this object) from now
+   * on. False for a line read for the first time, which nothing keeps.
+   */
+  repeated: boolean;
+}
+
 export class BrandMatcher {
   readonly brands: readonly Brand[];
   private readonly byDomain = new Map<string, number>();
@@ -95,10 +106,13 @@ export class BrandMatcher {
   /** Squashed length of each alias, for the fuzzy length filter. */
   private readonly lengths: Uint16Array;
   private maxAliasTokens = 1;
-  /** Recent lines, with what was read from them: the answer and the descriptor it came from. */
-  private readonly lines = new Generations<{ result: ChargeLookupResult; descriptor: NormalizedDescriptor }>(
-    LOOKUP_CACHE_SIZE,
-  );
+  /**
+   * Recent lines that came back, with what was read from them: the answer and the descriptor it came
+   * from. A line is kept from its second sighting on: a stream of lines each seen once (a statement
+   * read end to end, a scan of made-up lines) neither pushes the lines that do come back out nor
+   * pays for keeping what it never asks for again - keeping a line cost more than reading it.
+   */
+  private readonly lines = new Generations<ReadLine>(LOOKUP_CACHE_SIZE, { secondSight: true });
   /**
    * Recent readings (the descriptor as JSON), with the answer without its `charge`: lines that differ
    * only in what reading drops (store numbers, references, dates, card tails) share one merchant, so
@@ -189,11 +203,12 @@ export class BrandMatcher {
   }
 
   /**
-   * Looks a statement line up. Results are cached (bounded, oldest first out): the registry does not change while the
-   * process runs, and a few merchants account for most charges. Callers must not mutate a result.
+   * Looks a statement line up. Lines that come back are cached (bounded, oldest first out, from
+   * their second sighting on): the registry does not change while the process runs, and a few
+   * merchants account for most charges. Callers must not mutate a result.
    */
   lookup(charge: string): ChargeLookupResult {
-    return this.#read(charge).result;
+    return this.read(charge).result;
   }
 
   /**
@@ -202,10 +217,15 @@ export class BrandMatcher {
    * descriptors, live resolution) take it from here rather than reading it again.
    */
   describe(charge: string): NormalizedDescriptor {
-    return this.#read(charge).descriptor;
+    return this.read(charge).descriptor;
   }
 
-  #read(charge: string): { result: ChargeLookupResult; descriptor: NormalizedDescriptor } {
+  /**
+   * The line's answer and descriptor together, from the same cache, and whether the cache already
+   * held the line: a caller that keeps something per line (`lookup.ts`) keeps it only for lines
+   * that come back, so a stream of lines each seen once costs no more than their reading.
+   */
+  read(charge: string): ReadLine {
     let entry = this.lines.get(charge);
     if (!entry) {
       const descriptor = this.readProcessor(normalizeDescriptor(charge));
@@ -216,8 +236,9 @@ export class BrandMatcher {
         answer = rest;
         this.readings.set(reading, answer);
       }
-      entry = { result: { charge, ...answer }, descriptor };
-      this.lines.set(charge, entry);
+      entry = { result: { charge, ...answer }, descriptor, repeated: false };
+      // Kept from its second sighting on, which makes it a line that comes back.
+      entry.repeated = this.lines.set(charge, entry);
     }
     return entry;
   }
@@ -542,31 +563,53 @@ function processorOutput(processor: Processor): ProcessorOutput {
   };
 }
 
-/** The merchant as the line names it; the processor's name when the line names no one else. */
+/** Slots of the second-sight filter: a power of two, a few times the lines a cache keeps. */
+const SIGHTINGS = 1 << 15;
+
 /**
  * A bounded cache in two generations of at most `size` entries each: a key is looked up in both and
  * moved to the current one, and a full current generation becomes the previous one, dropping the
  * older. Dropping the oldest entry of one Map instead walks the deleted slots at its start on every
  * miss (V8 compacts a Map only when it grows), which made cache misses measurably slower.
+ *
+ * With `secondSight`, a key is kept only when it was offered before: a filter of recent keys' hashes
+ * (TinyLFU's doorkeeper: one slot per hash, no objects) remembers the first offer. Two keys sharing
+ * a slot only make one of them kept a sighting early or late.
  */
 class Generations<V> {
   readonly #size: number;
   #current = new Map<string, V>();
   #previous = new Map<string, V>();
+  readonly #sighted: Int32Array | null;
 
-  constructor(size: number) {
+  constructor(size: number, options: { secondSight?: boolean } = {}) {
     this.#size = size;
+    this.#sighted = options.secondSight ? new Int32Array(SIGHTINGS) : null;
   }
 
   get(key: string): V | undefined {
     const hit = this.#current.get(key);
     if (hit !== undefined) return hit;
     const old = this.#previous.get(key);
-    if (old !== undefined) this.set(key, old);
+    if (old !== undefined) this.#keep(key, old);
     return old;
   }
 
-  set(key: string, value: V): void {
+  /** Keeps the value, unless this is the first offer of the key to a `secondSight` cache. */
+  set(key: string, value: V): boolean {
+    if (this.#sighted) {
+      const hash = fnv1a(key);
+      const slot = hash & (SIGHTINGS - 1);
+      if (this.#sighted[slot] !== hash) {
+        this.#sighted[slot] = hash;
+        return false;
+      }
+    }
+    this.#keep(key, value);
+    return true;
+  }
+
+  #keep(key: string, value: V): void {
     if (this.#current.size >= this.#size) {
       this.#previous = this.#current;
       this.#current = new Map();
@@ -575,6 +618,14 @@ class Generations<V> {
   }
 }
 
+/** 32-bit FNV-1a of a string's UTF-16 code units. */
+function fnv1a(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return hash | 0;
+}
+
+/** The merchant as the line names it; the processor's name when the line names no one else. */
 function merchantOf(descriptor: NormalizedDescriptor): Merchant {
   return {
     name: descriptor.normalized || descriptor.tokens.join(' ') || descriptor.processor?.name || '',
