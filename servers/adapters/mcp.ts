@@ -121,23 +121,26 @@ function mcpCredential(meta: Record<string, unknown> | undefined): PaymentCreden
 }
 
 /**
- * Tool results whose one content block is the JSON text of their `structuredContent` (MCP
+ * On a tool result whose one content block is the JSON text of its `structuredContent` (MCP
  * server/tools, "Structured Content": a tool returning structured content SHOULD also return it
- * serialized in a TextContent block), with that text.
+ * serialized in a TextContent block): that text. A symbol-keyed property rather than a weak map:
+ * every call makes a new result, and a weak-map entry per call costs the garbage collector more
+ * than the property costs (JSON.stringify skips symbol keys, so the SDK's own path never sees it).
  */
-const resultTexts = new WeakMap<object, string>();
+const RESULT_TEXT = Symbol('result text');
+type TextedResult = CallToolResult & { [RESULT_TEXT]?: string };
 
 /** The JSON of a frozen output's content block (its text escaped as a JSON string), made once. */
 const contentJsons = new WeakMap<object, string>();
 
 /**
- * A reply as JSON. A tool result of `resultTexts` embeds the text it already has as its
+ * A reply as JSON. A tool result that carries its `RESULT_TEXT` embeds the text it already has as its
  * `structuredContent` rather than serializing the output a second time; a frozen output's content
  * block is escaped once too.
  */
 function replyJson(message: JSONRPCMessage): string {
   const result = 'result' in message ? (message.result as CallToolResult) : undefined;
-  const text = result ? resultTexts.get(result) : undefined;
+  const text = result ? (result as TextedResult)[RESULT_TEXT] : undefined;
   if (result === undefined || text === undefined) return JSON.stringify(message);
   const output = result.structuredContent;
   const kept = typeof output === 'object' && output !== null && Object.isFrozen(output) ? output : undefined;
@@ -432,12 +435,12 @@ export function createMcpEndpoint(
         const output = await invokeOperation(op, ctx, params.arguments ?? {});
         const receipt = ctx.payment?.receipt;
         const text = jsonOf(output);
-        const result: CallToolResult = {
+        const result: TextedResult = {
           content: [{ type: 'text', text }],
           structuredContent: output,
           ...(receipt ? { _meta: { 'x402/payment-response': receipt } } : {}),
         };
-        if (!receipt) resultTexts.set(result, text);
+        if (!receipt) result[RESULT_TEXT] = text;
         return result;
       } catch (err) {
         const error = toServiceError(err);
