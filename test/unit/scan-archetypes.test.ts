@@ -201,25 +201,15 @@ describe('Signal Strength archetypes (scoring version 2)', () => {
 });
 
 describe('the door test', () => {
-  it('calls a site that answers AI agents 429 three times running unmeasured, not blocked', async () => {
-    const tries = new Map<string, number>();
-    const server = http.createServer((req, res) => {
-      const ua = req.headers['user-agent'] ?? '';
-      if (/GPTBot|OAI-SearchBot|ChatGPT-User|Claude-User/.test(ua)) {
-        tries.set(ua, (tries.get(ua) ?? 0) + 1);
-        res.writeHead(429, { 'retry-after': '60' }).end();
-        return;
-      }
-      res
-        .writeHead(200, { 'content-type': 'text/html' })
-        .end('<html lang="en"><body><h1>Hi</h1></body></html>');
-    });
+  /** Crawls a local site whose home page `answer` serves, as the scanner does. */
+  async function doorOf(answer: http.RequestListener) {
+    const server = http.createServer(answer);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     const userAgent = `${scannerToken}/0.1.0`;
     const fetch = createSafeFetch({ allowPrivateNetworks: true, timeoutMs: 2000, userAgent });
     try {
-      const facts = await crawlSite({
+      return await crawlSite({
         domain: `127.0.0.1:${port}`,
         fetch,
         userAgent,
@@ -235,24 +225,70 @@ describe('the door test', () => {
           max_sitemaps: 1,
         },
       });
-      expect(
-        facts.verification?.door?.filter((d) => d.class !== 'browser').map((d) => [d.verdict, d.tries]),
-      ).toEqual([
-        ['unmeasured', 3],
-        ['unmeasured', 3],
-        ['unmeasured', 3],
-        ['unmeasured', 3],
-      ]);
-      expect([...tries.values()]).toEqual([3, 3, 3, 3]);
-      const result = scoreSite(facts, null);
-      const check = result.components[0]?.checks.find((k) => k.id === 'door_test');
-      expect(check).toMatchObject({ score: null, status: 'unable_to_check' });
-      expect(check?.seen).toMatch(/^unmeasured: OAI-SearchBot \(HTTP 429\)/);
-      expect(result.findings.some((f) => f.id === 'door_test')).toBe(false);
-      expect(result.note ?? '').not.toMatch(/capped/);
     } finally {
       await fetch.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  }
+  const home = (res: http.ServerResponse) =>
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end('<html lang="en"><body><h1>Hi</h1></body></html>');
+  const agents = /GPTBot|OAI-SearchBot|ChatGPT-User|Claude-User/;
+
+  it('calls a site that answers AI agents 429 unmeasured, not blocked, and does not knock again before its Retry-After', async () => {
+    const tries = new Map<string, number>();
+    const facts = await doorOf((req, res) => {
+      const ua = req.headers['user-agent'] ?? '';
+      if (!agents.test(ua)) return home(res);
+      tries.set(ua, (tries.get(ua) ?? 0) + 1);
+      // A minute is longer than a scan waits: one try each, no hammering.
+      res.writeHead(429, { 'retry-after': '60' }).end();
+    });
+    expect(
+      facts.verification?.door?.filter((d) => d.class !== 'browser').map((d) => [d.verdict, d.tries]),
+    ).toEqual([
+      ['unmeasured', 1],
+      ['unmeasured', 1],
+      ['unmeasured', 1],
+      ['unmeasured', 1],
+    ]);
+    expect([...tries.values()]).toEqual([1, 1, 1, 1]);
+    const result = scoreSite(facts, null);
+    const check = result.components[0]?.checks.find((k) => k.id === 'door_test');
+    expect(check).toMatchObject({ score: null, status: 'unable_to_check' });
+    expect(check?.seen).toMatch(/^unmeasured: OAI-SearchBot \(HTTP 429\)/);
+    expect(result.findings.some((f) => f.id === 'door_test')).toBe(false);
+    expect(result.note ?? '').not.toMatch(/capped/);
+  });
+
+  it('knocks again once the Retry-After it was given has passed, and three times in all at a site that keeps failing', async () => {
+    const knocks = new Map<string, number[]>();
+    const facts = await doorOf((req, res) => {
+      const ua = req.headers['user-agent'] ?? '';
+      if (!agents.test(ua)) return home(res);
+      const times = knocks.get(ua) ?? [];
+      times.push(performance.now());
+      knocks.set(ua, times);
+      // GPTBot is asked to come back in a second and then served; the others get bare 503s.
+      if (ua.includes('GPTBot')) {
+        if (times.length === 1) return res.writeHead(429, { 'retry-after': '1' }).end();
+        return home(res);
+      }
+      res.writeHead(503).end();
+    });
+    const door = facts.verification?.door ?? [];
+    expect(door.find((d) => d.visitor === 'GPTBot')).toMatchObject({
+      verdict: 'served',
+      status: 200,
+      tries: 2,
+    });
+    const [first, second] = [...knocks.entries()].find(([ua]) => ua.includes('GPTBot'))?.[1] ?? [];
+    // Not sooner than asked (the lower bound is the server's own clock: no upper bound is checked).
+    expect((second as number) - (first as number)).toBeGreaterThanOrEqual(950);
+    for (const answer of door.filter((d) => d.class !== 'browser' && d.visitor !== 'GPTBot')) {
+      // Three tries, backing off; agents refused while a browser is served are blocked.
+      expect(answer).toMatchObject({ verdict: 'blocked', status: 503, tries: 3 });
     }
   });
 });

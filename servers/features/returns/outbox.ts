@@ -14,6 +14,7 @@ import type { Logger } from 'pino';
 import type { Dialect } from '../../../db/database.ts';
 import type { Database, DeliveryRow } from '../../../db/schema.ts';
 import type { Config } from '../../config.ts';
+import { parseRetryAfter } from '../../outbound/retry-after.ts';
 import type { SafeFetch } from '../../outbound/safe-fetch.ts';
 import { PollingWorker } from '../../polling-worker.ts';
 import type { SecretBox } from '../../secrets.ts';
@@ -237,11 +238,4 @@ export function backoffMs(attempts: number, config: Config, retryAfterMs?: numbe
   const exponential = Math.min(max_delay_ms, base_delay_ms * 2 ** Math.max(0, attempts - 1));
   const jittered = exponential * (0.8 + Math.random() * 0.4);
   return Math.min(max_delay_ms, Math.max(jittered, retryAfterMs ?? 0));
-}
-
-function parseRetryAfter(value: string | null, now: Date): number | undefined {
-  if (!value) return undefined;
-  if (/^\d+$/.test(value)) return Number(value) * 1000;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now.getTime());
 }

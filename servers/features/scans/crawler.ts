@@ -827,7 +827,9 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
     verifyOpenApiServers(openapiBody),
     verifyX402Resources(x402Fetched?.ok ? x402Fetched.result : null),
     verifyLlmsLinks(llmsText),
-    mayFetch(homeFinal) && !scanSignal.aborted ? doorTest(homeFinal, probe) : Promise.resolve(null),
+    mayFetch(homeFinal) && !scanSignal.aborted
+      ? doorTest(homeFinal, probe, scanSignal)
+      : Promise.resolve(null),
     markdownTarget && !scanSignal.aborted
       ? get(markdownTarget.url, 'text/markdown, text/plain;q=0.5', limits.max_bytes, { topic: 'markdown' })
       : Promise.resolve(null),

@@ -12,9 +12,12 @@
  *   points back at that metadata (RFC 9728 section 5.1).
  * - The door test: the home page as a browser and as each class of AI agent.
  */
+
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { RequestInit as UndiciRequestInit, Response as UndiciResponse } from 'undici';
+import { parseRetryAfter } from '../../outbound/retry-after.ts';
 import { readLimitedBody } from '../../outbound/safe-fetch.ts';
 import { type AgentCategory, aiAgents } from './collectors/robots.ts';
 import { bodyPreview, type EvidenceLog, keptHeaders } from './evidence.ts';
@@ -402,10 +405,19 @@ export interface DoorAnswer {
 }
 
 const DOOR_TRIES = 3;
+/** The wait before another try when a 429 or 5xx names none: this many ms times the tries so far. */
+const DOOR_BACKOFF_MS = 250;
+/** The longest `Retry-After` the door test waits for; a site that asks for longer is left unmeasured. */
+const DOOR_MAX_WAIT_MS = 2_000;
 const blockStatuses = new Set([401, 403, 406, 407, 410, 451]);
 
-/** The home page as each visitor, up to three tries each while the answer is 429 or 5xx. */
-export async function doorTest(home: string, probe: Probe): Promise<DoorAnswer[]> {
+/**
+ * The home page as each visitor, up to three tries each while the answer is 429 or 5xx. Another try
+ * comes no sooner than the answer's `Retry-After` asks (RFC 9110 section 10.2.3, RFC 6585 section
+ * 4), and not at all when it asks for longer than a scan can wait; without one, after a short
+ * backoff. A scan that ends (`signal`) stops waiting.
+ */
+export async function doorTest(home: string, probe: Probe, signal?: AbortSignal): Promise<DoorAnswer[]> {
   const knock = async (visitor: (typeof doorVisitors)[number]) => {
     let status: number | null = null;
     let tries = 0;
@@ -418,7 +430,15 @@ export async function doorTest(home: string, probe: Probe): Promise<DoorAnswer[]
         userAgent: visitor.userAgent,
       });
       status = got.ok ? got.status : null;
-      if (status !== null && status !== 429 && status < 500) break;
+      if ((status !== null && status !== 429 && status < 500) || tries === DOOR_TRIES) break;
+      const asked = got.ok ? parseRetryAfter(got.headers['retry-after'], new Date()) : undefined;
+      const wait = asked ?? DOOR_BACKOFF_MS * tries;
+      if (wait > DOOR_MAX_WAIT_MS || signal?.aborted) break;
+      try {
+        await sleep(wait, undefined, signal ? { signal } : {});
+      } catch {
+        break; // the scan ended while waiting
+      }
     }
     return { visitor, status, tries };
   };
