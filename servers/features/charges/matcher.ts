@@ -212,18 +212,11 @@ export class BrandMatcher {
   }
 
   /**
-   * The line as read (processor, merchant tokens, city, country), from the same cache as `lookup`:
-   * reading a line costs tens of microseconds, more than matching it, so later sources (declared
-   * descriptors, live resolution) take it from here rather than reading it again.
-   */
-  describe(charge: string): NormalizedDescriptor {
-    return this.read(charge).descriptor;
-  }
-
-  /**
-   * The line's answer and descriptor together, from the same cache, and whether the cache already
-   * held the line: a caller that keeps something per line (`lookup.ts`) keeps it only for lines
-   * that come back, so a stream of lines each seen once costs no more than their reading.
+   * The line as read (processor, merchant tokens, city, country) with its answer, from the same
+   * cache as `lookup`: reading a line costs more than matching it, so later sources (declared
+   * descriptors, live resolution) take the descriptor from here rather than reading it again. And
+   * whether the line came back (`repeated`): a caller that keeps something per line (`lookup.ts`)
+   * keeps it only for those, so a stream of lines each seen once costs no more than their reading.
    */
   read(charge: string): ReadLine {
     let entry = this.lines.get(charge);
