@@ -136,7 +136,7 @@ export class MerchantResolver {
       ) {
         return this.#pending();
       }
-      running = this.#slots(() => this.#resolveNow(merchant, nameKey, cityKey))
+      running = this.#slots(() => this.#storedOrResolve(merchant, nameKey, cityKey))
         .catch((err: unknown) => {
           this.#log.error({ err }, 'merchant resolution failed');
           return null;
@@ -157,6 +157,22 @@ export class MerchantResolver {
 
   #pending(): Resolution {
     return { status: 'pending', retry_after_s: Math.ceil(this.#settings.deadline_ms / 1000) };
+  }
+
+  /**
+   * The verdict stored since this lookup read the table, else a resolution now. A lookup whose read
+   * was still on its way while another lookup's resolution stored its verdict and left the in-flight
+   * map finds neither: this second read, once it holds the only in-flight entry, sees that verdict
+   * (stored before the entry left) instead of fetching the merchant's site again.
+   */
+  async #storedOrResolve(
+    merchant: MerchantLine,
+    nameKey: string,
+    cityKey: string,
+  ): Promise<Resolution | null> {
+    const stored = await findResolvedMerchant(this.#db, nameKey, cityKey, this.#now().toISOString());
+    if (stored) return resolutionOf(stored);
+    return this.#resolveNow(merchant, nameKey, cityKey);
   }
 
   /** Checks the candidates and stores the verdict; null when stopped before it could conclude. */
