@@ -228,6 +228,16 @@ export interface ScansTable {
   profile: string | null;
 }
 
+/**
+ * The scan each payment of the `scan` SKU bought, queued or joined (migration
+ * 2026-11-27T0100Z_paid_scans): the payment sent again after its process died answers that scan.
+ */
+export interface PaidScansTable {
+  payment_id: string;
+  scan_id: string;
+  created_at: string;
+}
+
 /** The findings of a scan, in the order reported (critical first). */
 export interface ScanFindingsTable {
   scan_id: string;
@@ -1009,6 +1019,7 @@ export interface Database {
   service_keys: ServiceKeysTable;
   sites: SitesTable;
   scans: ScansTable;
+  paid_scans: PaidScansTable;
   scan_findings: ScanFindingsTable;
   domain_scores: DomainScoresTable;
   leaderboard_snapshots: LeaderboardSnapshotsTable;

@@ -5,6 +5,9 @@
  * the registry, the payment core (embedded facilitator, offline: payments are `authorized`) and the
  * real crawler run as in production. A SKU that cannot do its work is not charged.
  */
+
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { decodePaymentResponseHeader } from '@x402/core/http';
@@ -13,8 +16,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseLlmsTxt } from '../../servers/features/scans/collectors/llms-txt.ts';
 import { dialects } from '../helpers/databases.ts';
 import { type FixtureSite, startFixtureSite } from '../helpers/fixture-sites.ts';
+import { waitFor } from '../helpers/receivers.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { newAccount, payingFetch, stockClient } from '../helpers/x402-payer.ts';
+import {
+  newAccount,
+  payingFetch,
+  paymentHeader,
+  paymentRequiredOf,
+  stockClient,
+} from '../helpers/x402-payer.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked structurally
 type Json = Record<string, any>;
@@ -97,6 +107,84 @@ describe.each(dialects)('buying the SKUs of issue 9 with x402 (%s)', (dialect) =
     );
     expect(withToken.status).toBe(200);
     expect((await fetch(`${service.config.public_api_url}/scans/${scanId}`)).status).toBe(404);
+  });
+
+  it('scans again for a payment whose scan failed, and for another domain the released authorization pays for', async () => {
+    const unreachable = '127.0.0.1:1';
+    const buy = (target: string, headers: Record<string, string> = {}) =>
+      fetch(skuUrl('scan'), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ domain: target }),
+      });
+    const scansOf = (target: string) =>
+      service.db.handle.db
+        .selectFrom('scans')
+        .select(['id', 'status'])
+        .where('domain', '=', target)
+        .execute();
+    const payer = newAccount();
+    const payload = await stockClient(payer).createPaymentPayload(paymentRequiredOf(await buy(unreachable)));
+    const header = { 'PAYMENT-SIGNATURE': paymentHeader(payload) };
+
+    const first = await buy(unreachable, header);
+    expect(first.status).toBe(422);
+    expect(((await first.json()) as Json).code).toBe('site_unreachable');
+    const before = await scansOf(unreachable);
+    expect(before.map((s) => s.status)).toEqual(['failed']);
+    // The payment was released, not spent: sent again for the same site, it buys a new scan (the
+    // site may be back), not the failed one it bought first.
+    const second = await buy(unreachable, header);
+    expect(second.status).toBe(422);
+    const after = await scansOf(unreachable);
+    expect(after).toHaveLength(2);
+    // Spent on another site, it buys that site's scan.
+    const third = await buy(domain, header);
+    expect([200, 202]).toContain(third.status);
+    const body = (await third.json()) as Json;
+    expect(body.domain).toBe(domain);
+    const bought = await service.db.handle.db
+      .selectFrom('paid_scans')
+      .select('scan_id')
+      .where('payment_id', '=', receiptOf(third).id)
+      .execute();
+    expect(bought).toEqual([{ scan_id: body.scan_id }]);
+  });
+
+  it("spends an authorization released by a payer who hung up on another domain: that domain's scan, not the first", async () => {
+    let knocks = 0;
+    const stalled = createServer(() => {
+      knocks += 1;
+    });
+    await new Promise<void>((resolve) => stalled.listen(0, '127.0.0.1', resolve));
+    const slow = `127.0.0.1:${(stalled.address() as AddressInfo).port}`;
+    try {
+      const buy = (target: string, init: RequestInit = {}) =>
+        fetch(skuUrl('scan'), {
+          method: 'POST',
+          body: JSON.stringify({ domain: target }),
+          ...init,
+          headers: { 'content-type': 'application/json', ...(init.headers as Record<string, string>) },
+        });
+      const payer = newAccount();
+      const payload = await stockClient(payer).createPaymentPayload(paymentRequiredOf(await buy(slow)));
+      const header = { 'PAYMENT-SIGNATURE': paymentHeader(payload) };
+      const hangUp = new AbortController();
+      const first = buy(slow, { headers: header, signal: hangUp.signal }).catch(() => 'hung up');
+      await waitFor(() => knocks > 0);
+      hangUp.abort();
+      expect(await first).toBe('hung up');
+      // The handler stops with the caller and releases the payment; its scan of the slow site goes on.
+      await waitFor(async () =>
+        (await ledger()).some((p) => p.payer === payer.address.toLowerCase() && p.status === 'released'),
+      );
+      const res = await buy(domain, { headers: header });
+      expect([200, 202]).toContain(res.status);
+      expect(((await res.json()) as Json).domain).toBe(domain);
+    } finally {
+      stalled.closeAllConnections();
+      stalled.close();
+    }
   });
 
   it('sells llms-txt for 1.00 USDC: files our own scanner reads as valid', async () => {

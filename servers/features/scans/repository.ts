@@ -35,6 +35,30 @@ export function findScan(db: Db, id: string): Promise<ScanRow | undefined> {
   return db.selectFrom('scans').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** The scan a payment of the `scan` SKU bought (queued or joined), if it did. */
+export function findPaidScan(db: Db, paymentId: string): Promise<ScanRow | undefined> {
+  return db
+    .selectFrom('paid_scans')
+    .innerJoin('scans', 'scans.id', 'paid_scans.scan_id')
+    .selectAll('scans')
+    .where('paid_scans.payment_id', '=', paymentId)
+    .executeTakeFirst();
+}
+
+/** Records the scan a payment bought; a payment that buys again (its earlier scan failed) moves on to the new one. */
+export async function recordPaidScan(db: Db, paymentId: string, scanId: string, now: string): Promise<void> {
+  await db
+    .insertInto('paid_scans')
+    .values({ payment_id: paymentId, scan_id: scanId, created_at: now })
+    .onConflict((oc) => oc.column('payment_id').doUpdateSet({ scan_id: scanId, created_at: now }))
+    .execute();
+}
+
+/** Replaces the digest of a private scan's read token (the token made before was never handed out). */
+export async function setReadTokenHash(db: Db, scanId: string, hash: string): Promise<void> {
+  await db.updateTable('scans').set({ read_token_hash: hash }).where('id', '=', scanId).execute();
+}
+
 /** A scan of the domain still queued or running, so a second request joins it instead of queueing another. */
 export function findActiveScan(db: Db, domain: string, isPublic: number, accountId: string | null) {
   return db

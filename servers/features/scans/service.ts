@@ -7,8 +7,8 @@
  * process can report it. A process that dies mid-scan leaves the lease to expire and another
  * process runs the scan again (up to `scanner.max_attempts`).
  *
- * `request()` starts a scan for the free REST/MCP routes and public scans of the x402 `scan` SKU;
- * `requestWithReadToken()` starts the SKU's private scans, read back with a token; `freshQuickCheck()`
+ * `request()` starts a scan for the free REST/MCP routes; `requestPaid()` the x402 `scan` SKU's
+ * scans, once per payment, the private ones read back with a token; `freshQuickCheck()`
  * is the x402 `signal` SKU's quick check, run in the request.
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
@@ -33,6 +33,7 @@ import {
   findActiveScan,
   findActiveScanOfSession,
   findDomainScore,
+  findPaidScan,
   findScan,
   insertScan,
   latestSnapshotPeriod,
@@ -40,11 +41,13 @@ import {
   listFindings,
   previousPublicScore,
   readinessHistory,
+  recordPaidScan,
   recordProgress,
   type ScanOutcome,
   scansOfAccount,
   scansToRescore,
   scoringInputsOf,
+  setReadTokenHash,
   snapshotRanks,
   storeRescore,
   takeSnapshots,
@@ -185,27 +188,54 @@ export class ScansService {
   }
 
   /**
-   * Queues a private full scan read back with a token instead of (or beside) an account: what the
-   * x402 `scan` SKU sells to a payer who may have no account. The token is returned once and only
-   * its digest stored; the scan is never joined with another, so the token reads this scan alone.
+   * Starts the scan a payment of the x402 `scan` SKU buys. A public scan joins one of the domain
+   * already queued or running, as `request()` does; a private one is queued alone, read back with a
+   * token that is returned once and stored only as a digest, so the token reads this scan alone.
+   *
+   * Each payment keeps the scan it bought (`paid_scans`, written in the transaction that queues
+   * it). A payment released after its scan was queued (its process died while the handler waited
+   * on the scan) and sent again answers that scan, queued, running or done, instead of queueing
+   * another. A private scan then gets a new token: the first one was never handed out, since the
+   * reply comes only after the result is stored, and a stored result is replayed, not run again.
+   * When the earlier scan failed, or the authorization now pays for another scan (released by a
+   * failure, then spent on another request), a new scan is started.
    */
-  async requestWithReadToken(
-    rawDomain: string,
+  async requestPaid(
+    input: { domain: string; public: boolean },
     account: AccountPrincipal | null,
-  ): Promise<{ scan: Scan; readToken: string }> {
-    const domain = this.normalize(rawDomain);
-    const readToken = READ_TOKEN_PREFIX + randomBytes(32).toString('base64url');
-    const id = randomUUID();
-    await insertScan(this.deps.db, {
-      id,
-      domain,
-      account_id: account?.id ?? null,
-      is_public: 0,
-      depth: 'full',
-      requested_at: this.deps.now().toISOString(),
-      read_token_hash: digestOf(readToken),
+    paymentId: string | undefined,
+  ): Promise<{ scan: Scan; readToken: string | null }> {
+    const domain = this.normalize(input.domain);
+    const isPublic = input.public ? 1 : 0;
+    const { db, now } = this.deps;
+    const readToken = input.public ? null : READ_TOKEN_PREFIX + randomBytes(32).toString('base64url');
+    const at = now().toISOString();
+    let queued = false;
+    const id = await db.transaction().execute(async (trx) => {
+      const bought = paymentId === undefined ? undefined : await findPaidScan(trx, paymentId);
+      if (bought && bought.domain === domain && bought.is_public === isPublic && bought.status !== 'failed') {
+        if (readToken) await setReadTokenHash(trx, bought.id, digestOf(readToken));
+        return bought.id;
+      }
+      const active = isPublic ? await findActiveScan(trx, domain, 1, null) : undefined;
+      let scanId = active && active.depth === 'full' && active.profile === null ? active.id : undefined;
+      if (!scanId) {
+        scanId = randomUUID();
+        await insertScan(trx, {
+          id: scanId,
+          domain,
+          account_id: account?.id ?? null,
+          is_public: isPublic,
+          depth: 'full',
+          requested_at: at,
+          ...(readToken ? { read_token_hash: digestOf(readToken) } : {}),
+        });
+        queued = true;
+      }
+      if (paymentId !== undefined) await recordPaidScan(trx, paymentId, scanId, at);
+      return scanId;
     });
-    this.worker.nudge();
+    if (queued) this.worker.nudge();
     return { scan: await this.get(id, account, null, readToken), readToken };
   }
 

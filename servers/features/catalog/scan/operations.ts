@@ -5,6 +5,8 @@
  *
  * A private scan (`public: false`) belongs to whoever paid, who may have no account: it comes with
  * a read token (stored only as a digest) that GET {public_api_url}/scans/{id}?token= accepts.
+ * A payment buys one scan (`ScansService.requestPaid`): if its process dies while the handler waits,
+ * the payer's retry of the same payment answers that scan rather than queueing a second one.
  */
 import { z } from 'zod';
 import { ServiceError } from '../../../errors.ts';
@@ -49,9 +51,8 @@ export const scan = defineSku({
     const { scans, config } = ctx.services;
     const account = ctx.account ?? null;
     // Started before the wait is measured: the wait is what the caller is promised, not the queueing.
-    const started = input.public
-      ? { scan: await scans.request({ domain: input.domain, public: true }, account), readToken: null }
-      : await scans.requestWithReadToken(input.domain, account);
+    // Once per payment: the same payment sent again after its process died answers the same scan.
+    const started = await scans.requestPaid(input, account, ctx.payment?.id);
     const deadline = Date.now() + config.payments.sync_wait_seconds * 1000;
     const current = await scans.waitUntil(
       started.scan.scan_id,
