@@ -31,6 +31,56 @@ export function fingerprint(input: unknown): string {
     .digest('base64url');
 }
 
+/** What a keyed write leaves behind: the response a retry with the same key and body gets. */
+export interface IdempotencyRecord {
+  operation: string;
+  key: string;
+  fingerprint: string;
+  response: string;
+}
+
+/**
+ * The response stored for `operation` and `key`, if any; 409 `idempotency_key_reused` when it was
+ * stored for another request body (`print`).
+ */
+export async function storedResponse<T>(
+  db: Kysely<Database>,
+  operation: string,
+  key: string,
+  print: string,
+): Promise<T | undefined> {
+  const found = await db
+    .selectFrom('idempotency_keys')
+    .select(['fingerprint', 'response'])
+    .where('operation', '=', operation)
+    .where('key', '=', key)
+    .executeTakeFirst();
+  if (!found) return undefined;
+  if (found.fingerprint !== print) {
+    throw new ServiceError('idempotency_key_reused', {
+      detail: `${IDEMPOTENCY_HEADER} was already used with a different request body`,
+    });
+  }
+  return JSON.parse(found.response) as T;
+}
+
+/**
+ * Records a keyed write in the transaction that performs it; false, writing nothing, when a
+ * concurrent request with the same key committed first (the caller then leaves its write out).
+ */
+export async function claimKey(
+  trx: Kysely<Database>,
+  record: IdempotencyRecord,
+  now: () => Date,
+): Promise<boolean> {
+  const result = await trx
+    .insertInto('idempotency_keys')
+    .values({ ...record, created_at: now().toISOString() })
+    .onConflict((oc) => oc.columns(['operation', 'key']).doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
+}
+
 export async function withIdempotency<T>(
   db: Kysely<Database>,
   operation: string,
@@ -42,23 +92,7 @@ export async function withIdempotency<T>(
   if (key === undefined) return db.transaction().execute(write);
   const print = fingerprint(input);
 
-  const replay = async (): Promise<T | undefined> => {
-    const found = await db
-      .selectFrom('idempotency_keys')
-      .select(['fingerprint', 'response'])
-      .where('operation', '=', operation)
-      .where('key', '=', key)
-      .executeTakeFirst();
-    if (!found) return undefined;
-    if (found.fingerprint !== print) {
-      throw new ServiceError('idempotency_key_reused', {
-        detail: `${IDEMPOTENCY_HEADER} was already used with a different request body`,
-      });
-    }
-    return JSON.parse(found.response) as T;
-  };
-
-  const earlier = await replay();
+  const earlier = await storedResponse<T>(db, operation, key, print);
   if (earlier !== undefined) return earlier;
   try {
     return await db.transaction().execute(async (trx) => {
@@ -78,7 +112,7 @@ export async function withIdempotency<T>(
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
     // A concurrent request with the same key committed first.
-    const winner = await replay();
+    const winner = await storedResponse<T>(db, operation, key, print);
     if (winner === undefined) throw new ServiceError('idempotency_in_progress');
     return winner;
   }

@@ -538,3 +538,79 @@ describe.each(dialects)('traffic ingestion under shutdown and overload (%s)', (d
     }
   });
 });
+
+describe.each(dialects)('server-side batches sent again with an Idempotency-Key (%s)', (dialect) => {
+  let service: TestService;
+  let api: string;
+  let c: Account & { siteId: string };
+  let d: Account & { siteId: string };
+
+  beforeAll(async () => {
+    service = await startTestService(dialect, { 'rate_limits.unauthenticated_writes.points': 1000 });
+    api = service.config.public_api_url;
+    c = await setup(api, 'shop-c-traffic.com');
+    d = await setup(api, 'shop-d-traffic.com');
+  });
+  afterAll(() => service?.close());
+
+  const keyed = (account: Account, key: string, body: unknown) =>
+    fetch(`${api}/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-key': account.key, 'idempotency-key': key },
+      body: JSON.stringify(body),
+    });
+  const storedFor = async (siteId: string) =>
+    (
+      await service.services.db
+        .selectFrom('traffic_events')
+        .select('id')
+        .where('site_id', '=', siteId)
+        .execute()
+    ).length;
+
+  it('stores a batch once and answers a resend with the first answer; another body under the key is 409', async () => {
+    const batch = {
+      site_id: c.siteId,
+      events: [
+        { ts: Date.now(), url: '/docs', user_agent: UA.gptbot },
+        { ts: Date.now(), url: '/', user_agent: UA.chrome },
+      ],
+    };
+    const first = await keyed(c, 'batch-0001', batch);
+    expect(first.status).toBe(200);
+    const answer = await first.json();
+    expect(answer).toMatchObject({ site_id: c.siteId, accepted: 2 });
+    const again = await keyed(c, 'batch-0001', batch);
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual(answer);
+    expect(await storedFor(c.siteId)).toBe(2);
+
+    const other = await keyed(c, 'batch-0001', { ...batch, events: batch.events.slice(0, 1) });
+    expect(other.status).toBe(409);
+    expect((await other.json()).code).toBe('idempotency_key_reused');
+    expect(await storedFor(c.siteId)).toBe(2);
+
+    // Keys are the account's own: another account's batch under the same key is its own.
+    const theirs = await keyed(d, 'batch-0001', { site_id: d.siteId, events: batch.events });
+    expect(theirs.status).toBe(200);
+    expect(await storedFor(d.siteId)).toBe(2);
+  });
+
+  it('writes concurrent sends of one keyed batch once, each answered alike', async () => {
+    const before = await storedFor(c.siteId);
+    const batch = {
+      site_id: c.siteId,
+      events: [
+        { ts: Date.now(), url: '/a', user_agent: UA.perplexityBot },
+        { ts: Date.now(), url: '/b', user_agent: UA.googlebot },
+        { ts: Date.now(), url: '/c', user_agent: UA.chrome },
+      ],
+    };
+    const answers = await Promise.all(Array.from({ length: 6 }, () => keyed(c, 'batch-0002', batch)));
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    const bodies = await Promise.all(answers.map((r) => r.json()));
+    for (const body of bodies) expect(body).toEqual(bodies[0]);
+    expect(bodies[0]).toMatchObject({ accepted: 3 });
+    expect(await storedFor(c.siteId)).toBe(before + 3);
+  });
+});

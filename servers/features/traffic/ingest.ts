@@ -27,6 +27,7 @@ import type { Logger } from 'pino';
 import type { DatabaseHandle, Dialect } from '../../../db/database.ts';
 import type { Database } from '../../../db/schema.ts';
 import { ServiceError } from '../../errors.ts';
+import { claimKey, type IdempotencyRecord } from '../../idempotency.ts';
 
 /** One classified event, ready to store. */
 export interface PreparedEvent {
@@ -54,7 +55,14 @@ export interface IngestOptions {
 
 interface Group {
   events: PreparedEvent[];
-  done?: { resolve: () => void; reject: (err: unknown) => void };
+  done?: { resolve: (outcome: DurableOutcome) => void; reject: (err: unknown) => void };
+  /**
+   * A `POST /events` sent with an `Idempotency-Key`: its key is recorded in the transaction that
+   * writes its events, and a group whose key a concurrent request committed first is left out.
+   */
+  claim?: IdempotencyRecord;
+  /** Set by the write: left out, its key already taken. */
+  duplicate?: boolean;
   /**
    * The batch this group was last written in, when that write's outcome is unknown (the
    * connection was lost, perhaps during its COMMIT): retried as the same batch, which its id
@@ -62,6 +70,9 @@ interface Group {
    */
   batch?: string;
 }
+
+/** What a durable enqueue came to: written, or left out since its idempotency key was taken. */
+export type DurableOutcome = 'written' | 'duplicate';
 
 /** Rows per unnest() INSERT on PostgreSQL (array parameters, so only memory bounds it). */
 const PG_CHUNK = 5000;
@@ -100,11 +111,15 @@ export class IngestQueue {
     this.#schedule(this.#queued >= this.#options.flushMaxEvents);
   }
 
-  /** Queues events and resolves once the transaction holding them committed. */
-  enqueueDurable(events: PreparedEvent[]): Promise<void> {
+  /**
+   * Queues events and resolves once the transaction holding them committed; with `claim`, that
+   * transaction records the idempotency key too, or leaves the events out (`duplicate`) when a
+   * concurrent request with the key committed first.
+   */
+  enqueueDurable(events: PreparedEvent[], claim?: IdempotencyRecord): Promise<DurableOutcome> {
     this.#admit(events.length);
-    return new Promise<void>((resolve, reject) => {
-      this.#groups.push({ events, done: { resolve, reject } });
+    return new Promise<DurableOutcome>((resolve, reject) => {
+      this.#groups.push({ events, done: { resolve, reject }, ...(claim ? { claim } : {}) });
       this.#queued += events.length;
       this.#schedule(true);
     });
@@ -205,7 +220,6 @@ export class IngestQueue {
     this.#queued -= count;
     this.#inFlight += count;
     try {
-      const events = taken.length === 1 ? (taken[0] as Group).events : taken.flatMap((g) => g.events);
       await this.#db.transaction().execute(async (trx) => {
         const recorded = await trx
           .insertInto('traffic_batches')
@@ -214,9 +228,17 @@ export class IngestQueue {
           .executeTakeFirst();
         // Already written: the attempt whose answer was lost had committed.
         if (Number(recorded.numInsertedOrUpdatedRows ?? 0n) === 0) return;
-        await writeEvents(trx, this.#dialect, events, this.#options.writeRaw);
+        let claimed = false;
+        for (const group of taken) {
+          if (!group.claim) continue;
+          claimed = true;
+          group.duplicate = !(await claimKey(trx, group.claim, () => new Date()));
+        }
+        const kept = claimed ? taken.filter((g) => !g.duplicate) : taken;
+        const events = kept.length === 1 ? (kept[0] as Group).events : kept.flatMap((g) => g.events);
+        if (events.length > 0) await writeEvents(trx, this.#dialect, events, this.#options.writeRaw);
       });
-      for (const group of taken) group.done?.resolve();
+      for (const group of taken) group.done?.resolve(group.duplicate ? 'duplicate' : 'written');
     } catch (err) {
       this.#log.error({ err, events: count }, 'traffic: batch write failed');
       const failure = new ServiceError('service_unavailable', {

@@ -1,3 +1,4 @@
+import { idempotencyKeyFrom } from '../../idempotency.ts';
 import { defineOperation, requireAccount } from '../../operation.ts';
 import { EVENTS_PATH } from '../sites/snippets.ts';
 import {
@@ -25,7 +26,7 @@ export const ingestEvents = defineOperation({
     'Each event is classified (human, ai_referred, ai_user_agent, ai_search, ai_training, browser_agent, ' +
     'other_bot) and stored; the reply comes after the batch is durable, with the count per category. AI ' +
     'crawlers never run the browser beacon, so only this feed sees them. 503 with Retry-After when ingestion ' +
-    'is over capacity: send the same batch again later.',
+    'is over capacity: send the same batch again later, with an Idempotency-Key to make that safe.',
   input: IngestEventsInput,
   output: IngestEventsResult,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
@@ -36,10 +37,27 @@ export const ingestEvents = defineOperation({
     path: EVENTS_PATH,
     input: 'body',
     bodyLimitBytes: BATCH_BODY_LIMIT_BYTES,
+    headers: [
+      {
+        name: 'Idempotency-Key',
+        description:
+          'Makes resending a batch safe (after a lost answer, or a 503): the same key with the same body returns ' +
+          'the first response and stores nothing again; the same key with a different body is refused with 409. ' +
+          'Keys are per account and kept for 24 hours.',
+      },
+    ],
   },
-  errors: ['validation_failed', 'unauthorized', 'not_found', 'payload_too_large', 'service_unavailable'],
+  errors: [
+    'validation_failed',
+    'unauthorized',
+    'not_found',
+    'payload_too_large',
+    'idempotency_key_reused',
+    'service_unavailable',
+  ],
   tags: ['traffic'],
-  handler: async (ctx, input) => ctx.services.traffic.ingestBatch(requireAccount(ctx).id, input),
+  handler: async (ctx, input) =>
+    ctx.services.traffic.ingestBatch(requireAccount(ctx).id, input, idempotencyKeyFrom(ctx.request.headers)),
 });
 
 export const getPixelStatus = defineOperation({

@@ -10,6 +10,7 @@ import type { DatabaseHandle, Dialect } from '../../../db/database.ts';
 import type { Database, SiteRow } from '../../../db/schema.ts';
 import type { Config } from '../../config.ts';
 import { invalid, ServiceError } from '../../errors.ts';
+import { fingerprint, storedResponse } from '../../idempotency.ts';
 import { isStorableInstant } from '../../input.ts';
 import type { SitesService } from '../sites/service.ts';
 import { aiAgentCategories, type TrafficCategory, trafficCategories } from './agents.ts';
@@ -150,9 +151,31 @@ export class TrafficService {
     return true;
   }
 
-  /** A server-side batch for a site of the account; answered after it is durable. */
-  async ingestBatch(accountId: string, input: IngestEventsInput): Promise<IngestEventsResult> {
+  /**
+   * A server-side batch for a site of the account; answered after it is durable. With an
+   * `Idempotency-Key` (the account's own: keys of two accounts never meet), the key is recorded in
+   * the transaction that writes the events, so a batch sent again - after an answer that was lost,
+   * or a 503 whose write had committed all the same - gets the first answer and is not stored twice.
+   */
+  async ingestBatch(
+    accountId: string,
+    input: IngestEventsInput,
+    idempotencyKey?: string,
+  ): Promise<IngestEventsResult> {
     const site = await this.#deps.sites.getOwned(accountId, input.site_id);
+    const keyed =
+      idempotencyKey === undefined
+        ? undefined
+        : { operation: `ingestEvents:${accountId}`, key: idempotencyKey, print: fingerprint(input) };
+    if (keyed) {
+      const earlier = await storedResponse<IngestEventsResult>(
+        this.#deps.db,
+        keyed.operation,
+        keyed.key,
+        keyed.print,
+      );
+      if (earlier) return earlier;
+    }
     const now = this.#deps.now();
     const received = now.toISOString();
     const oldest = now.getTime() - MAX_EVENT_AGE_DAYS * DAY_MS;
@@ -179,10 +202,29 @@ export class TrafficService {
       });
     });
     if (problems.length > 0) throw invalid(problems.slice(0, 20));
-    await this.queue.enqueueDurable(prepared);
     const byCategory = emptyCounts();
     for (const e of prepared) byCategory[e.category as TrafficCategory]++;
-    return { site_id: site.id, accepted: prepared.length, by_category: byCategory };
+    const result: IngestEventsResult = {
+      site_id: site.id,
+      accepted: prepared.length,
+      by_category: byCategory,
+    };
+    if (!keyed) {
+      await this.queue.enqueueDurable(prepared);
+      return result;
+    }
+    const { operation, key, print } = keyed;
+    const outcome = await this.queue.enqueueDurable(prepared, {
+      operation,
+      key,
+      fingerprint: print,
+      response: JSON.stringify(result),
+    });
+    if (outcome === 'written') return result;
+    // A concurrent request with the same key committed first: its answer is this one's.
+    const winner = await storedResponse<IngestEventsResult>(this.#deps.db, operation, key, print);
+    if (!winner) throw new ServiceError('idempotency_in_progress');
+    return winner;
   }
 
   #prepare(
