@@ -27,6 +27,9 @@ export interface Api {
 }
 
 export const API_CATALOG_PATH = '/.well-known/api-catalog';
+/** Agent Skills Discovery (draft v0.2.0): the index, and each skill's SKILL.md under the same folder (`agent-skills.ts`). */
+export const AGENT_SKILLS_PATH = '/.well-known/agent-skills';
+export const AGENT_SKILLS_INDEX_PATH = `${AGENT_SKILLS_PATH}/index.json`;
 /** RFC 9727 section 4.1: the linkset media type with the api-catalog profile. */
 export const API_CATALOG_CONTENT_TYPE =
   'application/linkset+json; profile="https://www.rfc-editor.org/info/rfc9727"';

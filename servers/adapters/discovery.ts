@@ -14,7 +14,10 @@ import type { AnyOperation, McpServerName } from '../operation.ts';
 import { homePage, OG_IMAGE_PATH, ogImage, pagePaths } from '../pages/home.ts';
 import { sendWithFeaturedBrand } from '../pages/marketplace.ts';
 import type { Services } from '../services.ts';
+import { agentSkills } from './agent-skills.ts';
 import {
+  AGENT_SKILLS_INDEX_PATH,
+  AGENT_SKILLS_PATH,
   API_CATALOG_CONTENT_TYPE,
   API_CATALOG_PATH,
   apiCatalog,
@@ -88,6 +91,7 @@ export function discoveryRouter(services: Services, operations: readonly AnyOper
       openapi: `${config.site_url}/openapi.json`,
       api_catalog: `${config.site_url}${API_CATALOG_PATH}`,
       llms_txt: `${config.site_url}/llms.txt`,
+      agent_skills: `${config.site_url}${AGENT_SKILLS_INDEX_PATH}`,
     },
   });
 
@@ -122,6 +126,14 @@ export function discoveryRouter(services: Services, operations: readonly AnyOper
   router.get('/ai.txt', document('text/plain; charset=utf-8', aiTxt(config)));
   router.get('/sitemap.xml', document('application/xml', sitemapXml(config, pagePaths)));
   router.get(MCP_CATALOG_PATH, document('application/json', json(mcpCatalog(operations, config))));
+  const skills = agentSkills(operations, config);
+  router.get(AGENT_SKILLS_INDEX_PATH, document('application/json', skills.index));
+  for (const skill of skills.skills) {
+    router.get(
+      `${AGENT_SKILLS_PATH}/${skill.name}/SKILL.md`,
+      document('text/markdown; charset=utf-8', skill.markdown),
+    );
+  }
   router.get(
     LEGACY_SERVER_CARD_PATH,
     document('application/json', json(mcpServerCard(operations, config, 'public'))),

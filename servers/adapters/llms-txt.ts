@@ -7,7 +7,7 @@
  */
 import type { Config } from '../config.ts';
 import type { AnyOperation } from '../operation.ts';
-import { API_CATALOG_PATH, type Api, apis, operationUrl } from './api-catalog.ts';
+import { AGENT_SKILLS_INDEX_PATH, API_CATALOG_PATH, type Api, apis, operationUrl } from './api-catalog.ts';
 import { LEGACY_SERVER_CARD_PATH, MCP_CATALOG_PATH } from './mcp-server-card.ts';
 import { argumentsOf, summaryOf } from './tool-table.ts';
 
@@ -69,6 +69,7 @@ function discoveryLinks(config: Config): string[] {
     `- [OAuth authorization server](${site}/.well-known/oauth-authorization-server): RFC 8414 metadata of ${config.auth_url}`,
     `- [Protected resource metadata](${site}/.well-known/oauth-protected-resource): RFC 9728`,
     `- [Every operation as JSON](${config.public_api_url}/services): the same list with methods, access and prices`,
+    `- [Agent Skills](${site}${AGENT_SKILLS_INDEX_PATH}): SKILL.md instructions for card charges, site readiness and x402 purchases`,
   ];
 }
 

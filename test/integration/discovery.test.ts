@@ -4,6 +4,7 @@
  * document without an edit - and, once per dialect, our own scanner scans our own deployment (its
  * own pixel on its pages) over loopback and must score it 90 or more, in the top tier.
  */
+import { createHash } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Validator } from '@seriousme/openapi-schema-validator';
@@ -166,6 +167,52 @@ describe('discovery documents, pinned against the registry', () => {
     expect(await (await get('/ai.txt')).text()).toMatch(/^User-Agent: \*$/m);
   });
 
+  it('publishes Agent Skills (discovery v0.2.0): each SKILL.md matches its digest and frontmatter, and names only tools and URLs that exist', async () => {
+    for (const method of ['GET', 'HEAD']) {
+      const res = await fetch(`${site}/.well-known/agent-skills/index.json`, { method });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    }
+    const index = (await (await get('/.well-known/agent-skills/index.json')).json()) as Json;
+    expect(index.$schema).toBe('https://schemas.agentskills.io/discovery/0.2.0/schema.json');
+    expect(index.skills.map((s: Json) => s.name)).toEqual([
+      'card-charges',
+      'site-readiness',
+      'x402-purchases',
+    ]);
+    const publicTools = new Set(
+      operations.filter((op) => op.mcp?.includes('public')).map((op) => op.toolName),
+    );
+    const skus = operations.filter((op) => op.sku);
+    for (const entry of index.skills as Json[]) {
+      expect(entry.name).toMatch(/^[a-z0-9]+(-[a-z0-9]+)*$/);
+      expect(entry.type).toBe('skill-md');
+      expect(entry.description.length).toBeLessThanOrEqual(1024);
+      const res = await fetch(new URL(entry.url, `${site}/.well-known/agent-skills/index.json`));
+      expect(res.status, entry.url).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/markdown/);
+      const bytes = Buffer.from(await res.arrayBuffer());
+      expect(entry.digest).toBe(`sha256:${createHash('sha256').update(bytes).digest('hex')}`);
+      const text = bytes.toString('utf8');
+      const front = /^---\n([\s\S]*?)\n---\n/.exec(text);
+      expect(front, entry.name).not.toBeNull();
+      expect(parseYaml(front?.[1] as string)).toEqual({ name: entry.name, description: entry.description });
+      // Every tool it tells an agent to call is one the public MCP server lists.
+      const tools = [...text.matchAll(/MCP tool `([a-z_]+)`/g)].map((m) => m[1] as string);
+      expect(tools.length, entry.name).toBeGreaterThan(0);
+      for (const tool of tools) expect(publicTools.has(tool), `${entry.name}: ${tool}`).toBe(true);
+      // And every address of this deployment it names is one the service routes.
+      for (const [, url] of text.matchAll(/`(?:GET|POST) (http[^`\s]+)`/g)) {
+        const route = operations.find((op) => operationUrl(op, service.config) === url);
+        expect(route, `${entry.name}: ${url}`).toBeDefined();
+      }
+    }
+    const purchases = await (await get('/.well-known/agent-skills/x402-purchases/SKILL.md')).text();
+    for (const op of skus) expect(purchases, op.name).toContain(`$${op.sku?.usdc.toFixed(2)} USDC`);
+    expect((await get('/.well-known/agent-skills/no-such-skill/SKILL.md')).status).toBe(404);
+  });
+
   it('x402.json lists exactly the paid operations; protected resource metadata names the issuer', async () => {
     const x402 = (await (await get('/.well-known/x402.json')).json()) as Json;
     expect(x402.resources.map((r: Json) => r.sku).sort()).toEqual(
@@ -321,6 +368,7 @@ describe.each(dialects)('our own scanner scans our own deployment (%s)', (dialec
       'llms_txt_links',
       'json_ld_valid',
       'entity_consistency',
+      'agent_skills',
     ]) {
       expect(checks.get(id), `${id}: ${findings.find((f) => f.startsWith(`${id}:`))}`).toBe(1);
     }
