@@ -13,6 +13,7 @@ import {
   servePublicApiPrm,
 } from '../auth/resource.ts';
 import { authorizationMetadataMirror, authorizationRouter } from '../auth/router.ts';
+import { a2aRouter } from './adapters/a2a.ts';
 import { directRoutes } from './adapters/direct-routes.ts';
 import { discoveryRouter, serverCardRouter } from './adapters/discovery.ts';
 import { mcpInstructions } from './adapters/instructions.ts';
@@ -158,6 +159,7 @@ function siteRouter(services: Services, operations: readonly AnyOperation[]): Re
     res.type('application/json').send(x402);
   });
   router.use(discoveryRouter(services, operations));
+  router.use(a2aRouter(services, operations));
   router.use(publicPagesRouter(services, operations));
   if (services.metrics) router.get('/metrics', services.metrics.handler());
   const prm = new URL(protectedResourceMetadataUrls(services).site).pathname.slice(

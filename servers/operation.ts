@@ -86,7 +86,7 @@ export interface RequestInfo {
   id: string;
   /** Client address as Express resolves it (honours `trust_proxy`); never logged or stored raw. */
   ip: string;
-  via: 'rest' | 'mcp';
+  via: 'rest' | 'mcp' | 'a2a';
   headers: Record<string, string | undefined>;
 }
 

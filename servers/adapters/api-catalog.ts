@@ -30,6 +30,9 @@ export const API_CATALOG_PATH = '/.well-known/api-catalog';
 /** Agent Skills Discovery (draft v0.2.0): the index, and each skill's SKILL.md under the same folder (`agent-skills.ts`). */
 export const AGENT_SKILLS_PATH = '/.well-known/agent-skills';
 export const AGENT_SKILLS_INDEX_PATH = `${AGENT_SKILLS_PATH}/index.json`;
+/** The A2A agent: its JSON-RPC endpoint and its agent card on the site (`a2a.ts`). */
+export const A2A_PATH = '/a2a';
+export const AGENT_CARD_PATH = '/.well-known/agent-card.json';
 /** RFC 9727 section 4.1: the linkset media type with the api-catalog profile. */
 export const API_CATALOG_CONTENT_TYPE =
   'application/linkset+json; profile="https://www.rfc-editor.org/info/rfc9727"';

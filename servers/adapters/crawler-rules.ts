@@ -3,12 +3,12 @@
  * line (contentsignals.org), `/ai.txt` (Spawning) and `/sitemap.xml` (sitemaps.org 0.9). The AI
  * agents named are the scanner's own list (`collectors/robots.ts`), so what we publish is what we
  * score others on; the paths kept from crawlers are the ones no crawler can use (the OAuth
- * endpoints and sign-in pages, the MCP endpoints, paid calls that answer 402, the owner dashboard
+ * endpoints and sign-in pages, the MCP and A2A endpoints, paid calls that answer 402, the owner dashboard
  * behind its sign-in).
  */
 import type { Config } from '../config.ts';
 import { aiAgents } from '../features/scans/collectors/robots.ts';
-import { serverCardUrl } from './api-catalog.ts';
+import { A2A_PATH, serverCardUrl } from './api-catalog.ts';
 
 /** contentsignals.org: search results, answers grounded in the site, and training are all welcome. */
 export const CONTENT_SIGNAL = 'search=yes, ai-input=yes, ai-train=yes';
@@ -26,6 +26,7 @@ export function robotsTxt(config: Config): string {
   const closed = sitePaths(config, [
     config.auth_url,
     config.mcp_url,
+    `${config.site_url}${A2A_PATH}`,
     `${config.site_url}/api/public/x402`,
     `${config.site_url}/dashboard`,
   ]);
@@ -45,7 +46,7 @@ export function robotsTxt(config: Config): string {
     aiAgents.filter((a) => a.category === category).map((a) => `User-agent: ${a.token}`);
   return [
     `# ${config.site_url}: documents for agents are ${config.site_url}/llms.txt and ${config.site_url}/openapi.json.`,
-    '# Closed to crawlers: the authorization server, the MCP endpoints (connect a client instead),',
+    '# Closed to crawlers: the authorization server, the MCP and A2A endpoints (connect a client instead),',
     '# the paid calls (they answer 402 with x402 terms) and the owner dashboard (behind a sign-in).',
     '',
     '# AI search engines and agents acting for a person.',

@@ -16,6 +16,7 @@ import { sendWithFeaturedBrand } from '../pages/marketplace.ts';
 import type { Services } from '../services.ts';
 import { agentSkills } from './agent-skills.ts';
 import {
+  AGENT_CARD_PATH,
   AGENT_SKILLS_INDEX_PATH,
   AGENT_SKILLS_PATH,
   API_CATALOG_CONTENT_TYPE,
@@ -92,6 +93,7 @@ export function discoveryRouter(services: Services, operations: readonly AnyOper
       api_catalog: `${config.site_url}${API_CATALOG_PATH}`,
       llms_txt: `${config.site_url}/llms.txt`,
       agent_skills: `${config.site_url}${AGENT_SKILLS_INDEX_PATH}`,
+      a2a_agent_card: `${config.site_url}${AGENT_CARD_PATH}`,
     },
   });
 

@@ -7,7 +7,15 @@
  */
 import type { Config } from '../config.ts';
 import type { AnyOperation } from '../operation.ts';
-import { AGENT_SKILLS_INDEX_PATH, API_CATALOG_PATH, type Api, apis, operationUrl } from './api-catalog.ts';
+import {
+  A2A_PATH,
+  AGENT_CARD_PATH,
+  AGENT_SKILLS_INDEX_PATH,
+  API_CATALOG_PATH,
+  type Api,
+  apis,
+  operationUrl,
+} from './api-catalog.ts';
 import { LEGACY_SERVER_CARD_PATH, MCP_CATALOG_PATH } from './mcp-server-card.ts';
 import { argumentsOf, summaryOf } from './tool-table.ts';
 
@@ -70,6 +78,7 @@ function discoveryLinks(config: Config): string[] {
     `- [Protected resource metadata](${site}/.well-known/oauth-protected-resource): RFC 9728`,
     `- [Every operation as JSON](${config.public_api_url}/services): the same list with methods, access and prices`,
     `- [Agent Skills](${site}${AGENT_SKILLS_INDEX_PATH}): SKILL.md instructions for card charges, site readiness and x402 purchases`,
+    `- [A2A agent card](${site}${AGENT_CARD_PATH}): the free public tools as Agent2Agent skills, JSON-RPC at ${site}${A2A_PATH}`,
   ];
 }
 

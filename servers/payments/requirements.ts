@@ -10,7 +10,7 @@ import type { PaymentRequired, PaymentRequirements, ResourceInfo } from '@x402/c
 import type { PaymentRequiredV1, PaymentRequirementsV1 } from '@x402/core/types/v1';
 import { jsonSchemaOf } from '../adapters/openapi.ts';
 import type { Config } from '../config.ts';
-import type { AnyOperation } from '../operation.ts';
+import type { AnyOperation, RequestInfo } from '../operation.ts';
 import { atomicUsdc, networkOf, paymentNetworks } from './networks.ts';
 
 /** The paid REST resource of a SKU: `{site_url}/api/public/x402/<sku>`. */
@@ -21,7 +21,7 @@ export const skuUrl = (config: Config, op: AnyOperation): string =>
  * What is paid for. Over MCP the resource is the tool, named as the x402 MCP transport's examples
  * name it (`mcp://tool/<name>`, specs/transports-v2/mcp.md).
  */
-export function resourceOf(config: Config, op: AnyOperation, via: 'rest' | 'mcp'): ResourceInfo {
+export function resourceOf(config: Config, op: AnyOperation, via: RequestInfo['via']): ResourceInfo {
   return {
     url: via === 'mcp' ? `mcp://tool/${op.toolName}` : skuUrl(config, op),
     description: op.title,

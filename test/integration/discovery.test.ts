@@ -369,6 +369,7 @@ describe.each(dialects)('our own scanner scans our own deployment (%s)', (dialec
       'json_ld_valid',
       'entity_consistency',
       'agent_skills',
+      'a2a_agent_card',
     ]) {
       expect(checks.get(id), `${id}: ${findings.find((f) => f.startsWith(`${id}:`))}`).toBe(1);
     }
