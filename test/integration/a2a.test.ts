@@ -62,9 +62,9 @@ describe.each(dialects)('the public tools over A2A (%s)', (dialect) => {
     return (answer as Message).parts;
   }
   const dataOf = (parts: Part[]): Json => {
-    const part = parts.find((p) => p.content?.$case === 'data');
-    expect(part).toBeDefined();
-    return (part?.content as { value: Json }).value;
+    const content = parts.find((p) => p.content?.$case === 'data')?.content;
+    expect(content).toBeDefined();
+    return (content as { value: Json }).value;
   };
 
   it('publishes an agent card with one skill per free public tool, reachable over JSON-RPC', async () => {
