@@ -13,7 +13,7 @@
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/schema.ts';
 
 const SEALED_PREFIX = 'sealed:v1:';
@@ -84,6 +84,11 @@ export class SecretBox {
     this.#byId = new Map([...previous, ...(current ? [current] : [])].map((k) => [k.id, k]));
   }
 
+  /** The id of the key values are sealed with, or null without one. */
+  get currentKeyId(): string | null {
+    return this.#current?.id ?? null;
+  }
+
   /** Whether values are sealed on write. */
   get sealing(): boolean {
     return this.#current !== null;
@@ -125,6 +130,20 @@ export class SecretBox {
 
 export const isSealed = (stored: string): boolean => stored.startsWith(SEALED_PREFIX);
 
+/**
+ * A JSON document kept for later (a paid call's result, replayed to the payer who sends the same
+ * payment again): sealed as a JSON string, so it stays valid in a `jsonb` column, when the box
+ * seals; as it is otherwise.
+ */
+export function sealJson(box: SecretBox, json: string, where: string): string {
+  return box.sealing ? JSON.stringify(box.seal(json, where)) : json;
+}
+
+/** The JSON document `sealJson` stored (sealed or clear). */
+export function openJson(box: SecretBox, stored: string, where: string): string {
+  return stored.startsWith(`"${SEALED_PREFIX}`) ? box.open(JSON.parse(stored) as string, where) : stored;
+}
+
 /** A secret of the service by name, made on first use; every process sharing the database gets the same. */
 export async function serviceSecret(
   db: Kysely<Database>,
@@ -151,6 +170,7 @@ export async function serviceSecret(
 }
 
 export const serviceSecretPlace = (name: string): string => `service_secrets/${name}`;
+export const paymentResultPlace = (paymentId: string): string => `payments/${paymentId}/result`;
 export const signingKeyPlace = (kid: string): string => `oauth_signing_keys/${kid}/private_jwk`;
 export const webhookSecretPlace = (domain: string): string => `brand_channels/${domain}/webhook_secret`;
 /** A receiver's Authorization header for its SSF stream (`auth/events/streams.ts`). */
@@ -230,6 +250,28 @@ export async function resealStoredSecrets(db: Kysely<Database>, box: SecretBox):
         .executeTakeFirst();
       return result.numUpdatedRows;
     });
+  }
+  // Paid calls' kept results (private scans' read tokens, status links): only those not yet in
+  // the current form are read.
+  // (substr, not LIKE: SQLite's LIKE ignores case, and key ids are base64url.)
+  const prefix = box.currentKeyId ? `"${SEALED_PREFIX}${box.currentKeyId}:` : `"${SEALED_PREFIX}`;
+  const results = await db
+    .selectFrom('payments')
+    .select(['id', 'result'])
+    .where('result', 'is not', null)
+    .where(sql<string>`substr(cast(result as text), 1, ${prefix.length})`, box.sealing ? '<>' : '=', prefix)
+    .execute();
+  for (const row of results) {
+    const stored = row.result as string;
+    const where = paymentResultPlace(row.id);
+    const next = sealJson(box, openJson(box, stored, where), where);
+    const result = await db
+      .updateTable('payments')
+      .set({ result: next })
+      .where('id', '=', row.id)
+      .where(sql<string>`cast(result as text)`, '=', stored)
+      .executeTakeFirst();
+    changed += Number(result.numUpdatedRows);
   }
   return changed;
 }

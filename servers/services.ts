@@ -256,6 +256,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     config,
     log: log.child({ component: 'payments' }),
     now,
+    secrets,
     ...(options.facilitator ? { facilitator: options.facilitator } : {}),
   });
   const spotlights = new SpotlightPlacements({ db, config, now });

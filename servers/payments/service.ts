@@ -25,6 +25,7 @@ import type { Config } from '../config.ts';
 import { type ErrorCode, invalid, ServiceError } from '../errors.ts';
 import { fingerprint } from '../idempotency.ts';
 import type { AnyOperation, OperationContext } from '../operation.ts';
+import { openJson, paymentResultPlace, type SecretBox, sealJson } from '../secrets.ts';
 import {
   credentialName,
   type DecodedPayment,
@@ -70,6 +71,11 @@ export interface PaymentsDeps {
   now: () => Date;
   /** Another facilitator than the configured one (tests, benchmarks). */
   facilitator?: PaymentFacilitator;
+  /**
+   * Seals the results kept for replay (`SECRETS_KEY`): they can hold secrets handed to the payer
+   * once (a private scan's read token, a booking's status link).
+   */
+  secrets: SecretBox;
 }
 
 /** What the adapters hand over and read back for one paid call (`ctx.payment`). */
@@ -347,8 +353,9 @@ export class PaymentsService {
     result: string,
     now: () => string,
   ): Promise<Outcome> {
-    if (!this.facilitator.settles) return { status: 'authorized', result };
-    if (!(await storeResult(this.deps.db, id, token, result, now()))) {
+    const kept = sealJson(this.deps.secrets, result, paymentResultPlace(id));
+    if (!this.facilitator.settles) return { status: 'authorized', result: kept };
+    if (!(await storeResult(this.deps.db, id, token, kept, now()))) {
       // The reservation was recovered as abandoned (its renewals failed for a whole lease): another
       // request may hold it now, so this one must not settle. Nothing was submitted.
       throw new ServiceError('service_unavailable', {
@@ -361,12 +368,12 @@ export class PaymentsService {
     } catch (err) {
       this.peerFailed();
       this.deps.log.warn({ err, payment_id: id }, 'settlement outcome unknown; reconciling');
-      return { status: 'reconciling', result, transaction: null, error: 'settlement outcome unknown' };
+      return { status: 'reconciling', result: kept, transaction: null, error: 'settlement outcome unknown' };
     }
-    if (settled.success) return { status: 'settled', result, transaction: settled.transaction };
+    if (settled.success) return { status: 'settled', result: kept, transaction: settled.transaction };
     const error = settled.errorReason ?? 'unexpected_settle_error';
     if (error === 'settlement_pending') {
-      return { status: 'reconciling', result, transaction: settled.transaction || null, error };
+      return { status: 'reconciling', result: kept, transaction: settled.transaction || null, error };
     }
     return { status: 'failed', error, transaction: settled.transaction || null };
   }
@@ -396,7 +403,7 @@ export class PaymentsService {
         payment.id = row.id;
         payment.payer = paid.exact.authorization.from;
         payment.receipt = receiptOf(row, row.network, paid.version);
-        return JSON.parse(row.result) as T;
+        return JSON.parse(openJson(this.deps.secrets, row.result, paymentResultPlace(row.id))) as T;
       case 'reserved': {
         // Its request is running, or its process stopped and the reservation is recovered once its
         // lease runs out: the same payment sent again then gets the result, or runs if none was made.

@@ -3,14 +3,17 @@
  * rate-limit keys and brand webhook secrets are sealed (AES-256-GCM) in the database, so a reader of
  * the database cannot sign tokens or webhooks; the service still works with them; a key rotation
  * reseals everything on start; a missing or unknown key stops the start rather than minting new
- * secrets. Written as the attack: reading the tables.
+ * secrets. Paid calls' results kept for replay (they can hold a private scan's read token) are sealed
+ * too, and still replayed. Written as the attack: reading the tables.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SecretBox, SecretsKey, SecretsKeyMissingError } from '../../servers/secrets.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
+import { TEST_SKU, withTestSku } from '../helpers/paid-operations.ts';
 import { startWebhookReceiver, type WebhookReceiver, waitFor } from '../helpers/receivers.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
+import { newAccount, paymentHeader, paymentRequiredOf, stockClient } from '../helpers/x402-payer.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON bodies
 type Json = any;
@@ -64,16 +67,33 @@ describe.each(dialects)('secrets at rest (%s)', (dialect) => {
     await db?.drop();
   });
 
+  const payTo = newAccount().address;
   const start = (secrets: { key?: string; previous?: string[] }) =>
     startTestService(
       dialect,
       {
         'rate_limits.unauthenticated_writes.points': 1000,
+        'payments.pay_to': payTo,
         ...(secrets.key ? { 'secrets.key': secrets.key } : {}),
         ...(secrets.previous ? { 'secrets.previous_keys': secrets.previous } : {}),
       },
-      { database: db },
+      { database: db, operations: withTestSku() },
     );
+
+  /** The result a paid call left for replay, as stored (the test SKU, paid once in the first test). */
+  const paid = { header: {} as Record<string, string>, execution: '' };
+  const PAID_TEXT = 'kept-for-replay-only';
+  const storedResult = async (): Promise<string> =>
+    (await db.handle.db.selectFrom('payments').select('result').executeTakeFirstOrThrow()).result as string;
+  async function replay(running: TestService): Promise<string> {
+    const res = await fetch(`${running.config.site_url}/api/public/x402/${TEST_SKU}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...paid.header },
+      body: JSON.stringify({ text: PAID_TEXT }),
+    });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as Json).execution;
+  }
 
   async function storedSecrets(): Promise<string[]> {
     const rows = [
@@ -158,6 +178,21 @@ describe.each(dialects)('secrets at rest (%s)', (dialect) => {
     });
     expect(stream.status).toBe(201);
 
+    // A paid call: its result is kept to answer the same payment sent again.
+    const url = `${service.config.site_url}/api/public/x402/${TEST_SKU}`;
+    const unpaid = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text: PAID_TEXT }),
+    });
+    const payload = await stockClient(newAccount()).createPaymentPayload(paymentRequiredOf(unpaid));
+    paid.header = { 'PAYMENT-SIGNATURE': paymentHeader(payload) };
+    paid.execution = await replay(service);
+    const result = await storedResult();
+    expect(result.startsWith(`"sealed:v1:${keyId(first)}:`)).toBe(true);
+    expect(result).not.toContain(PAID_TEXT);
+    expect(await replay(service)).toBe(paid.execution);
+
     const stored = await storedSecrets();
     expect(stored.length).toBeGreaterThanOrEqual(5); // rate-limit, cookie and signing keys, webhook secret, stream header
     for (const value of stored) expect(value.startsWith(`sealed:v1:${keyId(first)}:`)).toBe(true);
@@ -176,6 +211,8 @@ describe.each(dialects)('secrets at rest (%s)', (dialect) => {
       expect(value.startsWith(`sealed:v1:${keyId(second)}:`)).toBe(true);
     expect(await jwksKids(service)).toEqual(kids);
     await deliverOne(service);
+    expect((await storedResult()).startsWith(`"sealed:v1:${keyId(second)}:`)).toBe(true);
+    expect(await replay(service)).toBe(paid.execution);
     await service.close();
     service = undefined;
   });
@@ -194,5 +231,7 @@ describe.each(dialects)('secrets at rest (%s)', (dialect) => {
     for (const value of await storedSecrets()) expect(value.startsWith('sealed:')).toBe(false);
     expect(await jwksKids(service)).toEqual(kids);
     await deliverOne(service);
+    expect(JSON.parse(await storedResult())).toMatchObject({ echo: PAID_TEXT, execution: paid.execution });
+    expect(await replay(service)).toBe(paid.execution);
   });
 });
