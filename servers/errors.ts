@@ -158,6 +158,19 @@ export class ServiceError extends Error {
   get publicDetail(): string {
     return this.expose ? this.message : this.title;
   }
+
+  /**
+   * The failure as a tool result carries it, over MCP and A2A alike: `{code, message, errors?}`
+   * and the code's extension fields (REST sends the same as problem+json, `adapters/problem.ts`).
+   */
+  toolBody(): { code: ErrorCode; message: string; errors?: FieldError[] } & Record<string, unknown> {
+    return {
+      code: this.code,
+      message: this.publicDetail,
+      ...(this.errors ? { errors: this.errors } : {}),
+      ...this.extensions,
+    };
+  }
 }
 
 export const invalid = (errors: FieldError[], detail?: string): ServiceError =>

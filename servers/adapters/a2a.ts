@@ -9,11 +9,11 @@
  * `data` part (or a text part holding the same JSON) `{"skill": "<skill id>", "arguments": {...}}`.
  * The skill runs through `invokeOperation` like an MCP call - the same input contract, rate limits,
  * anonymous sessions (`Authorization: Bearer`) and `x-service-key` - and the answer is a message
- * whose data part is the operation's output, or `{code, message, errors?}` when it failed. A
- * message that names no skill is answered with how to name one and the list of skills. Every
- * answer is a message, never a task: nothing is kept between calls, so any process can answer.
- * Paid SKUs are not offered here (x402 over A2A is an extension this agent does not implement);
- * they stay on REST and MCP.
+ * whose data part is the operation's output, or when it failed the body an MCP tool result carries
+ * (`ServiceError.toolBody`). A message that names no skill is answered with how to name one and the
+ * list of skills. Every answer is a message, never a task: nothing is kept between calls, so any
+ * process can answer. Paid SKUs are not offered here (x402 over A2A is an extension this agent
+ * does not implement); they stay on REST and MCP.
  */
 import { randomUUID } from 'node:crypto';
 import { type AgentCard, type Message, type Part, Role } from '@a2a-js/sdk';
@@ -178,13 +178,7 @@ class ServiceExecutor implements AgentExecutor {
       const error = toServiceError(err);
       if (error.status >= 500 && !error.expose)
         ctx.log.error({ err: error.cause ?? err, skill: op.toolName }, 'a2a skill failed');
-      reply([
-        dataPart({
-          code: error.code,
-          message: error.publicDetail,
-          ...(error.errors ? { errors: error.errors } : {}),
-        }),
-      ]);
+      reply([dataPart(error.toolBody())]);
     }
   }
 

@@ -447,12 +447,7 @@ export function createMcpEndpoint(
         // A 5xx whose detail is written for the caller (sku_unavailable) is an answer, not a failure.
         if (error.status >= 500 && !error.expose)
           ctx.log.error({ err: error.cause ?? err, tool: op.toolName }, 'tool failed');
-        const body = {
-          code: error.code,
-          message: error.publicDetail,
-          ...(error.errors ? { errors: error.errors } : {}),
-          ...error.extensions,
-        };
+        const body = error.toolBody();
         if (error.payment) {
           // x402 MCP transport, "Payment Required Signaling": the PaymentRequired in structuredContent
           // and, identical, as JSON in content[0].text; our code and message ride along.

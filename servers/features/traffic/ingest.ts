@@ -61,8 +61,6 @@ interface Group {
    * writes its events, and a group whose key a concurrent request committed first is left out.
    */
   claim?: IdempotencyRecord;
-  /** Set by the write: left out, its key already taken. */
-  duplicate?: boolean;
   /**
    * The batch this group was last written in, when that write's outcome is unknown (the
    * connection was lost, perhaps during its COMMIT): retried as the same batch, which its id
@@ -219,6 +217,8 @@ export class IngestQueue {
     const batch = retried ?? randomUUID();
     this.#queued -= count;
     this.#inFlight += count;
+    /** Groups the write left out: their idempotency key was already taken. */
+    const duplicates = new Set<Group>();
     try {
       await this.#db.transaction().execute(async (trx) => {
         const recorded = await trx
@@ -228,17 +228,14 @@ export class IngestQueue {
           .executeTakeFirst();
         // Already written: the attempt whose answer was lost had committed.
         if (Number(recorded.numInsertedOrUpdatedRows ?? 0n) === 0) return;
-        let claimed = false;
         for (const group of taken) {
-          if (!group.claim) continue;
-          claimed = true;
-          group.duplicate = !(await claimKey(trx, group.claim, () => new Date()));
+          if (group.claim && !(await claimKey(trx, group.claim, () => new Date()))) duplicates.add(group);
         }
-        const kept = claimed ? taken.filter((g) => !g.duplicate) : taken;
+        const kept = duplicates.size > 0 ? taken.filter((g) => !duplicates.has(g)) : taken;
         const events = kept.length === 1 ? (kept[0] as Group).events : kept.flatMap((g) => g.events);
         if (events.length > 0) await writeEvents(trx, this.#dialect, events, this.#options.writeRaw);
       });
-      for (const group of taken) group.done?.resolve(group.duplicate ? 'duplicate' : 'written');
+      for (const group of taken) group.done?.resolve(duplicates.has(group) ? 'duplicate' : 'written');
     } catch (err) {
       this.#log.error({ err, events: count }, 'traffic: batch write failed');
       const failure = new ServiceError('service_unavailable', {
