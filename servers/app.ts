@@ -47,7 +47,7 @@ export const publicMcpInstructions = (operations: readonly AnyOperation[]): stri
     operations,
     'public',
     'Customer service tools for personal agents, and the agent-readiness of websites. Each tool says ' +
-      'when to use it; failures are results with isError and a JSON {code, message, errors?}.',
+      'when to use it; failures are results with isError and a JSON {code, message, errors?, retry_after_s?}.',
     [
       `An unknown card charge: call ${lookupCardCharge.toolName} with the statement line; to ask the brand ` +
         `for a return or refund, call ${startReturnRequest.toolName} with the match's domain as brand_domain ` +

@@ -151,7 +151,13 @@ export class ServiceError extends Error {
     this.errors = options.errors;
     this.headers = options.headers ?? {};
     this.payment = options.payment;
-    this.extensions = options.extensions ?? {};
+    // A wait in whole seconds rides in the body too, as `retry_after_s`: MCP and A2A callers read
+    // tool results, not HTTP headers, and a REST client need not parse the header.
+    const retryAfter = this.headers['Retry-After'];
+    this.extensions =
+      retryAfter !== undefined && /^\d+$/.test(retryAfter)
+        ? { retry_after_s: Number(retryAfter), ...options.extensions }
+        : (options.extensions ?? {});
   }
 
   /** What the caller may see. */
@@ -161,7 +167,8 @@ export class ServiceError extends Error {
 
   /**
    * The failure as a tool result carries it, over MCP and A2A alike: `{code, message, errors?}`
-   * and the code's extension fields (REST sends the same as problem+json, `adapters/problem.ts`).
+   * and the code's extension fields, `retry_after_s` among them (REST sends the same as
+   * problem+json, `adapters/problem.ts`).
    */
   toolBody(): { code: ErrorCode; message: string; errors?: FieldError[] } & Record<string, unknown> {
     return {

@@ -103,9 +103,10 @@ request again while it is open.
 
 ## Errors
 
-Failures are JSON problems (\`{code, message, errors?}\`; over MCP a result with \`isError\`). A
-\`validation_failed\` names each bad field in \`errors\`: fix those and call again. \`rate_limited\` comes
-with \`Retry-After\`.
+Failures are JSON problems (\`{code, message, errors?, retry_after_s?}\`; over MCP a result with
+\`isError\`). A \`validation_failed\` names each bad field in \`errors\`: fix those and call again.
+\`rate_limited\` and \`service_unavailable\` say in \`retry_after_s\` (and over REST in \`Retry-After\`)
+how many seconds to wait before the same call.
 `;
   return { name, description, markdown };
 }

@@ -24,6 +24,14 @@ export const Problem = z
       .array(z.object({ field: z.string(), message: z.string() }))
       .optional()
       .describe('Failing fields (validation_failed, malformed_request).'),
+    retry_after_s: z
+      .number()
+      .int()
+      .optional()
+      .describe(
+        'Seconds to wait before trying again, as in the Retry-After header (rate_limited, service_unavailable, ' +
+          'sku_unavailable and other answers a later retry can change). MCP and A2A tool failures carry it too.',
+      ),
   })
   .describe('RFC 9457 problem details.');
 export type Problem = z.infer<typeof Problem>;

@@ -1,6 +1,8 @@
 /**
  * Surface A over REST against the real service and database, once per dialect.
  */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/databases.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
@@ -324,9 +326,28 @@ describe.each(dialects)('rate limit on unauthenticated writes (%s)', (dialect) =
       statuses.push(last.status);
     }
     expect(statuses).toEqual([200, 200, 200, 429, 429]);
-    expect(Number(last.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect((await last.json()).code).toBe('rate_limited');
+    const wait = Number(last.headers.get('retry-after'));
+    expect(wait).toBeGreaterThan(0);
+    expect(await last.json()).toMatchObject({ code: 'rate_limited', retry_after_s: wait });
     const read = await fetch(`${service.url}/cs/agent?charge=NETFLIX`);
     expect(read.status).toBe(200);
+
+    // The same budget over MCP: the tool failure carries the wait, since an MCP client sees no headers.
+    const client = new Client({ name: 'rate-limit-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(service.config.mcp_url)));
+    try {
+      const refused = await client.callTool({
+        name: 'start_return_request',
+        arguments: { ...validRequest, order_number: 'rl-mcp' },
+      });
+      expect(refused.isError).toBe(true);
+      const [content] = refused.content as [{ type: string; text: string }];
+      const body = JSON.parse(content.text);
+      expect(body).toMatchObject({ code: 'rate_limited' });
+      expect(body.retry_after_s).toBeGreaterThan(0);
+      expect(body.retry_after_s).toBeLessThanOrEqual(wait);
+    } finally {
+      await client.close();
+    }
   });
 });

@@ -55,7 +55,11 @@ describe.each(dialects)('payment peers down (%s)', (dialect) => {
     expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
     expect(res.headers.get('payment-required')).toBeNull();
     const problem = (await res.json()) as Json;
-    expect(problem).toMatchObject({ code: 'service_unavailable', status: 503 });
+    expect(problem).toMatchObject({
+      code: 'service_unavailable',
+      status: 503,
+      retry_after_s: Number(res.headers.get('retry-after')),
+    });
     expect(JSON.stringify(problem)).not.toMatch(/ECONN|fetch failed|127\.0\.0\.1|timeout|accepts/i);
   }
 
@@ -81,9 +85,11 @@ describe.each(dialects)('payment peers down (%s)', (dialect) => {
         // A tool failure the model can read, not the PaymentRequired of a paid tool's 402.
         expect(tool.isError).toBe(true);
         expect(tool.structuredContent).toBeUndefined();
+        // The wait rides in the body: an MCP client sees no Retry-After header.
         expect(JSON.parse(tool.content[0].text)).toEqual({
           code: 'service_unavailable',
           message: 'Service temporarily unavailable',
+          retry_after_s: expect.any(Number),
         });
       } finally {
         await client.close();
