@@ -4,6 +4,7 @@
  * handler logged; what a handler logs carries the request id; and the service's buffered
  * destination (`servers/logger.ts`) writes everything out when the process exits on SIGTERM.
  */
+import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import express from 'express';
@@ -79,6 +80,58 @@ describe('request log', () => {
       server.close();
     }
   });
+
+  /** Runs `body` in a fresh process with the service's logger as `log`; its stdout's lines. */
+  async function logOf(body: string): Promise<{ lines: Line[]; code: number | null }> {
+    const script =
+      `import { createLogger } from ${JSON.stringify(new URL('../../servers/logger.ts', import.meta.url).href)};\n` +
+      `const log = createLogger({ log_level: 'info' });\n${body}`;
+    const child = spawn(
+      process.execPath,
+      [
+        '--experimental-strip-types',
+        '--disable-warning=ExperimentalWarning',
+        '--input-type=module',
+        '-e',
+        script,
+      ],
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    return {
+      code,
+      lines: output
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Line),
+    };
+  }
+
+  it('writes out every buffered line, whole and in order, however the process ends', async () => {
+    const lines = 'for (let i = 0; i < 3000; i++) log.info({ i, text: "é ✓ ü" }, "line");';
+    const numbers = Array.from({ length: 3000 }, (_, i) => i);
+    // The event loop runs dry, process.exit, an uncaught exception logged as fatal first.
+    const ends = [
+      '',
+      'process.exit(3);',
+      'process.on("uncaughtExceptionMonitor", (err) => log.fatal({ err }, "fatal error"));\n' +
+        'setTimeout(() => { throw new Error("boom"); }, 5);',
+    ];
+    for (const end of ends) {
+      const { lines: written, code } = await logOf(`${lines}\n${end}`);
+      const numbered = written.filter((l) => l.msg === 'line');
+      expect(numbered.map((l) => l.i)).toEqual(numbers);
+      expect(numbered.every((l) => l.text === 'é ✓ ü')).toBe(true);
+      if (end.includes('boom')) {
+        expect(code).not.toBe(0);
+        expect(written.at(-1)).toMatchObject({ level: 60, msg: 'fatal error', err: { message: 'boom' } });
+      }
+    }
+  }, 60_000);
 
   it('writes out every buffered line when the service exits on SIGTERM', async () => {
     service = await spawnService({});
