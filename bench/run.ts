@@ -4,7 +4,8 @@
  * `npm start` runs it, SQLite in a temporary folder); autocannon drives them from this process.
  * Targets come from the issues; a missed target is printed, never asserted in tests.
  *
- * Environment: BENCH_DURATION (seconds per run, default 5), BENCH_ROUNDS (default 3),
+ * Environment: BENCH_DURATION (seconds per run, default 5), BENCH_SLICE (seconds per turn of a run
+ * interleaved with the baseline's, default 1), BENCH_ROUNDS (default 3),
  * BENCH_CONNECTIONS (default 32); traffic: BENCH_TRAFFIC_EVENTS (default 10,000,000 stored events for
  * GET /site-stats), BENCH_DATABASE_URL (measure site stats and the payment path on PostgreSQL too);
  * BENCH_ONLY=payments runs the payment benchmarks alone, BENCH_ONLY=charges the card charge lookup latencies,
@@ -135,6 +136,77 @@ async function load(options: autocannon.Options, pid?: number): Promise<Load> {
   };
 }
 
+/** Seconds of one turn of a paired run (`BENCH_SLICE`, default 1). */
+const slice = Number(process.env.BENCH_SLICE ?? 1);
+
+interface Slice {
+  requests: number;
+  seconds: number;
+  cpuMs?: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  ok: number;
+}
+
+async function measureSlice(options: autocannon.Options, pid: number | undefined): Promise<Slice> {
+  const before = cpuTimeMs(pid);
+  const result = await autocannon({ ...options, duration: slice });
+  const after = cpuTimeMs(pid);
+  return {
+    requests: result.requests.total,
+    seconds: (result.finish.getTime() - result.start.getTime()) / 1000,
+    ...(before !== undefined && after !== undefined ? { cpuMs: after - before } : {}),
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+    ok: result['2xx'],
+  };
+}
+
+/** A run's slices as one `Load`: rate over their summed time, the median slice's p99. */
+function loadOfSlices(slices: Slice[], warmOk: number): Load {
+  const requests = slices.reduce((n, s) => n + s.requests, 0);
+  const seconds = slices.reduce((n, s) => n + s.seconds, 0);
+  const cpu = slices.every((s) => s.cpuMs !== undefined)
+    ? slices.reduce((n, s) => n + (s.cpuMs as number), 0)
+    : undefined;
+  return {
+    rps: seconds > 0 ? requests / seconds : 0,
+    p99: median(slices.map((s) => s.p99)),
+    errors: slices.reduce((n, s) => n + s.errors, 0),
+    non2xx: slices.reduce((n, s) => n + s.non2xx, 0),
+    ok: warmOk + slices.reduce((n, s) => n + s.ok, 0),
+    ...(cpu !== undefined && requests > 0 ? { cpuUs: (cpu * 1000) / requests } : {}),
+  };
+}
+
+/**
+ * A target measured against the baseline in alternating turns: after a warm-up of both,
+ * `duration` seconds of each in turns of `slice` seconds (baseline, target, baseline, target...).
+ * The host's speed drifts by tens of percent within a minute: two runs of five seconds one after
+ * the other can each fall on a different stretch, turns a second apart share nearly the same one,
+ * so the ratio of the two rates is taken over the same stretch of the host.
+ */
+async function pairedLoad(
+  baseline: Scenario,
+  options: autocannon.Options,
+  pid: number | undefined,
+): Promise<{ base: Load; result: Load }> {
+  const baseRun = { connections, ...baseline.options };
+  const run = { connections, ...options };
+  const warmBase = await autocannon({ ...baseRun, duration: 1 });
+  const warm = await autocannon({ ...run, duration: 2 });
+  const baseSlices: Slice[] = [];
+  const slices: Slice[] = [];
+  const turns = Math.max(1, Math.round(duration / slice));
+  for (let i = 0; i < turns; i++) {
+    baseSlices.push(await measureSlice(baseRun, baseline.pid));
+    slices.push(await measureSlice(run, pid));
+  }
+  return { base: loadOfSlices(baseSlices, warmBase['2xx']), result: loadOfSlices(slices, warm['2xx']) };
+}
+
 const format = (n: number, digits = 0) =>
   n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
@@ -245,7 +317,7 @@ interface Measured {
 
 /**
  * Runs every scenario `rounds` times. The machine's speed drifts by tens of percent within a minute
- * (shared host), so each target run is paired with a baseline run just before it; the ratio is
+ * (shared host), so each target run is interleaved with a baseline run (`pairedLoad`); the ratio is
  * taken within the pair, and the median and range over rounds are reported.
  */
 async function runScenarios(baseline: Scenario, targets: Scenario[]): Promise<Map<string, Measured>> {
@@ -270,8 +342,7 @@ async function runScenarios(baseline: Scenario, targets: Scenario[]): Promise<Ma
   for (let round = 1; round <= rounds; round++) {
     for (const scenario of targets) {
       const options = scenario.prepare ? await scenario.prepare() : scenario.options;
-      const base = await load(baseline.options, baseline.pid);
-      const result = await load(options, scenario.pid);
+      const { base, result } = await pairedLoad(baseline, options, scenario.pid);
       record(baseline, base, 1);
       record(scenario, result, result.rps / base.rps);
       process.stdout.write(
