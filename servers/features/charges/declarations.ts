@@ -146,6 +146,23 @@ export class DescriptorDeclarations {
     return setOf(domain, await declaredForDomain(this.#db, domain));
   }
 
+  /**
+   * Whether a declared descriptor may match the line, answered at once, without a query or a
+   * promise, once the declared keys are known: a line no brand declared (nearly every line) skips
+   * `matchesFor`. True before the first read of the keys, which `matchesFor` waits for.
+   */
+  mayMatch(descriptor: NormalizedDescriptor): boolean {
+    const known = this.#keysNow();
+    if (!known) return true;
+    const { tokens } = descriptor;
+    let key = '';
+    for (let k = 0; k < Math.min(tokens.length, MAX_KEY_TOKENS); k++) {
+      key += tokens[k];
+      if (known.has(key)) return true;
+    }
+    return false;
+  }
+
   /** Declared descriptors that match the line (one query, by the squashed leading runs of its tokens). */
   async matchesFor(descriptor: NormalizedDescriptor): Promise<DeclaredMatch[]> {
     const { tokens, merchantTokens } = descriptor;
@@ -172,6 +189,12 @@ export class DescriptorDeclarations {
 
   /** The declared keys; read once before the first lookup, then refreshed in the background. */
   async #knownKeys(): Promise<Set<string>> {
+    // Before the first read there is no set to fall back on: the lookup waits for it (or fails with it).
+    return this.#keysNow() ?? (await this.#refreshing, this.#keys);
+  }
+
+  /** The declared keys as known now (a refresh started in the background when due); none before the first read. */
+  #keysNow(): Set<string> | undefined {
     const stale = performance.now() - this.#refreshedAt > KEYS_REFRESH_MS;
     if (stale && !this.#refreshing) {
       const refreshing = this.#refreshKeys().finally(() => {
@@ -181,9 +204,7 @@ export class DescriptorDeclarations {
       refreshing.catch(() => {});
       this.#refreshing = refreshing;
     }
-    // Before the first read there is no set to fall back on: the lookup waits for it (or fails with it).
-    if (this.#refreshedAt === Number.NEGATIVE_INFINITY) await this.#refreshing;
-    return this.#keys;
+    return this.#refreshedAt === Number.NEGATIVE_INFINITY ? undefined : this.#keys;
   }
 
   async #refreshKeys(): Promise<void> {

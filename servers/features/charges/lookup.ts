@@ -13,6 +13,7 @@ import type { MerchantResolver } from './resolution.ts';
 import type { CardChargeMatch, ChargeLookupResult, Resolution } from './schemas.ts';
 
 const MAX_RESULTS = 5;
+const NONE_DECLARED: readonly DeclaredMatch[] = Object.freeze([]);
 /** `high`: below it a lookup has no confident answer and live resolution is asked. */
 const CONFIDENT = 0.85;
 /** A declaration that meets the registry's exact alias of another brand ranks after it, at medium. */
@@ -38,7 +39,9 @@ export class ChargeLookup {
   async lookup(charge: string): Promise<ChargeLookupResult> {
     const line = this.#brands.read(charge);
     const { result: registry, descriptor } = line;
-    const declared = await this.#declarations.matchesFor(descriptor);
+    const declared = this.#declarations.mayMatch(descriptor)
+      ? await this.#declarations.matchesFor(descriptor)
+      : NONE_DECLARED;
     if (declared.length === 0 && registry.matches.some((m) => m.confidence >= CONFIDENT)) {
       return this.#registryOnly(registry, line.repeated);
     }
