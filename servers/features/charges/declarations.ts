@@ -190,7 +190,10 @@ export class DescriptorDeclarations {
   /** The declared keys; read once before the first lookup, then refreshed in the background. */
   async #knownKeys(): Promise<Set<string>> {
     // Before the first read there is no set to fall back on: the lookup waits for it (or fails with it).
-    return this.#keysNow() ?? (await this.#refreshing, this.#keys);
+    const known = this.#keysNow();
+    if (known) return known;
+    await this.#refreshing;
+    return this.#keys;
   }
 
   /** The declared keys as known now (a refresh started in the background when due); none before the first read. */
