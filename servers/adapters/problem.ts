@@ -30,7 +30,7 @@ export const Problem = z
       .optional()
       .describe(
         'Seconds to wait before trying again, as in the Retry-After header (rate_limited, service_unavailable, ' +
-          'sku_unavailable and other answers a later retry can change). MCP and A2A tool failures carry it too.',
+          'payment_already_used while the first request with that payment still runs). MCP and A2A tool failures carry it too.',
       ),
   })
   .describe('RFC 9457 problem details.');
