@@ -112,7 +112,12 @@ describe('request log', () => {
   }
 
   it('writes out every buffered line, whole and in order, however the process ends', async () => {
-    const lines = 'for (let i = 0; i < 3000; i++) log.info({ i, text: "é ✓ ü" }, "line");';
+    // The thread pool kept busy: a write handed to it (sonic-boom's asynchronous mode) would still be
+    // waiting when the process exits.
+    const lines =
+      'import { pbkdf2 } from "node:crypto";\n' +
+      'for (let i = 0; i < 8; i++) pbkdf2("x", "y", 300_000, 32, "sha256", () => {});\n' +
+      'for (let i = 0; i < 3000; i++) log.info({ i, text: "é ✓ ü" }, "line");';
     const numbers = Array.from({ length: 3000 }, (_, i) => i);
     // The event loop runs dry, process.exit, an uncaught exception logged as fatal first.
     const ends = [
