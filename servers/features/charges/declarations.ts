@@ -167,10 +167,10 @@ export class DescriptorDeclarations {
   async matchesFor(descriptor: NormalizedDescriptor): Promise<DeclaredMatch[]> {
     const { tokens, merchantTokens } = descriptor;
     if (tokens.length === 0) return [];
+    await this.#keysRead();
+    if (!this.mayMatch(descriptor)) return [];
     const keys: string[] = [];
     for (let k = 1; k <= Math.min(tokens.length, MAX_KEY_TOKENS); k++) keys.push(tokens.slice(0, k).join(''));
-    const known = await this.#knownKeys();
-    if (!keys.some((key) => known.has(key))) return [];
     const hits = await declaredByKeys(this.#db, keys);
     const matches: DeclaredMatch[] = [];
     for (const hit of hits) {
@@ -187,13 +187,12 @@ export class DescriptorDeclarations {
     return matches.sort((a, b) => b.confidence - a.confidence);
   }
 
-  /** The declared keys; read once before the first lookup, then refreshed in the background. */
-  async #knownKeys(): Promise<Set<string>> {
-    // Before the first read there is no set to fall back on: the lookup waits for it (or fails with it).
-    const known = this.#keysNow();
-    if (known) return known;
-    await this.#refreshing;
-    return this.#keys;
+  /**
+   * The declared keys are read once before the first lookup, then refreshed in the background.
+   * Before the first read there is no set to fall back on: the lookup waits for it (or fails with it).
+   */
+  async #keysRead(): Promise<void> {
+    if (!this.#keysNow()) await this.#refreshing;
   }
 
   /** The declared keys as known now (a refresh started in the background when due); none before the first read. */
