@@ -47,27 +47,25 @@ function serializeError(err: unknown): unknown {
 type Destination = ReturnType<typeof pino.destination>;
 
 /**
- * The destinations of this process's loggers (a test process builds one per service), held weakly
- * and written out when the process exits. pino registers an exit hook for asynchronous
- * destinations only.
+ * The destinations of this process's loggers (a test process builds one per service), written out
+ * when the process exits: pino registers an exit hook for asynchronous destinations only. Each
+ * lives as long as the process anyway, held by its own periodic flush timer.
  */
-const destinations = new Set<WeakRef<Destination>>();
-let exitHookInstalled = false;
+const destinations = new Set<Destination>();
 
 function flushOnExit(destination: Destination): void {
-  for (const ref of destinations) if (!ref.deref()) destinations.delete(ref);
-  destinations.add(new WeakRef(destination));
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.on('exit', () => {
-    for (const ref of destinations) {
-      try {
-        ref.deref()?.flushSync();
-      } catch {
-        // stdout closed: nothing more can be written
+  if (destinations.size === 0) {
+    process.on('exit', () => {
+      for (const each of destinations) {
+        try {
+          each.flushSync();
+        } catch {
+          // stdout closed: nothing more can be written
+        }
       }
-    }
-  });
+    });
+  }
+  destinations.add(destination);
 }
 
 export function createLogger(config: Pick<Config, 'log_level'>): Logger {
