@@ -112,30 +112,6 @@ function cpuTimeMs(pid: number | undefined): number | undefined {
   }
 }
 
-/**
- * One warm-up, then the measured run. Besides requests per second, the server's own CPU time per
- * request: on a machine shared with other work the rate swings by tens of percent from run to run,
- * the CPU a request costs much less.
- */
-async function load(options: autocannon.Options, pid?: number): Promise<Load> {
-  const run = { connections, ...options };
-  const warm = await autocannon({ ...run, duration: 2 }); // warm-up
-  const before = cpuTimeMs(pid);
-  const result = await autocannon({ ...run, duration });
-  const after = cpuTimeMs(pid);
-  const requests = result.requests.total;
-  return {
-    ok: warm['2xx'] + result['2xx'],
-    rps: result.requests.average,
-    p99: result.latency.p99,
-    errors: result.errors + result.timeouts,
-    non2xx: result.non2xx,
-    ...(before !== undefined && after !== undefined && requests > 0
-      ? { cpuUs: ((after - before) * 1000) / requests }
-      : {}),
-  };
-}
-
 /** Seconds of one turn of a paired run (`BENCH_SLICE`, default 1). */
 const slice = Number(process.env.BENCH_SLICE ?? 1);
 
@@ -149,9 +125,14 @@ interface Slice {
   ok: number;
 }
 
-async function measureSlice(options: autocannon.Options, pid: number | undefined): Promise<Slice> {
+/** One measured run of `seconds`, with the server's CPU time over it. */
+async function measureSlice(
+  options: autocannon.Options,
+  pid: number | undefined,
+  seconds = slice,
+): Promise<Slice> {
   const before = cpuTimeMs(pid);
-  const result = await autocannon({ ...options, duration: slice });
+  const result = await autocannon({ ...options, duration: seconds });
   const after = cpuTimeMs(pid);
   return {
     requests: result.requests.total,
@@ -164,7 +145,7 @@ async function measureSlice(options: autocannon.Options, pid: number | undefined
   };
 }
 
-/** A run's slices as one `Load`: rate over their summed time, the median slice's p99. */
+/** A run's slices as one `Load`: rate over their summed time, the median slice's p99, 2xx with the warm-up's. */
 function loadOfSlices(slices: Slice[], warmOk: number): Load {
   const requests = slices.reduce((n, s) => n + s.requests, 0);
   const seconds = slices.reduce((n, s) => n + s.seconds, 0);
@@ -179,6 +160,17 @@ function loadOfSlices(slices: Slice[], warmOk: number): Load {
     ok: warmOk + slices.reduce((n, s) => n + s.ok, 0),
     ...(cpu !== undefined && requests > 0 ? { cpuUs: (cpu * 1000) / requests } : {}),
   };
+}
+
+/**
+ * One warm-up, then the measured run. Besides requests per second, the server's own CPU time per
+ * request: on a machine shared with other work the rate swings by tens of percent from run to run,
+ * the CPU a request costs much less.
+ */
+async function load(options: autocannon.Options, pid?: number): Promise<Load> {
+  const run = { connections, ...options };
+  const warm = await autocannon({ ...run, duration: 2 }); // warm-up
+  return loadOfSlices([await measureSlice(run, pid, duration)], warm['2xx']);
 }
 
 /**
