@@ -4,14 +4,16 @@
  * well-formed `X-Request-Id` or is generated, and is echoed in the response and in problem bodies.
  *
  * Hand-written rather than pino-http: pino-http serializes whole request and response objects and
- * costs about as much as the rest of a request (measured with `npm run bench`). The line is written
- * by the root logger; `req.log`, a child bound to the request id, is built only when something
- * reads it (most requests log nothing but their line).
+ * costs about as much as the rest of a request (measured with `npm run bench`). The line goes to the
+ * root logger's output as pino would write it, composed without pino's generic serialization
+ * (`requestLineWriter` in `logger.ts`); `req.log`, a child bound to the request id, is built only
+ * when something reads it (most requests log nothing but their line).
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express, Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
+import { requestLineWriter } from './logger.ts';
 
 declare module 'node:http' {
   interface IncomingMessage {
@@ -52,6 +54,7 @@ export function requestLog(app: Express, log: Logger): RequestHandler {
  * once the response is finished or abandoned. Returns the id.
  */
 export function requestTracker(log: Logger): (req: IncomingMessage, res: ServerResponse) => string {
+  const write = requestLineWriter(log);
   return (req, res) => {
     const started = performance.now();
     const incoming = req.headers['x-request-id'];
@@ -65,10 +68,11 @@ export function requestTracker(log: Logger): (req: IncomingMessage, res: ServerR
       // Express's originalUrl: the URL as received, before any router trimmed its mount path.
       const url = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '';
       const query = url.indexOf('?');
-      log[level](
+      write(
+        level,
         {
           req_id: id,
-          method: req.method,
+          method: req.method as string,
           path: query === -1 ? url : url.slice(0, query),
           status,
           ms: Math.round((performance.now() - started) * 10) / 10,

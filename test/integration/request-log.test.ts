@@ -8,8 +8,8 @@ import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import express from 'express';
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { loggerOn } from '../../servers/logger.ts';
 import { requestLog } from '../../servers/request-log.ts';
 import { type ServiceProcess, spawnService } from '../helpers/process.ts';
 
@@ -30,7 +30,7 @@ describe('request log', () => {
         done();
       },
     });
-    const log = pino({ base: { service: 'agent-service' } }, sink);
+    const log = loggerOn({ log_level: 'info' }, sink);
     const app = express();
     app.use(requestLog(app, log));
     app.get('/quiet', (_req, res) => {
