@@ -23,6 +23,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { pagePaths } from '../servers/pages/home.ts';
+import { allocatedPerRequest } from './allocation.ts';
 import { measureChargeLookups } from './charges.ts';
 import { signedInDashboard } from './dashboard.ts';
 import { runLoad } from './load.ts';
@@ -45,6 +46,8 @@ function median(values: number[]): number {
 interface Started {
   url: string;
   child: ChildProcess;
+  /** The inspector's port on 127.0.0.1, when started with one (`allocatedPerRequest`). */
+  inspectorPort?: number;
 }
 
 async function freePort(): Promise<number> {
@@ -57,23 +60,45 @@ async function freePort(): Promise<number> {
 
 /**
  * Starts a server as a child process. Its output goes to /dev/null, not through this process:
- * the load generator must not spend its CPU reading request logs.
+ * the load generator must not spend its CPU reading request logs. With `inspect`, the server's
+ * inspector listens on a loopback port for `allocatedPerRequest` (idle until then; its banner is
+ * kept out of the bench's output).
  */
 async function spawnServer(
   script: string,
   readyPath: string,
   env: Record<string, string> = {},
+  inspect = false,
 ): Promise<Started> {
   const port = await freePort();
+  const inspectorPort = inspect ? await freePort() : undefined;
   const child = spawn(
     process.execPath,
-    ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', script],
+    [
+      ...(inspectorPort ? [`--inspect=127.0.0.1:${inspectorPort}`] : []),
+      '--experimental-strip-types',
+      '--disable-warning=ExperimentalWarning',
+      script,
+    ],
     {
       cwd: root,
       env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ...env },
-      stdio: ['ignore', 'ignore', 'inherit'],
+      stdio: ['ignore', 'ignore', inspectorPort ? 'pipe' : 'inherit'],
     },
   );
+  child.stderr?.on('data', (chunk: Buffer) => {
+    const text = chunk
+      .toString()
+      .split('\n')
+      .filter(
+        (line) =>
+          !/^(Debugger (listening on|attached|ending on)|For help, see: https:\/\/nodejs\.org|Waiting for the debugger)/.test(
+            line,
+          ),
+      )
+      .join('\n');
+    if (text.trim()) process.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
+  });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
   for (;;) {
@@ -86,7 +111,7 @@ async function spawnServer(
     if (Date.now() > deadline) throw new Error(`${script} did not start`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  return { url, child };
+  return { url, child, ...(inspectorPort ? { inspectorPort } : {}) };
 }
 
 interface Load {
@@ -219,6 +244,8 @@ interface Scenario {
   p99Target?: number;
   /** Events each 2xx answer acknowledged (traffic ingestion). */
   events?: number;
+  /** The server's inspector port: the bytes a request allocates are measured too. */
+  inspectorPort?: number;
 }
 
 const mcpHeaders = {
@@ -295,7 +322,11 @@ function hotPathScenarios(serviceUrl: string, level: string, owner: OwnerMcp, se
       relativeTo: publicMcp,
     },
   ];
-  return scenarios.map((scenario) => ({ ...scenario, ...pidOf(server) }));
+  return scenarios.map((scenario) => ({
+    ...scenario,
+    ...pidOf(server),
+    ...(server.inspectorPort ? { inspectorPort: server.inspectorPort } : {}),
+  }));
 }
 
 interface Measured {
@@ -305,6 +336,8 @@ interface Measured {
   cpuUs: number[];
   problems: number;
   ok: number;
+  /** Bytes allocated on the server's heap per request (`allocatedPerRequest`), once rates are taken. */
+  allocated?: number;
 }
 
 /**
@@ -342,13 +375,23 @@ async function runScenarios(baseline: Scenario, targets: Scenario[]): Promise<Ma
       );
     }
   }
+  // After every rate is taken: the profiler's session must not weigh on a measured run.
+  for (const scenario of targets) {
+    const entry = results.get(scenario.name);
+    if (scenario.inspectorPort === undefined || !entry) continue;
+    const options = scenario.prepare ? await scenario.prepare() : scenario.options;
+    entry.allocated = await allocatedPerRequest(scenario.inspectorPort, options);
+    process.stdout.write(
+      `  allocated: ${scenario.name.trim()}: ${format(entry.allocated / 1024, 1)} KB/request\n`,
+    );
+  }
   return results;
 }
 
 function printResults(scenarios: Scenario[], results: Map<string, Measured>): void {
   process.stdout.write('\n');
   process.stdout.write(
-    `${'path'.padEnd(76)}${'req/s'.padStart(9)}${'p99 ms'.padStart(8)}${'cpu us'.padStart(8)}${'ratio'.padStart(8)}${'range'.padStart(13)}  target\n`,
+    `${'path'.padEnd(76)}${'req/s'.padStart(9)}${'p99 ms'.padStart(8)}${'cpu us'.padStart(8)}${'KB/req'.padStart(8)}${'ratio'.padStart(8)}${'range'.padStart(13)}  target\n`,
   );
   for (const scenario of scenarios) {
     const entry = results.get(scenario.name);
@@ -374,20 +417,26 @@ function printResults(scenarios: Scenario[], results: Map<string, Measured>): vo
       scenario.events && scenario.events > 1 ? `  = ${format(rps * scenario.events)} events/s` : '';
     const range = `${format(Math.min(...ratios), 2)}-${format(Math.max(...ratios), 2)}`;
     const cpu = entry.cpuUs.length ? format(median(entry.cpuUs)) : '-';
+    const allocated = entry.allocated === undefined ? '-' : format(entry.allocated / 1024, 1);
     process.stdout.write(
-      `${scenario.name.padEnd(76)}${format(rps).padStart(9)}${format(p99).padStart(8)}${cpu.padStart(8)}${`${format(ratio, 2)}x`.padStart(8)}${range.padStart(13)}  ${verdict}${problems}${events}\n`,
+      `${scenario.name.padEnd(76)}${format(rps).padStart(9)}${format(p99).padStart(8)}${cpu.padStart(8)}${allocated.padStart(8)}${`${format(ratio, 2)}x`.padStart(8)}${range.padStart(13)}  ${verdict}${problems}${events}\n`,
     );
   }
 }
 
 /** The service as `npm start` runs it, SQLite in `dataDir`, at a log level. */
 function spawnService(dataDir: string, level: string): Promise<Started> {
-  return spawnServer('servers/main.ts', '/api/public/health', {
-    DATA_DIR: dataDir,
-    LOG_LEVEL: level,
-    // The benchmark is one client address; lift the per-address write limit so POST /return is measured.
-    RATE_LIMIT_WRITES_PER_MINUTE: '1000000000',
-  });
+  return spawnServer(
+    'servers/main.ts',
+    '/api/public/health',
+    {
+      DATA_DIR: dataDir,
+      LOG_LEVEL: level,
+      // The benchmark is one client address; lift the per-address write limit so POST /return is measured.
+      RATE_LIMIT_WRITES_PER_MINUTE: '1000000000',
+    },
+    true,
+  );
 }
 
 const pidOf = (started: Started): { pid?: number } =>
