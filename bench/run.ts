@@ -13,7 +13,8 @@
  * rate at BENCH_CONNECTIONS, the owner dashboard signed in;
  * BENCH_ONLY=load a minute of mixed load at 200 connections (bench/load.ts, also `npm run bench:load`);
  * BENCH_ONLY=hotpaths the hot paths of issue 15 (card lookups, POST /return, public and owner MCP
- * tools/call) at both log levels, info and warn.
+ * tools/call) at both log levels, info and warn, each with the heap bytes a request allocates
+ * (`allocation.ts`, taken after the rates).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
