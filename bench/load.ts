@@ -20,9 +20,10 @@
  * the service's inspector (target: after the run within 10% of after the warm-up, both collected).
  *
  * Environment: BENCH_LOAD_DURATION (seconds, default 60), BENCH_LOAD_CONNECTIONS (default 200),
- * BENCH_LOAD_WARMUP (seconds, default 10), BENCH_LOAD_PAYMENTS (payments signed for the paid calls,
- * default 100 per second of warm-up and run; the paid kind stops early when they run out and says
- * so), BENCH_DATABASE_URL, LOG_LEVEL (the service's, default info).
+ * BENCH_LOAD_WARMUP (seconds, default 10), BENCH_LOAD_PAYMENTS (a fixed number of payments signed
+ * for the paid calls; by default 300 per second of warm-up, then, after the warm-up, one and a half
+ * times what the paid calls' warm-up rate needs for the run; the paid kind stops early when they
+ * run out and says so), BENCH_DATABASE_URL, LOG_LEVEL (the service's, default info).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -42,7 +43,12 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const duration = Number(process.env.BENCH_LOAD_DURATION ?? 60);
 const connections = Number(process.env.BENCH_LOAD_CONNECTIONS ?? 200);
 const warmup = Number(process.env.BENCH_LOAD_WARMUP ?? 10);
-const paymentsSigned = Number(process.env.BENCH_LOAD_PAYMENTS ?? 100 * (duration + warmup));
+/** A fixed number of payments (no top-up after the warm-up), when set. */
+const paymentsFixed = process.env.BENCH_LOAD_PAYMENTS ? Number(process.env.BENCH_LOAD_PAYMENTS) : undefined;
+/** Paid calls per second the first payments are signed for (the warm-up's; the run's are topped up). */
+const PAID_RATE_GUESS = 300;
+/** Payments signed for the run beyond the warm-up's paid rate times its length. */
+const PAID_HEADROOM = 1.5;
 
 /** Share of the connections each kind gets (they add up to all of them). */
 const SHARES = { lookup: 0.3, beacon: 0.25, mcp: 0.2, paid: 0.125, owner: 0.125 } as const;
@@ -207,6 +213,8 @@ export interface Setup {
   accessToken: string;
   /** PAYMENT-SIGNATURE headers, one per paid call; taken from the front. */
   payments: string[];
+  /** Signs `count` more payments onto `payments`; resolves with the seconds it took. */
+  sign: (count: number) => Promise<number>;
 }
 
 /** An account with a site, its owner's access token for the owner MCP server, and signed payments. */
@@ -242,18 +250,45 @@ export async function setUp(url: string): Promise<Setup> {
   const terms = JSON.parse(Buffer.from(required, 'base64').toString('utf8')) as PaymentRequired;
   const accepted = terms.accepts[0] as PaymentRequirements;
   const payers = Array.from({ length: 16 }, newAccount);
-  const started = performance.now();
   const payments: string[] = [];
-  for (let i = 0; i < paymentsSigned; i++) {
-    payments.push(
-      paymentHeader(await signPayment(payers[i % payers.length] as never, accepted, terms.resource)),
-    );
-  }
+  let signed = 0;
+  const sign = async (count: number): Promise<number> => {
+    const started = performance.now();
+    for (let i = 0; i < count; i++, signed++) {
+      payments.push(
+        paymentHeader(await signPayment(payers[signed % payers.length] as never, accepted, terms.resource)),
+      );
+    }
+    return (performance.now() - started) / 1000;
+  };
+  const first = paymentsFixed ?? PAID_RATE_GUESS * warmup;
+  const seconds = await sign(first);
   process.stdout.write(
-    `  signed ${format(payments.length)} payments in ${format((performance.now() - started) / 1000, 1)} s ` +
-      `(valid ${accepted.maxTimeoutSeconds} s)\n`,
+    `  signed ${format(first)} payments in ${format(seconds, 1)} s (valid ${accepted.maxTimeoutSeconds} s)\n`,
   );
-  return { siteId: site.site_id as string, accessToken: tokens.access_token, payments };
+  return {
+    siteId: site.site_id as string,
+    accessToken: tokens.access_token,
+    payments,
+    sign,
+  };
+}
+
+/**
+ * Payments enough for the run: the paid calls' rate in the warm-up (over the time they ran, which
+ * ends early when the payments run out) times the run's length, with headroom. Without it the paid
+ * kind stopped half way through a minute on a fast machine and the mix was not a mix any more.
+ */
+async function topUpPayments(setup: Setup, warm: autocannon.Result): Promise<void> {
+  if (paymentsFixed !== undefined) return;
+  const rate = warm.duration > 0 ? warm.requests.total / warm.duration : PAID_RATE_GUESS;
+  const needed = Math.ceil(rate * duration * PAID_HEADROOM) - setup.payments.length;
+  if (needed <= 0) return;
+  const seconds = await setup.sign(needed);
+  process.stdout.write(
+    `  signed ${format(needed)} more payments in ${format(seconds, 1)} s for the run (paid calls ran at ` +
+      `${format(rate)}/s in the warm-up)\n`,
+  );
 }
 
 /** Whether an MCP answer is a tool result (not a JSON-RPC error, not an isError result). */
@@ -413,6 +448,7 @@ export async function runLoad(): Promise<void> {
       process.stdout.write(
         `  warm-up: ${format(Object.values(warm).reduce((n, r) => n + r.requests.total, 0))} requests, ${bad} problems\n`,
       );
+      await topUpPayments(setup, warm.paid);
     }
     // Each reading twice: as the load left it (V8 grows and shrinks its heap on its own schedule, so
     // this moves by tens of percent with the timing of the last major GC), and after a full GC (what
