@@ -123,6 +123,12 @@ export const Config = z
       .string()
       .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must be a postgres:// URL or sqlite:<file>')
       .nullable(),
+    /**
+     * PostgreSQL connections each process keeps open at most (SQLite has one write and one read
+     * connection). N processes open up to N times this many: keep the sum under the server's
+     * `max_connections`.
+     */
+    database_pool_size: positiveInt.max(1000),
     log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     /**
      * `production` (NODE_ENV=production) refuses unsafe settings and warns about defaults that must
@@ -468,6 +474,7 @@ export const envBindings: Record<string, EnvBinding> = {
   FUNCTIONS_URL: { key: 'functions_url' },
   DATA_DIR: { key: 'data_dir' },
   DATABASE_URL: { key: 'database_url' },
+  DATABASE_POOL_SIZE: { key: 'database_pool_size', parse: numberOrRaw },
   LOG_LEVEL: { key: 'log_level' },
   SHUTDOWN_TIMEOUT_MS: { key: 'server.shutdown_timeout_ms', parse: numberOrRaw },
   WORKERS: { key: 'server.workers', parse: numberOrRaw },

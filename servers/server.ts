@@ -68,7 +68,12 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   for (const warning of warnings) log.warn({ mode: config.mode }, warning);
   const ownsDatabase = !options.database;
   const database =
-    options.database ?? openDatabase({ url: config.database_url, sqliteFile: sqliteFile(config) });
+    options.database ??
+    openDatabase({
+      url: config.database_url,
+      sqliteFile: sqliteFile(config),
+      poolSize: config.database_pool_size,
+    });
   try {
     await migrateToLatest(database.db);
     const services = await createServices({

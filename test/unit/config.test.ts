@@ -40,6 +40,8 @@ describe('configuration', () => {
     expect(config.mcp_url).toBe('https://mcp.example.com');
     expect(config.log_level).toBe('debug');
     expect(mcpAllowedHosts(config)).toEqual(['mcp.example.com']);
+    expect(loadConfig({ env: {} }).database_pool_size).toBe(10);
+    expect(loadConfig({ env: { DATABASE_POOL_SIZE: '25' } }).database_pool_size).toBe(25);
   });
 
   it('reads trusted transmitters from AUTH_TRUSTED_TRANSMITTERS with defaults, and names each bad member', () => {
@@ -109,6 +111,7 @@ describe('configuration', () => {
           PORT: 'eighty',
           SITE_URL: 'ftp://x',
           DATABASE_URL: 'mysql://db',
+          DATABASE_POOL_SIZE: '0',
           LOG_LEVEL: 'loud',
           OUTBOUND_ALLOW_PRIVATE: 'maybe',
         },
@@ -124,6 +127,8 @@ describe('configuration', () => {
       'site_url:',
       '[from environment SITE_URL]',
       'database_url:',
+      'database_pool_size:',
+      '[from environment DATABASE_POOL_SIZE]',
       'log_level:',
       'outbound.allow_private_networks:',
     ]) {
