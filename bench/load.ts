@@ -37,6 +37,7 @@ import { sql } from 'kysely';
 import { openDatabase } from '../db/database.ts';
 import { OwnerTokenClient } from '../test/helpers/oauth.ts';
 import { newAccount, paymentHeader, signPayment } from '../test/helpers/x402-payer.ts';
+import { collectGarbage, INSPECT_ARG, inspectorOf } from './inspector.ts';
 import { BENCH_PAY_TO, BENCH_SKU } from './payments.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -113,7 +114,7 @@ export async function startService(env: Record<string, string>): Promise<BenchSe
     [
       '--experimental-strip-types',
       '--disable-warning=ExperimentalWarning',
-      '--inspect=127.0.0.1:0',
+      INSPECT_ARG,
       'bench/servers/paid.ts',
     ],
     {
@@ -132,22 +133,7 @@ export async function startService(env: Record<string, string>): Promise<BenchSe
       stdio: ['ignore', 'ignore', 'pipe'],
     },
   );
-  const inspector = new Promise<string>((resolve) => {
-    let seen = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      const text = chunk.toString();
-      seen += text;
-      const found = /Debugger listening on (ws:\/\/\S+)/.exec(seen);
-      if (found?.[1]) resolve(found[1]);
-      // The inspector's own greeting stays here; anything else the service says goes on.
-      const rest = text
-        .split('\n')
-        .filter(
-          (l) => l && !/Debugger (listening|ending|attached)|For help, see|Waiting for the debugger/.test(l),
-        );
-      if (rest.length) process.stderr.write(`${rest.join('\n')}\n`);
-    });
-  });
+  const inspector = inspectorOf(child);
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}`);
@@ -167,24 +153,6 @@ export interface Memory {
   heapUsed: number;
   heapTotal: number;
   external: number;
-}
-
-/** A full, compacting garbage collection in the service (Chrome DevTools Protocol `HeapProfiler.collectGarbage`). */
-export async function collectGarbage(inspector: string): Promise<void> {
-  const socket = new WebSocket(inspector);
-  await new Promise<void>((resolve, reject) => {
-    socket.addEventListener('open', () => resolve(), { once: true });
-    socket.addEventListener('error', () => reject(new Error('the inspector refused the connection')), {
-      once: true,
-    });
-  });
-  await new Promise<void>((resolve) => {
-    socket.addEventListener('message', (event) => {
-      if ((JSON.parse(String(event.data)) as { id?: number }).id === 1) resolve();
-    });
-    socket.send(JSON.stringify({ id: 1, method: 'HeapProfiler.collectGarbage' }));
-  });
-  socket.close();
 }
 
 /** The service's memory in bytes, as its own /metrics reports it (prom-client's default collectors). */

@@ -27,6 +27,7 @@ import { pagePaths } from '../servers/pages/home.ts';
 import { allocatedPerRequest } from './allocation.ts';
 import { measureChargeLookups } from './charges.ts';
 import { signedInDashboard } from './dashboard.ts';
+import { INSPECT_ARG, inspectorOf } from './inspector.ts';
 import { runLoad } from './load.ts';
 import { measureMatching, measureRealRegistry } from './matching.ts';
 import { type OwnerMcp, ownerMcp } from './owner.ts';
@@ -47,8 +48,8 @@ function median(values: number[]): number {
 interface Started {
   url: string;
   child: ChildProcess;
-  /** The inspector's port on 127.0.0.1, when started with one (`allocatedPerRequest`). */
-  inspectorPort?: number;
+  /** The inspector's WebSocket address, when started with one (`allocatedPerRequest`). */
+  inspector?: string;
 }
 
 async function freePort(): Promise<number> {
@@ -72,11 +73,10 @@ async function spawnServer(
   inspect = false,
 ): Promise<Started> {
   const port = await freePort();
-  const inspectorPort = inspect ? await freePort() : undefined;
   const child = spawn(
     process.execPath,
     [
-      ...(inspectorPort ? [`--inspect=127.0.0.1:${inspectorPort}`] : []),
+      ...(inspect ? [INSPECT_ARG] : []),
       '--experimental-strip-types',
       '--disable-warning=ExperimentalWarning',
       script,
@@ -84,22 +84,10 @@ async function spawnServer(
     {
       cwd: root,
       env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ...env },
-      stdio: ['ignore', 'ignore', inspectorPort ? 'pipe' : 'inherit'],
+      stdio: ['ignore', 'ignore', inspect ? 'pipe' : 'inherit'],
     },
   );
-  child.stderr?.on('data', (chunk: Buffer) => {
-    const text = chunk
-      .toString()
-      .split('\n')
-      .filter(
-        (line) =>
-          !/^(Debugger (listening on|attached|ending on)|For help, see: https:\/\/nodejs\.org|Waiting for the debugger)/.test(
-            line,
-          ),
-      )
-      .join('\n');
-    if (text.trim()) process.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
-  });
+  const inspector = inspect ? inspectorOf(child) : undefined;
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
   for (;;) {
@@ -112,7 +100,7 @@ async function spawnServer(
     if (Date.now() > deadline) throw new Error(`${script} did not start`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  return { url, child, ...(inspectorPort ? { inspectorPort } : {}) };
+  return { url, child, ...(inspector ? { inspector: await inspector } : {}) };
 }
 
 interface Load {
@@ -245,8 +233,8 @@ interface Scenario {
   p99Target?: number;
   /** Events each 2xx answer acknowledged (traffic ingestion). */
   events?: number;
-  /** The server's inspector port: the bytes a request allocates are measured too. */
-  inspectorPort?: number;
+  /** The server's inspector: the bytes a request allocates are measured too. */
+  inspector?: string;
 }
 
 const mcpHeaders = {
@@ -326,7 +314,7 @@ function hotPathScenarios(serviceUrl: string, level: string, owner: OwnerMcp, se
   return scenarios.map((scenario) => ({
     ...scenario,
     ...pidOf(server),
-    ...(server.inspectorPort ? { inspectorPort: server.inspectorPort } : {}),
+    ...(server.inspector ? { inspector: server.inspector } : {}),
   }));
 }
 
@@ -379,9 +367,9 @@ async function runScenarios(baseline: Scenario, targets: Scenario[]): Promise<Ma
   // After every rate is taken: the profiler's session must not weigh on a measured run.
   for (const scenario of targets) {
     const entry = results.get(scenario.name);
-    if (scenario.inspectorPort === undefined || !entry) continue;
+    if (scenario.inspector === undefined || !entry) continue;
     const options = scenario.prepare ? await scenario.prepare() : scenario.options;
-    entry.allocated = await allocatedPerRequest(scenario.inspectorPort, options);
+    entry.allocated = await allocatedPerRequest(scenario.inspector, options);
     process.stdout.write(
       `  allocated: ${scenario.name.trim()}: ${format(entry.allocated / 1024, 1)} KB/request\n`,
     );
