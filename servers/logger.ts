@@ -138,15 +138,9 @@ export function requestLineWriter(log: Logger): RequestLineWriter {
 function directRequestLine(log: Logger, stream: DestinationStream): RequestLineWriter {
   const own = log as unknown as Record<symbol, unknown>;
   const { lsCacheSym, timeSym, chindingsSym, endSym } = pino.symbols;
-  const messages = new Map<string, string>();
   return (level, f, msg) => {
-    let message = messages.get(msg);
-    if (message === undefined) {
-      message = `,"msg":${JSON.stringify(msg)}`;
-      if (messages.size < 16) messages.set(msg, message);
-    }
     stream.write(
-      `${(own[lsCacheSym] as Record<number, string>)[log.levels.values[level] as number]}${(own[timeSym] as () => string)()}${own[chindingsSym] as string},"req_id":${JSON.stringify(f.req_id)},"method":${JSON.stringify(f.method)},"path":${JSON.stringify(f.path)},"status":${f.status},"ms":${f.ms}${message}${own[endSym] as string}`,
+      `${(own[lsCacheSym] as Record<number, string>)[log.levels.values[level] as number]}${(own[timeSym] as () => string)()}${own[chindingsSym] as string},"req_id":${JSON.stringify(f.req_id)},"method":${JSON.stringify(f.method)},"path":${JSON.stringify(f.path)},"status":${f.status},"ms":${f.ms},"msg":${JSON.stringify(msg)}${own[endSym] as string}`,
     );
   };
 }

@@ -169,8 +169,13 @@ export class DescriptorDeclarations {
     if (tokens.length === 0) return [];
     await this.#keysRead();
     if (!this.mayMatch(descriptor)) return [];
+    // The squashed leading runs, as `mayMatch` builds them.
     const keys: string[] = [];
-    for (let k = 1; k <= Math.min(tokens.length, MAX_KEY_TOKENS); k++) keys.push(tokens.slice(0, k).join(''));
+    let key = '';
+    for (let k = 0; k < Math.min(tokens.length, MAX_KEY_TOKENS); k++) {
+      key += tokens[k];
+      keys.push(key);
+    }
     const hits = await declaredByKeys(this.#db, keys);
     const matches: DeclaredMatch[] = [];
     for (const hit of hits) {
