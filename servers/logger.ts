@@ -18,11 +18,12 @@
  * lines missing from the middle of the output. The cost of writing at once: a reader that stops
  * reading a full pipe holds up the process, as it would `console.log`.
  *
- * The destination buffers bytes, not text (`contentMode: 'buffer'`): in its text mode sonic-boom
- * appends each line to one pending string and measures that string's UTF-8 length on every write,
- * which flattens it, so every request line copied up to `BUFFER_BYTES`: the largest single
- * allocation of a public MCP call, about 4.5 of its 33 KB (V8's sampling heap profiler). A line is
- * encoded once instead, into Node's shared buffer pool, and the lines are joined once per write.
+ * Lines are gathered in one string (`LineBatch`) and handed to sonic-boom once they reach
+ * `BUFFER_BYTES`, as one string it measures and writes at once: per line, one string append. Before,
+ * each line was encoded into a Buffer of its own for sonic-boom's byte mode (sonic-boom's text mode
+ * measures its whole pending string on every line, which flattens it: every line copied up to
+ * `BUFFER_BYTES`), and the buffers were joined once per write - about 2,000 instructions a line, and
+ * Node's buffer pool and the joined buffers outside the JS heap for the collector to track.
  */
 import { type DestinationStream, type Logger, pino } from 'pino';
 import type { Config } from './config.ts';
@@ -47,16 +48,52 @@ function serializeError(err: unknown): unknown {
 type Destination = ReturnType<typeof pino.destination>;
 
 /**
- * The destinations of this process's loggers (a test process builds one per service), written out
- * when the process exits: pino registers an exit hook for asynchronous destinations only. Each
- * lives as long as the process anyway, held by its own periodic flush timer.
+ * Lines appended to one pending string, handed to the destination as one write once the string
+ * holds `BUFFER_BYTES` characters, at least every `FLUSH_INTERVAL_MS` (`flush`), and when the process
+ * exits or logs a fatal line (`flushSync`). `destination.write` is looked up on each hand-off: pino
+ * replaces it with a no-op once stdout is a broken pipe.
  */
-const destinations = new Set<Destination>();
+class LineBatch implements DestinationStream {
+  private pending = '';
+  private readonly destination: Destination;
 
-function flushOnExit(destination: Destination): void {
-  if (destinations.size === 0) {
+  constructor(destination: Destination) {
+    this.destination = destination;
+  }
+
+  write(line: string): void {
+    this.pending += line;
+    if (this.pending.length >= BUFFER_BYTES) this.handOff();
+  }
+
+  flush(done?: (err?: Error) => void): void {
+    this.handOff();
+    this.destination.flush(done);
+  }
+
+  flushSync(): void {
+    this.handOff();
+    this.destination.flushSync();
+  }
+
+  private handOff(): void {
+    if (this.pending === '') return;
+    const lines = this.pending;
+    this.pending = '';
+    this.destination.write(lines);
+  }
+}
+
+/**
+ * The line batches of this process's loggers (a test process builds one per service), written out
+ * when the process exits: pino registers an exit hook for asynchronous destinations only.
+ */
+const batches = new Set<LineBatch>();
+
+function flushOnExit(batch: LineBatch): void {
+  if (batches.size === 0) {
     process.on('exit', () => {
-      for (const each of destinations) {
+      for (const each of batches) {
         try {
           each.flushSync();
         } catch {
@@ -65,26 +102,15 @@ function flushOnExit(destination: Destination): void {
       }
     });
   }
-  destinations.add(destination);
+  batches.add(batch);
 }
 
 export function createLogger(config: Pick<Config, 'log_level'>): Logger {
-  const destination = pino.destination({
-    dest: 1,
-    sync: true,
-    minLength: BUFFER_BYTES,
-    periodicFlush: FLUSH_INTERVAL_MS,
-    contentMode: 'buffer',
-  });
-  flushOnExit(destination);
-  // pino writes strings; the destination, in buffer mode, takes bytes. `destination.write` is
-  // looked up on each line: pino replaces it with a no-op once stdout is a broken pipe.
-  const lines: DestinationStream & Pick<typeof destination, 'flush' | 'flushSync'> = {
-    write: (line: string) => destination.write(Buffer.from(line) as unknown as string),
-    flush: (done) => destination.flush(done),
-    flushSync: () => destination.flushSync(),
-  };
-  return loggerOn(config, lines);
+  // The batch does the buffering: each string it hands over is written at once.
+  const batch = new LineBatch(pino.destination({ dest: 1, sync: true, minLength: 0 }));
+  setInterval(() => batch.flush(), FLUSH_INTERVAL_MS).unref();
+  flushOnExit(batch);
+  return loggerOn(config, batch);
 }
 
 /**
@@ -134,13 +160,64 @@ export function requestLineWriter(log: Logger): RequestLineWriter {
  * the closing - costs ~0.2 us. It is the line pino writes only while the logger has nothing that
  * reshapes lines (mixin, formatters, hooks, redaction, a nested key), and `loggerOn` configures
  * none; test/unit/logger.test.ts compares the two lines byte for byte.
+ *
+ * Within the service the generic pieces cost more than in a loop (callgrind, per public MCP call):
+ * four `JSON.stringify` calls about 3,300 instructions, the time and the duration as numbers about
+ * 1,600. Strings that need no escaping - a request id, a method, most paths - are quoted as they
+ * are (`jsonString`), the time's text is made once per millisecond rather than once per line, and
+ * the duration, a number of tenths, is written from its integer parts (`tenthsText`).
  */
 function directRequestLine(log: Logger, stream: DestinationStream): RequestLineWriter {
   const own = log as unknown as Record<symbol, unknown>;
   const { lsCacheSym, timeSym, chindingsSym, endSym } = pino.symbols;
+  const time = sameTimeText(own[timeSym] as () => string);
   return (level, f, msg) => {
     stream.write(
-      `${(own[lsCacheSym] as Record<number, string>)[log.levels.values[level] as number]}${(own[timeSym] as () => string)()}${own[chindingsSym] as string},"req_id":${JSON.stringify(f.req_id)},"method":${JSON.stringify(f.method)},"path":${JSON.stringify(f.path)},"status":${f.status},"ms":${f.ms},"msg":${JSON.stringify(msg)}${own[endSym] as string}`,
+      `${(own[lsCacheSym] as Record<number, string>)[log.levels.values[level] as number]}${time()}${own[chindingsSym] as string},"req_id":${jsonString(f.req_id)},"method":${jsonString(f.method)},"path":${jsonString(f.path)},"status":${f.status},"ms":${tenthsText(f.ms)},"msg":${jsonString(msg)}${own[endSym] as string}`,
     );
   };
+}
+
+/**
+ * pino's epoch time (`,"time":<ms>`), its text made again only when the millisecond changed: a
+ * time above 2^31 is a heap number, and writing one out is the dearest part of a line. Any other
+ * time function is called for each line.
+ */
+function sameTimeText(time: () => string): () => string {
+  if (time !== pino.stdTimeFunctions.epochTime) return time;
+  let at = Number.NaN;
+  let text = '';
+  return () => {
+    const now = Date.now();
+    if (now !== at) {
+      at = now;
+      text = `,"time":${now}`;
+    }
+    return text;
+  };
+}
+
+/**
+ * `value` as a JSON string, as `JSON.stringify` writes it: quoted as it is when no character in it
+ * needs escaping (a quote, a backslash, a control character, a surrogate - a lone one is escaped).
+ */
+export function jsonString(value: string): string {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(value);
+  }
+  return `"${value}"`;
+}
+
+/**
+ * A number as JavaScript writes it (`String(ms)`); for a whole number of tenths, the common case of
+ * a duration rounded to 0.1 ms, from its integer parts. `whole.tenth` is the shortest text that
+ * reads back as the double nearest to it, which is `tenths / 10` - so it is `String(ms)` exactly.
+ */
+export function tenthsText(ms: number): string {
+  const tenths = Math.round(ms * 10);
+  if (tenths / 10 !== ms || tenths < 0 || tenths > 0x3fffffff) return `${ms}`;
+  const whole = Math.floor(tenths / 10);
+  const tenth = tenths - whole * 10;
+  return tenth === 0 ? `${whole}` : `${whole}.${tenth}`;
 }

@@ -6,7 +6,13 @@
  */
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { loggerOn, type RequestLineFields, requestLineWriter } from '../../servers/logger.ts';
+import {
+  jsonString,
+  loggerOn,
+  type RequestLineFields,
+  requestLineWriter,
+  tenthsText,
+} from '../../servers/logger.ts';
 
 function capture(): { stream: { write: (line: string) => void }; taken: () => string[] } {
   let lines: string[] = [];
@@ -90,5 +96,48 @@ describe('request line', () => {
     const log = pino({ base: { app: 'other' } }, stream);
     requestLineWriter(log)('info', { req_id: 'r', method: 'GET', path: '/p', status: 200, ms: 1 }, 'done');
     expect(JSON.parse(taken()[0] as string)).toMatchObject({ app: 'other', req_id: 'r', msg: 'done' });
+  });
+
+  it('carries the time of each line, written again once the millisecond changes', () => {
+    vi.useFakeTimers({ now: 1_795_000_000_000, toFake: ['Date'] });
+    const { stream, taken } = capture();
+    const log = loggerOn({ log_level: 'info' }, stream);
+    const write = requestLineWriter(log);
+    const fields = { req_id: 'r', method: 'GET', path: '/p', status: 200, ms: 0.2 };
+    write('info', fields, 'request completed');
+    write('info', fields, 'request completed');
+    vi.setSystemTime(1_795_000_000_001);
+    write('info', fields, 'request completed');
+    vi.setSystemTime(1_795_000_000_000);
+    write('info', fields, 'request completed');
+    expect(taken().map((line) => JSON.parse(line).time)).toEqual([
+      1_795_000_000_000, 1_795_000_000_000, 1_795_000_000_001, 1_795_000_000_000,
+    ]);
+  });
+});
+
+describe('line pieces', () => {
+  it('jsonString is JSON.stringify for every kind of string', () => {
+    const samples = [
+      ...paths,
+      '0b7e2d4c-1f7a-4c55-9a7e-3d1f0c2b8a61',
+      'M-SEARCH',
+      'request completed',
+      '\u007f\u2028\u2029',
+      '\ud800',
+      '\udc00x',
+      '"',
+      '\\',
+      ...Array.from({ length: 0x80 }, (_, c) => `a${String.fromCharCode(c)}b`),
+    ];
+    for (const sample of samples)
+      expect(jsonString(sample), JSON.stringify(sample)).toBe(JSON.stringify(sample));
+  });
+
+  it('tenthsText is String(ms) for durations rounded to tenths and for any other number', () => {
+    const values = [0, -0, 0.1, 0.3, 0.6, 1.7, 9.9, 10, 1234.5, 99_999.9, 107_374_182.3, 2 ** 31, 1e21];
+    for (let i = 0; i < 20_000; i++) values.push(Math.round(Math.random() * 1e7) / 10);
+    values.push(0.05, 0.15, -1, -0.5, 1 / 3, Number.NaN, Number.POSITIVE_INFINITY, 1e-7, 2 ** 53);
+    for (const ms of values) expect(tenthsText(ms), String(ms)).toBe(String(ms));
   });
 });
