@@ -61,10 +61,22 @@ import { X402_MCP_TRANSPORT } from './x402-document.ts';
  */
 const ToolCallRequest = z.object({ method: z.literal('tools/call'), params: z.unknown() });
 
-/** The part of an MCP `tools/call` request this server uses (MCP 2025-11-25, server/tools). */
+/**
+ * The part of an MCP `tools/call` request this server uses (MCP 2025-11-25, server/tools). The
+ * arguments are checked for being an object only: the tool's input contract checks what is in them
+ * (`invokeOperation`), and `z.record` would run a key and a value schema per argument and copy
+ * them into a new object first, on every call.
+ */
 const ToolCallParams = z.object({
   name: z.string(),
-  arguments: z.record(z.string(), z.unknown()).optional(),
+  arguments: z
+    .custom<Record<string, unknown>>(
+      (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+      {
+        error: 'Invalid input: expected an object',
+      },
+    )
+    .optional(),
 });
 
 /**

@@ -245,12 +245,18 @@ describe.each(dialects)('public MCP server (%s)', (dialect) => {
       for (const params of [
         { arguments: {} },
         { name: 'lookup_card_charge', arguments: 'x' },
+        { name: 'lookup_card_charge', arguments: ['CHECKCARD NETFLIX.COM'] },
+        { name: 'lookup_card_charge', arguments: null },
         { name: 42 },
       ]) {
         const reply = await (await post({ jsonrpc: '2.0', id: 9, method: 'tools/call', params })).json();
         expect(reply.id).toBe(9);
         expect(reply.error.code).toBe(-32602);
         expect(reply.error.message).toMatch(/Invalid tools\/call params: params\./);
+        if ('name' in params && params.name === 'lookup_card_charge')
+          expect(reply.error.message).toMatch(
+            /Invalid tools\/call params: params\.arguments: Invalid input: expected an object$/,
+          );
       }
     });
 
