@@ -35,6 +35,7 @@ import type { PaymentRequired, PaymentRequirements } from '@x402/core/types';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
 import { openDatabase } from '../db/database.ts';
+import { startFlags } from '../scripts/start-command.ts';
 import { OwnerTokenClient } from '../test/helpers/oauth.ts';
 import { newAccount, paymentHeader, signPayment } from '../test/helpers/x402-payer.ts';
 import { collectGarbage, INSPECT_ARG, inspectorOf } from './inspector.ts';
@@ -109,30 +110,21 @@ export interface BenchService {
 export async function startService(env: Record<string, string>): Promise<BenchService> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(
-    process.execPath,
-    [
-      '--experimental-strip-types',
-      '--disable-warning=ExperimentalWarning',
-      INSPECT_ARG,
-      'bench/servers/paid.ts',
-    ],
-    {
-      cwd: root,
-      env: {
-        ...process.env,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        SITE_URL: url,
-        PAY_TO: BENCH_PAY_TO,
-        METRICS_ENABLED: '1',
-        // One client address sends everything: lift the per-address limit on unauthenticated writes.
-        RATE_LIMIT_WRITES_PER_MINUTE: '1000000000',
-        ...env,
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
+  const child = spawn(process.execPath, [...startFlags(), INSPECT_ARG, 'bench/servers/paid.ts'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      SITE_URL: url,
+      PAY_TO: BENCH_PAY_TO,
+      METRICS_ENABLED: '1',
+      // One client address sends everything: lift the per-address limit on unauthenticated writes.
+      RATE_LIMIT_WRITES_PER_MINUTE: '1000000000',
+      ...env,
     },
-  );
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   const inspector = inspectorOf(child);
   const deadline = Date.now() + 60_000;
   for (;;) {

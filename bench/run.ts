@@ -23,6 +23,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { startFlags } from '../scripts/start-command.ts';
 import { pagePaths } from '../servers/pages/home.ts';
 import { allocatedPerRequest } from './allocation.ts';
 import { measureChargeLookups } from './charges.ts';
@@ -77,8 +78,8 @@ async function spawnServer(
     process.execPath,
     [
       ...(inspect ? [INSPECT_ARG] : []),
-      '--experimental-strip-types',
-      '--disable-warning=ExperimentalWarning',
+      // Every server of the bench, the baseline included, runs with the flags `npm start` gives Node.
+      ...startFlags(),
       script,
     ],
     {

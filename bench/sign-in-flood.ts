@@ -15,6 +15,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startFlags } from '../scripts/start-command.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const guesses = Number(process.env.GUESSES ?? 40);
@@ -45,15 +46,11 @@ const cookieHeader = (jar: Map<string, string>) => [...jar].map(([k, v]) => `${k
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'agent-service-flood-'));
   const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', 'servers/main.ts'],
-    {
-      cwd: root,
-      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    },
-  );
+  const child = spawn(process.execPath, [...startFlags(), 'servers/main.ts'], {
+    cwd: root,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const site = `http://127.0.0.1:${port}`;
   try {
     for (let i = 0; ; i++) {

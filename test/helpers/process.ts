@@ -1,7 +1,8 @@
-/** Runs the service as `npm start` does (`node servers/main.ts`) in a child process. */
+/** Runs the service as `npm start` does (`node <its flags> servers/main.ts`) in a child process. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { startFlags } from '../../scripts/start-command.ts';
 import { projectRoot } from '../../servers/config.ts';
 
 export interface ServiceProcess {
@@ -20,22 +21,18 @@ export async function spawnService(
   /** Another entry point than `servers/main.ts`, relative to the project root. */
   script = 'servers/main.ts',
 ): Promise<ServiceProcess> {
-  const child = spawn(
-    process.execPath,
-    ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', path.join(projectRoot, script)],
-    {
-      cwd: projectRoot,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '',
-        PORT: '0',
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'info',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+  const child = spawn(process.execPath, [...startFlags(), path.join(projectRoot, script)], {
+    cwd: projectRoot,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      ...env,
     },
-  );
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let stderr = '';
   let output = '';
