@@ -97,9 +97,11 @@ describe('request log', () => {
       ],
       { stdio: ['ignore', 'pipe', 'ignore'] },
     );
+    // Decoded as a stream: a read can end inside a character that spans two of the writes' chunks.
+    child.stdout.setEncoding('utf8');
     let output = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
+    child.stdout.on('data', (chunk: string) => {
+      output += chunk;
     });
     const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
     return {
