@@ -4,11 +4,11 @@
  * message, code and stack only - database errors can quote row values, so their other fields are
  * dropped.
  *
- * Lines are buffered (pino's sonic-boom destination): a line costs its serialization, not a
- * write(2) on the request's path. The buffer is written once it holds `BUFFER_BYTES` (about twenty
- * request lines), at least every `FLUSH_INTERVAL_MS`, and when the process exits - on
- * `process.exit`, a signal handled by `main.ts`, an uncaught exception or an unhandled rejection
- * (`main.ts` logs a crash as a fatal line first). Only an abrupt end (SIGKILL, power loss) can lose
+ * Lines are buffered (`LineBatch`, in front of pino's sonic-boom destination): a line costs its
+ * serialization, not a write(2) on the request's path. The buffer is written once it holds
+ * `BATCH_CHARS` (about twenty request lines), at least every `FLUSH_INTERVAL_MS`, and when the
+ * process exits - on `process.exit`, a signal handled by `main.ts`, an uncaught exception or an
+ * unhandled rejection (`main.ts` logs a crash as a fatal line first). Only an abrupt end (SIGKILL, power loss) can lose
  * what the last interval buffered.
  *
  * Each write of the buffer is synchronous, one write(2) per twenty lines on the main thread, as
@@ -19,17 +19,17 @@
  * reading a full pipe holds up the process, as it would `console.log`.
  *
  * Lines are gathered in one string (`LineBatch`) and handed to sonic-boom once they reach
- * `BUFFER_BYTES`, as one string it measures and writes at once: per line, one string append. Before,
+ * `BATCH_CHARS`, as one string it measures and writes at once: per line, one string append. Before,
  * each line was encoded into a Buffer of its own for sonic-boom's byte mode (sonic-boom's text mode
  * measures its whole pending string on every line, which flattens it: every line copied up to
- * `BUFFER_BYTES`), and the buffers were joined once per write - about 2,000 instructions a line, and
+ * 4 KB), and the buffers were joined once per write - about 2,000 instructions a line, and
  * Node's buffer pool and the joined buffers outside the JS heap for the collector to track.
  */
 import { type DestinationStream, type Logger, pino } from 'pino';
 import type { Config } from './config.ts';
 
-/** Buffered before a write: about twenty request lines. */
-const BUFFER_BYTES = 4096;
+/** Characters buffered before a write: about twenty request lines. */
+const BATCH_CHARS = 4096;
 /** Longest a line waits in the buffer of an idle process. */
 const FLUSH_INTERVAL_MS = 250;
 
@@ -49,7 +49,7 @@ type Destination = ReturnType<typeof pino.destination>;
 
 /**
  * Lines appended to one pending string, handed to the destination as one write once the string
- * holds `BUFFER_BYTES` characters, at least every `FLUSH_INTERVAL_MS` (`flush`), and when the process
+ * holds `BATCH_CHARS` characters, at least every `FLUSH_INTERVAL_MS` (`flush`), and when the process
  * exits or logs a fatal line (`flushSync`). `destination.write` is looked up on each hand-off: pino
  * replaces it with a no-op once stdout is a broken pipe.
  */
@@ -63,7 +63,7 @@ class LineBatch implements DestinationStream {
 
   write(line: string): void {
     this.pending += line;
-    if (this.pending.length >= BUFFER_BYTES) this.handOff();
+    if (this.pending.length >= BATCH_CHARS) this.handOff();
   }
 
   flush(done?: (err?: Error) => void): void {

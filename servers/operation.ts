@@ -382,7 +382,8 @@ async function invokeUnmeasured<I extends z.ZodType, O extends z.ZodType>(
   return runHandler(op, ctx, input);
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
+/** A JSON object: not null, not an array. */
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**

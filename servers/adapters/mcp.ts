@@ -42,6 +42,7 @@ import {
   type AnyOperation,
   CallContext,
   invokeOperation,
+  isRecord,
   type McpServerName,
   type OperationContext,
   type RequestInfo,
@@ -70,12 +71,7 @@ const ToolCallRequest = z.object({ method: z.literal('tools/call'), params: z.un
 const ToolCallParams = z.object({
   name: z.string(),
   arguments: z
-    .custom<Record<string, unknown>>(
-      (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
-      {
-        error: 'Invalid input: expected an object',
-      },
-    )
+    .custom<Record<string, unknown>>(isRecord, { error: 'Invalid input: expected an object' })
     .optional(),
 });
 

@@ -22,6 +22,7 @@ import {
   type AnyOperation,
   CallContext,
   invokeOperation,
+  isRecord,
   type OperationContext,
   pathParamsOf,
   type RequestInfo,
@@ -191,11 +192,11 @@ export function surfaceRouter(
           ctx.payment = { credential: paymentCredential(req) };
           if (coerce) source = coerce(source);
           // A paid POST may name its referral handle in the query as well (`?ref=`).
-          else if (typeof req.query.ref === 'string' && isObject(source) && !('ref' in source))
+          else if (typeof req.query.ref === 'string' && isRecord(source) && !('ref' in source))
             source = { ...source, ref: req.query.ref };
         }
         // Path parameters win over same-named fields in the query or body.
-        const merged = pathParams.length && isObject(source) ? { ...source, ...req.params } : source;
+        const merged = pathParams.length && isRecord(source) ? { ...source, ...req.params } : source;
         const output = await invokeOperation(op, ctx, merged);
         if (http.redirect) {
           res.setHeader('Cache-Control', 'no-store');
@@ -280,9 +281,6 @@ function malformedPath(param?: string): ServiceError {
 
 export const exposedHeaders =
   'X-Request-Id, Retry-After, PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE';
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** JSON without Express's res.json machinery (ETag, freshness): the hot path's last step. */
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
