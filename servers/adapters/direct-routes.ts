@@ -28,7 +28,7 @@ import {
   pathParamsOf,
   type RequestInfo,
 } from '../operation.ts';
-import { requestTracker } from '../request-log.ts';
+import { requestTracker, trackedHead } from '../request-log.ts';
 import type { Services } from '../services.ts';
 import type { DirectMcp } from './mcp.ts';
 import { surfaceUrl } from './openapi.ts';
@@ -131,11 +131,13 @@ export function directRoutes(
     const host = req.headers.host;
     if (host === undefined || !endpoint.hostAccepted(host) || (mcpHost !== undefined && host !== mcpHost))
       return false;
-    const id = track(req, res);
+    // Where the endpoint writes every head itself, the id and `nosniff` go with it (`Caller.head`).
+    const id = track(req, res, endpoint.writesHead ? 'caller' : 'set');
     req.id = id;
     void endpoint.answer(req, res, {
       request: requestOf(req, id, 'mcp'),
       log: () => log.child({ req_id: id }),
+      ...(endpoint.writesHead ? { head: trackedHead(id) } : {}),
     });
     return true;
   };

@@ -175,11 +175,15 @@ class Exchange {
     this.streaming = streaming;
     this.batch = batch;
     if (streaming) {
-      res.writeHead(200, {
-        'Content-Type': 'text/event-stream',
-        'Cache-Control': 'no-cache, no-transform',
-        'X-Accel-Buffering': 'no',
-      });
+      res.writeHead(200, [
+        ...(caller.head ?? []),
+        'Content-Type',
+        'text/event-stream',
+        'Cache-Control',
+        'no-cache, no-transform',
+        'X-Accel-Buffering',
+        'no',
+      ]);
     }
   }
 
@@ -209,9 +213,8 @@ class Exchange {
     }
     this.replies.push(message);
     if (this.owed.size === 0 && !this.res.headersSent) {
-      this.res.statusCode = 200;
-      this.res.setHeader('Content-Type', 'application/json');
-      this.res.end(this.batch ? JSON.stringify(this.replies) : replyJson(this.replies[0] as JSONRPCMessage));
+      const body = this.batch ? JSON.stringify(this.replies) : replyJson(this.replies[0] as JSONRPCMessage);
+      sendWhole(this.res, 200, this.caller.head, 'application/json', body);
     }
   }
 }
@@ -363,12 +366,23 @@ export interface Caller {
   /** The logger bound to the request id (built when something logs). */
   log: () => Logger;
   principal?: Principal;
+  /**
+   * Headers every response to this POST carries that are not set on the response yet: the request's
+   * id and `nosniff` of a request `direct-routes.ts` tracked with `headers: 'caller'`.
+   */
+  head?: readonly string[];
 }
 
 /** An endpoint's POST handling, for `direct-routes.ts` to call from node:http. */
 export interface DirectMcp {
   /** Whether the Host header value already passed the endpoint's DNS-rebinding check. */
   hostAccepted(host: string): boolean;
+  /**
+   * Whether every response `answer` sends carries `caller.head`. Not where an `authenticate` hook
+   * answers the request itself (the owner endpoint's 401): its headers must be set on the response
+   * first.
+   */
+  writesHead: boolean;
   /** The POST of `caller`, authenticated first where the endpoint asks for it; never rejects. */
   answer(req: IncomingMessage, res: ServerResponse, caller: Caller): Promise<void>;
 }
@@ -500,6 +514,7 @@ export function createMcpEndpoint(
         406,
         SERVER_ERROR,
         'Not Acceptable: accept application/json and text/event-stream',
+        caller.head,
       );
     }
     if (!jsonContentType.test(req.headers['content-type'] ?? '')) {
@@ -508,6 +523,7 @@ export function createMcpEndpoint(
         415,
         ErrorCode.InvalidRequest,
         'Unsupported Media Type: Content-Type must be application/json',
+        caller.head,
       );
     }
     const version = req.headers['mcp-protocol-version'];
@@ -517,13 +533,14 @@ export function createMcpEndpoint(
         400,
         ErrorCode.InvalidRequest,
         `Unsupported protocol version: ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
+        caller.head,
       );
     }
     const body = await readJson(req, limit);
     if (!body.ok) {
       return body.error === 'too_large'
-        ? rpcError(res, 413, ErrorCode.InvalidRequest, 'Request body too large')
-        : rpcError(res, 400, ErrorCode.ParseError, 'Parse error: invalid JSON');
+        ? rpcError(res, 413, ErrorCode.InvalidRequest, 'Request body too large', caller.head)
+        : rpcError(res, 400, ErrorCode.ParseError, 'Parse error: invalid JSON', caller.head);
     }
 
     const batch = Array.isArray(body.value);
@@ -531,34 +548,40 @@ export function createMcpEndpoint(
     const messages: JSONRPCMessage[] = [];
     for (const item of raw) {
       const problem = envelopeProblem(item, body.roundedIds);
-      if (problem) return rpcError(res, 400, ErrorCode.InvalidRequest, `Invalid Request: ${problem}`);
+      if (problem)
+        return rpcError(res, 400, ErrorCode.InvalidRequest, `Invalid Request: ${problem}`, caller.head);
       messages.push(item as JSONRPCMessage);
     }
     if (messages.length === 0)
-      return rpcError(res, 400, ErrorCode.InvalidRequest, 'Invalid Request: empty batch');
+      return rpcError(res, 400, ErrorCode.InvalidRequest, 'Invalid Request: empty batch', caller.head);
     if (messages.length > 1 && messages.some((m) => isRequest(m) && m.method === 'initialize')) {
-      return rpcError(res, 400, ErrorCode.InvalidRequest, 'Invalid Request: initialize must be sent alone');
+      return rpcError(
+        res,
+        400,
+        ErrorCode.InvalidRequest,
+        'Invalid Request: initialize must be sent alone',
+        caller.head,
+      );
     }
     const requests = messages.filter(isRequest);
     if (requests.length === 0) {
       transport.dispatch(new Exchange(caller, res, false, batch), messages, extraOf(req));
-      res.statusCode = 202;
-      res.end();
+      sendWhole(res, 202, caller.head, undefined, '');
       return;
     }
     const wantsProgress = requests.some((r) => r.params?._meta?.progressToken !== undefined);
     const streaming = wantsProgress && /text\/event-stream/.test(accept);
     const exchange = new Exchange(caller, res, streaming, batch);
-    res.once('close', () => {
+    res.on('close', () => {
       if (exchange.open) transport.abandon(exchange);
     });
     transport.dispatch(exchange, messages, extraOf(req));
   };
   /** What the router's error handler does: the failure in the log, a bare Internal error to the client. */
-  const failed = (err: unknown, res: ServerResponse): void => {
+  const failed = (err: unknown, res: ServerResponse, head?: readonly string[]): void => {
     services.log.error({ err }, 'mcp endpoint failed');
     if (res.headersSent) res.destroy();
-    else rpcError(res, 500, ErrorCode.InternalError, 'Internal error');
+    else rpcError(res, 500, ErrorCode.InternalError, 'Internal error', head);
   };
   /** The POST of `caller`, authenticated first where the endpoint asks for it. */
   const authenticated = async (req: IncomingMessage, res: ServerResponse, caller: Caller): Promise<void> => {
@@ -585,7 +608,9 @@ export function createMcpEndpoint(
     close: () => server.close(),
     direct: {
       hostAccepted: (host) => acceptedHosts.has(host),
-      answer: (req, res, caller) => authenticated(req, res, caller).catch((err: unknown) => failed(err, res)),
+      writesHead: options.authenticate === undefined,
+      answer: (req, res, caller) =>
+        authenticated(req, res, caller).catch((err: unknown) => failed(err, res, caller.head)),
     },
   };
 }
@@ -764,10 +789,36 @@ function extraOf(req: IncomingMessage): MessageExtraInfo {
   return { requestInfo: { headers: req.headers as Record<string, string | string[] | undefined> } };
 }
 
-function rpcError(res: ServerResponse, status: number, code: number, message: string): void {
-  res.statusCode = status;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+function rpcError(
+  res: ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  head?: readonly string[],
+): void {
+  const body = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
+  sendWhole(res, status, head, 'application/json; charset=utf-8', body);
+}
+
+/**
+ * A whole response in one `writeHead`: `head` (headers not set on `res` yet, see `Caller.head`),
+ * then the body's type and length. Headers set on `res` before are kept (Node merges them, the
+ * ones named here winning).
+ */
+function sendWhole(
+  res: ServerResponse,
+  status: number,
+  head: readonly string[] | undefined,
+  contentType: string | undefined,
+  body: string,
+): void {
+  const length = body === '' ? '0' : String(Buffer.byteLength(body));
+  const own =
+    contentType === undefined
+      ? ['Content-Length', length]
+      : ['Content-Type', contentType, 'Content-Length', length];
+  res.writeHead(status, head === undefined ? own : [...head, ...own]);
+  res.end(body);
 }
 
 /** MCP transports, security warning: validate Origin to prevent DNS rebinding. */

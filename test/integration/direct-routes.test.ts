@@ -29,6 +29,8 @@ async function ask(base: string, path: string, init: RequestInit = {}): Promise<
   const text = await res.text();
   const headers: Record<string, string> = {};
   for (const [name, value] of res.headers) if (!varying.has(name)) headers[name] = value;
+  // Its value differs, but every answer carries one.
+  if (res.headers.get('x-request-id')) headers['x-request-id'] = '(present)';
   let body: unknown = text;
   if (text && /json/.test(res.headers.get('content-type') ?? '')) {
     // Health answers carry the moment and the database's round trip: equal in kind, not in value.
