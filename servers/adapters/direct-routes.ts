@@ -7,7 +7,7 @@
  * Same answer as Express's in every respect, from the same parts:
  * - REST: the request's id, its `nosniff` and its log line (`requestTracker`), the surface's
  *   cross-origin headers, the query parsed as Express's default parser does (`node:querystring`),
- *   `invokeOperation` (authentication, input contract, metrics), `sendJson`, and on failure the same
+ *   `invokeOperation` (authentication, input contract, metrics), the JSON text, and on failure the same
  *   problem+json and 5xx log line (`sendFailure`, which `problemHandler` calls too). Only an exact
  *   `GET <surface path><operation path>` on the surface's host comes here.
  * - MCP, public and owner: the endpoint's own POST handling (`DirectMcp`, the function its router
@@ -30,9 +30,10 @@ import {
 } from '../operation.ts';
 import { requestTracker, trackedHead } from '../request-log.ts';
 import type { Services } from '../services.ts';
+import { jsonOf } from './json.ts';
 import type { DirectMcp } from './mcp.ts';
 import { surfaceUrl } from './openapi.ts';
-import { abortedOnDisconnect, exposedHeaders, sendFailure, sendJson } from './rest.ts';
+import { abortedOnDisconnect, exposedHeaders, JSON_CONTENT_TYPE, sendFailure, sendWhole } from './rest.ts';
 
 interface Route {
   op: AnyOperation;
@@ -90,11 +91,18 @@ export function directRoutes(
     headers: req.headers as Record<string, string | undefined>,
   });
 
+  /** The headers every answer of a direct REST route carries, as `writeHead` takes them. */
+  const headOf = (id: string): string[] => {
+    const head = trackedHead(id);
+    head.push('Access-Control-Allow-Origin', '*', 'Access-Control-Expose-Headers', exposedHeaders);
+    return head;
+  };
+
   const answer = async (route: Route, req: IncomingMessage, res: ServerResponse, query: string) => {
-    const id = track(req, res);
+    // The id, `nosniff` and the surface's cross-origin headers go out with the answer's head, in
+    // one `writeHead` (`sendWhole`; why: `requestTracker`); a failure sets them before its problem.
+    const id = track(req, res, 'caller');
     req.id = id;
-    res.setHeader('Access-Control-Allow-Origin', '*');
-    res.setHeader('Access-Control-Expose-Headers', exposedHeaders);
     const ctx = new CallContext(
       {
         services,
@@ -107,8 +115,13 @@ export function directRoutes(
     const http = route.op.http as NonNullable<AnyOperation['http']>;
     try {
       const output = await invokeOperation(route.op, ctx, parseQuery(query));
-      sendJson(res, http.status?.(output) ?? http.successStatus ?? 200, output);
+      const status = http.status?.(output) ?? http.successStatus ?? 200;
+      sendWhole(res, status, headOf(id), JSON_CONTENT_TYPE, jsonOf(output));
     } catch (err) {
+      if (!res.headersSent) {
+        const head = headOf(id);
+        for (let i = 0; i < head.length; i += 2) res.setHeader(head[i] as string, head[i + 1] as string);
+      }
       sendFailure(req, res, err, toServiceError(err), () => ctx.log, config.site_url);
     }
   };

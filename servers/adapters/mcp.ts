@@ -52,7 +52,7 @@ import { PaymentRequiredDoc } from '../payments/schemas.ts';
 import type { Services } from '../services.ts';
 import { jsonOf } from './json.ts';
 import { jsonSchemaOf } from './openapi.ts';
-import { requestInfo } from './rest.ts';
+import { JSON_CONTENT_TYPE, requestInfo, sendWhole } from './rest.ts';
 import { X402_MCP_TRANSPORT } from './x402-document.ts';
 
 /**
@@ -797,28 +797,7 @@ function rpcError(
   head?: readonly string[],
 ): void {
   const body = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
-  sendWhole(res, status, head, 'application/json; charset=utf-8', body);
-}
-
-/**
- * A whole response in one `writeHead`: `head` (headers not set on `res` yet, see `Caller.head`),
- * then the body's type and length. Headers set on `res` before are kept (Node merges them, the
- * ones named here winning).
- */
-function sendWhole(
-  res: ServerResponse,
-  status: number,
-  head: readonly string[] | undefined,
-  contentType: string | undefined,
-  body: string,
-): void {
-  const length = body === '' ? '0' : String(Buffer.byteLength(body));
-  const own =
-    contentType === undefined
-      ? ['Content-Length', length]
-      : ['Content-Type', contentType, 'Content-Length', length];
-  res.writeHead(status, head === undefined ? own : [...head, ...own]);
-  res.end(body);
+  sendWhole(res, status, head, JSON_CONTENT_TYPE, body);
 }
 
 /** MCP transports, security warning: validate Origin to prevent DNS rebinding. */

@@ -282,11 +282,34 @@ function malformedPath(param?: string): ServiceError {
 export const exposedHeaders =
   'X-Request-Id, Retry-After, PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE';
 
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
 /** JSON without Express's res.json machinery (ETag, freshness): the hot path's last step. */
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.statusCode = status;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Type', JSON_CONTENT_TYPE);
   res.end(jsonOf(body));
+}
+
+/**
+ * A whole response in one `writeHead`: `head` (headers not set on `res` yet: the request's own,
+ * `trackedHead`, and the route's), then the body's type and length. Headers set on `res` before are kept (Node merges them, the
+ * ones named here winning).
+ */
+export function sendWhole(
+  res: ServerResponse,
+  status: number,
+  head: readonly string[] | undefined,
+  contentType: string | undefined,
+  body: string,
+): void {
+  const length = body === '' ? '0' : String(Buffer.byteLength(body));
+  const own =
+    contentType === undefined
+      ? ['Content-Length', length]
+      : ['Content-Type', contentType, 'Content-Length', length];
+  res.writeHead(status, head === undefined ? own : [...head, ...own]);
+  res.end(body);
 }
 
 export function methodNotAllowed(methods: string[]): RequestHandler {

@@ -91,7 +91,7 @@ describe.each(dialects)('featured-bid auction on a local chain (%s)', (dialect) 
     } finally {
       offsetMs = 0;
     }
-    expect(res.status).toBe(200);
+    expect(res.status, await res.clone().text()).toBe(200);
     firstBid = (await res.json()) as Json;
     expect(firstBid).toMatchObject({
       domain: 'alpha-shop.com',
