@@ -12,6 +12,7 @@ import { waitFor } from '../helpers/receivers.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { newAccount, payingFetch } from '../helpers/x402-payer.ts';
 
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are checked structurally
 type Json = Record<string, any>;
 
 const GPTBOT =
