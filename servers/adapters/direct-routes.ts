@@ -7,9 +7,9 @@
  * Same answer as Express's in every respect, from the same parts:
  * - REST: the request's id, its `nosniff` and its log line (`requestTracker`), the surface's
  *   cross-origin headers, the query parsed as Express's default parser does (`node:querystring`),
- *   `invokeOperation` (authentication, input contract, metrics), the JSON text, and on failure the same
- *   problem+json and 5xx log line (`sendFailure`, which `problemHandler` calls too). Only an exact
- *   `GET <surface path><operation path>` on the surface's host comes here.
+ *   `invokeOperation` (authentication, input contract, metrics), the JSON text, and on failure the
+ *   same problem+json and 5xx log line (`sendFailure`, which `problemHandler` calls too). Only an
+ *   exact `GET <surface path><operation path>` on the surface's host comes here.
  * - MCP, public and owner: the endpoint's own POST handling (`DirectMcp`, the function its router
  *   calls, the owner's bearer check included), for a POST to the exact endpoint path whose Host the
  *   router's DNS-rebinding check already accepted and that carries no Origin.

@@ -293,8 +293,8 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 
 /**
  * A whole response in one `writeHead`: `head` (headers not set on `res` yet: the request's own,
- * `trackedHead`, and the route's), then the body's type and length. Headers set on `res` before are kept (Node merges them, the
- * ones named here winning).
+ * `trackedHead`, and the route's), then the body's type and length. Headers set on `res` before
+ * are kept (Node merges them, the ones named here winning).
  */
 export function sendWhole(
   res: ServerResponse,
