@@ -285,7 +285,7 @@ export const exposedHeaders =
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /** JSON without Express's res.json machinery (ETag, freshness): the hot path's last step. */
-export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.statusCode = status;
   res.setHeader('Content-Type', JSON_CONTENT_TYPE);
   res.end(jsonOf(body));
