@@ -13,6 +13,7 @@ import { soulIssuerOf } from './features/souls/keys.ts';
 import { nulFields } from './input.ts';
 import type { ProviderStatus } from './outbound/search.ts';
 import type { PaymentContext } from './payments/service.ts';
+import { addressProblems, type DomainPolicy } from './public-address.ts';
 import type { Services } from './services.ts';
 
 /** Who may call an operation; the adapters enforce it before the handler runs. */
@@ -319,13 +320,27 @@ export function fieldErrors(error: z.ZodError): FieldError[] {
 /**
  * The operation's input from what an adapter received (query, body and path parameters over REST,
  * arguments over MCP). Text holding NUL is refused here, for every field of every operation, before
- * any schema or handler sees it (`input.ts`): PostgreSQL cannot store it and SQLite would.
+ * any schema or handler sees it (`input.ts`): PostgreSQL cannot store it and SQLite would. Every
+ * field that holds a domain or a URL is held to the deployment's public-address rule here too
+ * (`public-address.ts`), whatever the operation.
  */
-export function parseInput<I extends z.ZodType>(op: Operation<I>, raw: unknown): z.output<I> {
+export function parseInput<I extends z.ZodType>(
+  op: Operation<I>,
+  raw: unknown,
+  policy: DomainPolicy,
+): z.output<I> {
   const nul = nulFields(raw);
   if (nul.length > 0) throw invalid(nul);
   const parsed = op.input.safeParse(raw ?? {}, { reportInput: true });
-  if (!parsed.success) throw invalid(fieldErrors(parsed.error));
+  if (!parsed.success) {
+    // Every problem at once: an address the rule refuses is named even when other fields fail.
+    const errors = fieldErrors(parsed.error);
+    const named = new Set(errors.map((e) => e.field));
+    const addresses = addressProblems(op.input, raw, policy).filter((e) => !named.has(e.field));
+    throw invalid([...errors, ...addresses]);
+  }
+  const addresses = addressProblems(op.input, parsed.data, policy);
+  if (addresses.length > 0) throw invalid(addresses);
   return parsed.data;
 }
 
@@ -376,7 +391,7 @@ async function invokeUnmeasured<I extends z.ZodType, O extends z.ZodType>(
     ctx.payment = { credential: undefined, ...ctx.payment, ref };
     rawInput = rest;
   }
-  const input = parseInput(op, rawInput);
+  const input = parseInput(op, rawInput, ctx.services.domainPolicy);
   if (op.rateLimit && !ctx.account) await ctx.services.rateLimits.consume(op.rateLimit, ctx.request.ip);
   if (op.sku) return ctx.services.payments.charge(op, ctx, input, () => runHandler(op, ctx, input));
   return runHandler(op, ctx, input);

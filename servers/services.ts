@@ -62,11 +62,14 @@ import {
 import type { PaymentFacilitator } from './payments/facilitator.ts';
 import { PaymentsService } from './payments/service.ts';
 import { Settler } from './payments/settler.ts';
+import { type DomainPolicy, domainPolicyOf } from './public-address.ts';
 import { createRateLimits, type RateLimits } from './rate-limit.ts';
 import { resealStoredSecrets, type SecretBox, serviceSecret } from './secrets.ts';
 
 export interface Services {
   config: Config;
+  /** Which domains and URLs operations accept, publish and redirect to (`public-address.ts`). */
+  domainPolicy: DomainPolicy;
   db: Kysely<Database>;
   dialect: Dialect;
   log: Logger;
@@ -347,6 +350,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
   let housekeeping: NodeJS.Timeout | undefined;
   return {
     config,
+    domainPolicy: domainPolicyOf(config),
     db,
     dialect: database.dialect,
     log,

@@ -17,7 +17,7 @@ import express, {
   Router,
 } from 'express';
 import type { Logger } from 'pino';
-import { ServiceError, toServiceError } from '../errors.ts';
+import { notFound, ServiceError, toServiceError } from '../errors.ts';
 import {
   type AnyOperation,
   CallContext,
@@ -29,6 +29,7 @@ import {
   type Surface,
 } from '../operation.ts';
 import type { PaymentCredential } from '../payments/credential.ts';
+import { publicUrlProblem } from '../public-address.ts';
 import type { Services } from '../services.ts';
 import { jsonOf } from './json.ts';
 import { asYaml, jsonSchemaOf, openApiDocument, siteOpenApiDocument } from './openapi.ts';
@@ -199,8 +200,12 @@ export function surfaceRouter(
         const merged = pathParams.length && isRecord(source) ? { ...source, ...req.params } : source;
         const output = await invokeOperation(op, ctx, merged);
         if (http.redirect) {
+          const location = http.redirect(output);
+          // The public-address rule holds for every redirect, targets stored before it included.
+          if (publicUrlProblem(location, services.domainPolicy))
+            throw notFound('The target of this link is not a public address');
           res.setHeader('Cache-Control', 'no-store');
-          res.redirect(302, http.redirect(output));
+          res.redirect(302, location);
           return;
         }
         sendReceipt(res, ctx);

@@ -9,6 +9,7 @@ import type { Config } from '../config.ts';
 import { currentHolder } from '../features/catalog/featured-bid/auction.ts';
 import type { FeaturedSlot } from '../features/catalog/featured-bid/operations.ts';
 import type { getAgentHub } from '../features/directory/operations.ts';
+import { publicUrlProblem } from '../public-address.ts';
 import type { Services } from '../services.ts';
 import { type Html, html } from './html.ts';
 import { type FeaturedBrand, withFeaturedBrand } from './layout.ts';
@@ -160,7 +161,9 @@ ${hub.boosted.map((b) => `- [${b.domain}](${b.url}) (sponsored)`).join('\n') || 
  */
 export async function currentFeaturedBrand(services: Services): Promise<FeaturedBrand | null> {
   const holder = await currentHolder(services.db, services.now().toISOString());
-  return holder ? { domain: holder.domain, url: holder.url, blurb: holder.blurb } : null;
+  // The public-address rule holds for what every page links to, slots bought before it included.
+  if (!holder || publicUrlProblem(holder.url, services.domainPolicy)) return null;
+  return { domain: holder.domain, url: holder.url, blurb: holder.blurb };
 }
 
 /** Sends a page with the current Featured Brand in its header. */

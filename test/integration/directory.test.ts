@@ -165,7 +165,7 @@ describe.each(dialects)('directory (%s)', (dialect) => {
     const offDomain = await call(
       'POST',
       '/listings',
-      listing(domain, { url: 'https://elsewhere.example/' }),
+      listing(domain, { url: 'https://elsewhere.example.com/' }),
       key,
     );
     expect(offDomain.status).toBe(400);
@@ -304,12 +304,12 @@ describe.each(dialects)('directory (%s)', (dialect) => {
       domain,
       endpoint: receiver.url,
       protocols: ['webhook', 'mcp'],
-      support_contact: { email: 'help@brand.example', url: 'https://brand.example/help' },
+      support_contact: { email: 'help@brand.example', url: 'https://brand.example.com/help' },
       return_contact: { email: 'returns-desk-private@brand.example' },
       return_policy: {
         window_days: 30,
         conditions: 'Unworn, with tags.',
-        url: 'https://brand.example/returns',
+        url: 'https://brand.example.com/returns',
       },
       ...extra,
     });

@@ -48,6 +48,9 @@ function contextOf(service: TestService, extra: Partial<OperationContext> = {}):
 // biome-ignore lint/suspicious/noExplicitAny: outputs are inspected structurally
 type Json = any;
 
+/** The public-address rule with local names refused, as in production. */
+const publicOnly = { allowLocal: false };
+
 /** Runs a paid operation as the payment core will once the payment is verified: parse, handle, check. */
 async function run(
   op: AnyOperation,
@@ -55,7 +58,10 @@ async function run(
   raw: unknown,
   extra?: Partial<OperationContext>,
 ): Promise<Json> {
-  const output = await op.handler(contextOf(service, extra), parseInput(op, raw));
+  const output = await op.handler(
+    contextOf(service, extra),
+    parseInput(op, raw, service.services.domainPolicy),
+  );
   const checked = op.output.safeParse(output);
   expect(checked.success, checked.error?.message).toBe(true);
   return checked.data;
@@ -81,15 +87,18 @@ async function closedPort(): Promise<string> {
 
 describe('paid SKU inputs (parseInput, as every adapter validates them before any payment)', () => {
   it('reads public from JSON booleans and from the query texts true and false only', () => {
-    expect(parseInput(scan, { domain: 'example.com' })).toEqual({ domain: 'example.com', public: true });
-    expect(parseInput(scan, { domain: 'example.com', public: 'false' }).public).toBe(false);
-    expect(parseInput(scan, { domain: 'example.com', public: 'true' }).public).toBe(true);
-    expect(parseInput(scan, { domain: 'example.com', public: false }).public).toBe(false);
+    expect(parseInput(scan, { domain: 'example.com' }, publicOnly)).toEqual({
+      domain: 'example.com',
+      public: true,
+    });
+    expect(parseInput(scan, { domain: 'example.com', public: 'false' }, publicOnly).public).toBe(false);
+    expect(parseInput(scan, { domain: 'example.com', public: 'true' }, publicOnly).public).toBe(true);
+    expect(parseInput(scan, { domain: 'example.com', public: false }, publicOnly).public).toBe(false);
     // A lenient coercion would read any non-empty text, "false" and "no" included, as true.
     for (const bad of ['no', '0', '1', 'FALSE', '', 1, null]) {
       const err = (() => {
         try {
-          parseInput(scan, { domain: 'example.com', public: bad });
+          parseInput(scan, { domain: 'example.com', public: bad }, publicOnly);
         } catch (e) {
           return e as ServiceError;
         }
@@ -103,7 +112,7 @@ describe('paid SKU inputs (parseInput, as every adapter validates them before an
     for (const op of [signal, scan, llmsTxt]) {
       const refusal = (raw: unknown) => {
         try {
-          parseInput(op, raw);
+          parseInput(op, raw, publicOnly);
         } catch (e) {
           return e as ServiceError;
         }

@@ -185,7 +185,7 @@ describe.each(dialects)('souls (%s)', (dialect) => {
         handle: `agent-${dialect}-${handles}-${randomUUID().slice(0, 6)}`,
         name: `Test Agent ${handles}`,
         description: 'An agent that remembers.',
-        endpoints: { mcp: 'https://agent.example/mcp', web: 'https://agent.example/' },
+        endpoints: { mcp: 'https://agent.example.com/mcp', web: 'https://agent.example.com/' },
         ...extra,
       },
       token,
@@ -237,7 +237,7 @@ describe.each(dialects)('souls (%s)', (dialect) => {
         linked_account: false,
         memory_counts: { episodic: 0, semantic: 0 },
         head: null,
-        profile: { endpoints: { mcp: 'https://agent.example/mcp' }, operator: { name: 'Ops' } },
+        profile: { endpoints: { mcp: 'https://agent.example.com/mcp' }, operator: { name: 'Ops' } },
       });
       expect(res.body.keys).toHaveLength(1);
       expect(res.body.keys[0]).toMatchObject({ valid_until: null });
@@ -359,7 +359,7 @@ describe.each(dialects)('souls (%s)', (dialect) => {
       kind: 'soul',
       agent_id: agentId,
       handle: made.body.handle,
-      endpoint: 'https://agent.example/mcp',
+      endpoint: 'https://agent.example.com/mcp',
       protocols: ['mcp'],
     });
     const all = await send('GET', `${api}/agents`);
@@ -463,7 +463,7 @@ describe.each(dialects)('souls (%s)', (dialect) => {
     const profile = await send(
       'POST',
       `${soulApi}/agents/${agentId}/profile`,
-      { name: 'Renamed', endpoints: { a2a: 'https://agent.example/.well-known/agent-card.json' } },
+      { name: 'Renamed', endpoints: { a2a: 'https://agent.example.com/.well-known/agent-card.json' } },
       await soulJwt(key, agentId),
     );
     expect(profile.status).toBe(200);
@@ -718,7 +718,7 @@ describe.each(dialects)('souls (%s)', (dialect) => {
 
   it('serves the ERC-8004 registration file and links an identity proven by the owning wallet', async () => {
     const key = await newKey('ES256');
-    const made = await register(key, { image: 'https://agent.example/avatar.png' });
+    const made = await register(key, { image: 'https://agent.example.com/avatar.png' });
     const agentId = made.body.agent_id;
     const fileUrl = made.body.urls.erc8004_registration;
     expect(fileUrl).toBe(`${soulApi}/agents/${agentId}/erc-8004`);
@@ -760,10 +760,10 @@ describe.each(dialects)('souls (%s)', (dialect) => {
       type: 'https://eips.ethereum.org/EIPS/eip-8004#registration-v1',
       name: made.body.profile.name,
       description: made.body.profile.description,
-      image: 'https://agent.example/avatar.png',
+      image: 'https://agent.example.com/avatar.png',
       services: [
-        { name: 'web', endpoint: 'https://agent.example/' },
-        { name: 'MCP', endpoint: 'https://agent.example/mcp', version: '2025-11-25' },
+        { name: 'web', endpoint: 'https://agent.example.com/' },
+        { name: 'MCP', endpoint: 'https://agent.example.com/mcp', version: '2025-11-25' },
         { name: 'soul', endpoint: `${soulApi}/agents/${agentId}` },
         { name: 'agentWallet', endpoint: `eip155:8453:${wallet.address.toLowerCase()}` },
       ],

@@ -7,24 +7,26 @@
  */
 import { z } from 'zod';
 import { queryNumber } from '../../pagination.ts';
-import { normalizeDomain } from '../sites/domain.ts';
+import { addressField, normalizeDomain } from '../../public-address.ts';
 
 /**
- * A domain as `normalizeDomain` reads it (a URL gives its host). Local names are let through here:
- * whether this deployment serves them (`scanner.allow_private_networks`) is the handler's decision.
+ * A domain (a URL gives its host), held to the public-address rule for every SKU (`parseInput`,
+ * `servers/public-address.ts`).
  */
-export const SkuDomain = z
-  .string()
-  .min(1)
-  .max(300)
-  .superRefine((value, ctx) => {
-    const result = normalizeDomain(value, { allowLocal: true });
-    if (!result.ok) ctx.addIssue({ code: 'custom', message: result.message });
-  })
-  .describe('Domain name such as example.com (a URL is accepted and its host used).');
+export const SkuDomain = addressField(
+  z
+    .string()
+    .min(1)
+    .max(300)
+    .describe('Domain name such as example.com (a URL is accepted and its host used).'),
+  'domain',
+);
 
-/** An absolute http(s) URL. */
-export const PageUrl = z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' }).max(2048);
+/** An absolute http(s) URL on a public host (the public-address rule). */
+export const PageUrl = addressField(
+  z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' }).max(2048),
+  'url',
+);
 
 /** SPEC Limits: "blurb length: at most 280 characters" (featured-bid, spotlight). */
 export const Blurb = z.string().min(1).max(280);

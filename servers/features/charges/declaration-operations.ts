@@ -6,7 +6,7 @@ import { getDomain } from 'tldts';
 import type { SiteRow } from '../../../db/schema.ts';
 import { invalid, ServiceError } from '../../errors.ts';
 import { defineOperation, type OperationContext, requireAccount } from '../../operation.ts';
-import { isLocalDomain } from '../sites/domain.ts';
+import { isLocalDomain } from '../../public-address.ts';
 import { DeclareDescriptorsInput, DeclaredDescriptors, ListDescriptorsInput } from './declaration-schemas.ts';
 
 /** The account's verified site, whose domain can carry declarations (a registrable one). */

@@ -8,8 +8,8 @@ import { getDomain } from 'tldts';
 import { invalid } from '../../errors.ts';
 import { defineOperation, type OperationContext, requireAccount } from '../../operation.ts';
 import { requireCallableDestination } from '../../outbound/safe-fetch.ts';
+import { isLocalDomain } from '../../public-address.ts';
 import { featuredSlot } from '../catalog/featured-bid/operations.ts';
-import { isLocalDomain } from '../sites/domain.ts';
 import { domainField, requireVerifiedDomain } from '../sites/operations.ts';
 import {
   AgentHubInput,

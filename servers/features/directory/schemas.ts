@@ -7,6 +7,7 @@
 import { isValidPhoneNumber } from 'libphonenumber-js/min';
 import { z } from 'zod';
 import { Cursor, Limit, NextCursor, queryNumber } from '../../pagination.ts';
+import { addressField } from '../../public-address.ts';
 import { SponsoredEntry } from '../catalog/boost/campaigns.ts';
 import { StatementDescriptors } from '../charges/declaration-schemas.ts';
 import { DomainInput } from '../sites/schemas.ts';
@@ -16,10 +17,10 @@ const e164 = /^\+[1-9]\d{6,14}$/;
 export const Contact = z
   .strictObject({
     email: z.email('must be an email address').max(254).optional(),
-    url: z
-      .url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' })
-      .max(2048)
-      .optional(),
+    url: addressField(
+      z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' }).max(2048),
+      'url',
+    ).optional(),
     phone: z
       .string()
       .refine(
@@ -93,10 +94,10 @@ export const SubmitListingInput = z.strictObject({
     .max(500, 'must be at most 500 characters')
     .describe('What it is and who it is for, at most 500 characters.'),
   category: ListingCategory,
-  url: z
-    .url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' })
-    .max(2048)
-    .describe('Landing page; its host must be the domain or one of its subdomains.'),
+  url: addressField(
+    z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' }).max(2048),
+    'url',
+  ).describe('Landing page; its host must be the domain or one of its subdomains.'),
   tags: z
     .array(Tag)
     .max(10, 'must hold at most 10 tags')
@@ -180,9 +181,10 @@ export const ReturnPolicy = z
       .optional()
       .describe('Days after purchase or delivery within which returns are accepted.'),
     conditions: z.string().trim().min(1).max(2000).optional().describe('Conditions, in plain words.'),
-    url: z
-      .url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' })
-      .max(2048)
+    url: addressField(
+      z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' }).max(2048),
+      'url',
+    )
       .optional()
       .describe('Page with the full policy.'),
   })

@@ -4,14 +4,18 @@
  * carry; the scoring rules behind the numbers are in SCORING.md.
  */
 import { z } from 'zod';
+import { addressField } from '../../public-address.ts';
 
-export const DomainInput = z
-  .string()
-  .min(1)
-  .max(300)
-  .describe(
-    'Domain name such as example.com (a URL is accepted and its host used). With scanner.allow_private_networks on, also localhost:PORT or 127.0.0.1:PORT.',
-  );
+export const DomainInput = addressField(
+  z
+    .string()
+    .min(1)
+    .max(300)
+    .describe(
+      'Domain name such as example.com (a URL is accepted and its host used). With scanner.allow_private_networks on, also localhost:PORT or 127.0.0.1:PORT.',
+    ),
+  'domain',
+);
 
 export const Tier = z
   .object({

@@ -21,8 +21,8 @@ import type { Config } from '../../config.ts';
 import { invalid, notFound, ServiceError } from '../../errors.ts';
 import type { SafeFetch } from '../../outbound/safe-fetch.ts';
 import { PollingWorker } from '../../polling-worker.ts';
+import { domainPolicyOf, isLocalDomain, normalizeDomain } from '../../public-address.ts';
 import type { AccountPrincipal } from '../accounts/service.ts';
-import { isLocalDomain, normalizeDomain } from '../sites/domain.ts';
 import { CrawlError, type CrawlLimits, type CrawlRequest, crawlSite, type SiteFacts } from './crawler.ts';
 import { fixSheet } from './fix-sheet.ts';
 import {
@@ -133,7 +133,7 @@ export class ScansService {
 
   /** `domain` as the scanner accepts it, or a 400 naming the field. */
   normalize(raw: string): string {
-    const result = normalizeDomain(raw, { allowLocal: this.deps.config.scanner.allow_private_networks });
+    const result = normalizeDomain(raw, domainPolicyOf(this.deps.config));
     if (!result.ok) throw invalid([{ field: 'domain', message: result.message }]);
     return result.domain;
   }

@@ -1,7 +1,8 @@
 import type { SiteRow } from '../../../db/schema.ts';
 import { invalid, ServiceError } from '../../errors.ts';
 import { defineOperation, type OperationContext, requireAccount } from '../../operation.ts';
-import { normalizeDomain, siteOrigin } from './domain.ts';
+import { domainPolicyOf, normalizeDomain } from '../../public-address.ts';
+import { siteOrigin } from './domain.ts';
 import {
   InstallPixelInput,
   InstallPixelResult,
@@ -24,7 +25,7 @@ export const siteInfo = (site: SiteRow) => ({
 
 /** A `domain` field checked against the configured policy, as a 400 naming the field. */
 export function domainField(ctx: OperationContext, raw: string, field = 'domain'): string {
-  const result = normalizeDomain(raw, { allowLocal: ctx.services.config.scanner.allow_private_networks });
+  const result = normalizeDomain(raw, domainPolicyOf(ctx.services.config));
   if (!result.ok) throw invalid([{ field, message: result.message }]);
   return result.domain;
 }

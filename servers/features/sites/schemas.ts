@@ -1,11 +1,15 @@
 import { z } from 'zod';
+import { addressField } from '../../public-address.ts';
 import { Email, IssuedServiceKey, Password } from '../accounts/schemas.ts';
 
-export const DomainInput = z
-  .string()
-  .min(1)
-  .max(300)
-  .describe("The site's domain, e.g. example.com (a URL is accepted; its host is used).");
+export const DomainInput = addressField(
+  z
+    .string()
+    .min(1)
+    .max(300)
+    .describe("The site's domain, e.g. example.com (a URL is accepted; its host is used)."),
+  'domain',
+);
 
 export const InstallPixelInput = z.strictObject({
   domain: DomainInput,

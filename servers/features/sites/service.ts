@@ -12,7 +12,8 @@ import type { Database, SiteRow } from '../../../db/schema.ts';
 import type { Config } from '../../config.ts';
 import { notFound } from '../../errors.ts';
 import type { SafeFetch } from '../../outbound/safe-fetch.ts';
-import { isLocalDomain, siteOrigin } from './domain.ts';
+import { isLocalDomain } from '../../public-address.ts';
+import { siteOrigin } from './domain.ts';
 
 export const VERIFICATION_NAME = 'agent-service-verification';
 export const VERIFICATION_PATH = `/.well-known/${VERIFICATION_NAME}.txt`;

@@ -1,6 +1,7 @@
 /** Payloads of the soul API (issue 11): registration, the identity document, memories, the registry. */
 import { z } from 'zod';
 import { Cursor, Limit, NextCursor } from '../../pagination.ts';
+import { addressField } from '../../public-address.ts';
 import { AgentId, PublicJwk } from './keys.ts';
 
 /** Our limit (SPEC sets none): one memory entry, in characters. */
@@ -30,7 +31,10 @@ export const Handle = z
   .regex(/^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/, 'must be lower case letters, digits and inner hyphens')
   .describe('Unique handle, 3 to 40 lower case letters, digits and hyphens (not at either end).');
 
-const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' }).max(2048);
+const HttpUrl = addressField(
+  z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' }).max(2048),
+  'url',
+);
 
 export const Endpoints = z
   .strictObject({

@@ -8,7 +8,8 @@ import { z } from 'zod';
 import { ServiceError } from '../../../errors.ts';
 import { defineOperation, defineSku, requireAccount, type Sku } from '../../../operation.ts';
 import { atomicUsdc } from '../../../payments/networks.ts';
-import { normalizeDomain } from '../../sites/domain.ts';
+import { domainPolicyOf, normalizeDomain } from '../../../public-address.ts';
+import type { Services } from '../../../services.ts';
 import { requireVerifiedDomain } from '../../sites/operations.ts';
 import { PageUrl, SkuDomain, urlOnDomain, usdc, usdcInput, usdcText } from '../inputs.ts';
 import type { CampaignView } from './campaigns.ts';
@@ -62,8 +63,8 @@ export const Boost = z.object({
 });
 export type Boost = z.infer<typeof Boost>;
 
-const domainOf = (raw: string): string => {
-  const result = normalizeDomain(raw, { allowLocal: true });
+const domainOf = (raw: string, services: Services): string => {
+  const result = normalizeDomain(raw, domainPolicyOf(services.config));
   if (!result.ok) throw new ServiceError('internal_error'); // the schema checked it
   return result.domain;
 };
@@ -75,7 +76,7 @@ const sku: Sku<BoostInput> = {
   admit: async (services, input) => {
     if (input.campaign_id) {
       await services.boost.pending(input.campaign_id, {
-        domain: domainOf(input.domain),
+        domain: domainOf(input.domain, services),
         url: input.url,
         budget: Number(atomicUsdc(input.amount_usdc)),
       });
@@ -100,7 +101,7 @@ export const boostUrl = defineSku({
     const payment = ctx.payment;
     if (!payment?.id || !payment.payer) throw new ServiceError('internal_error');
     const { boost } = ctx.services;
-    const domain = domainOf(input.domain);
+    const domain = domainOf(input.domain, ctx.services);
     const budget = Number(atomicUsdc(input.amount_usdc));
     const paid = { id: payment.id, payer: payment.payer };
     if (input.campaign_id) {
@@ -169,7 +170,7 @@ export const createBoostCampaign = defineOperation({
   tags: ['marketplace'],
   handler: async (ctx, input) => {
     const account = requireAccount(ctx);
-    const domain = domainOf(input.domain);
+    const domain = domainOf(input.domain, ctx.services);
     await requireVerifiedDomain(ctx, domain);
     const { row } = await ctx.services.boost.create({
       accountId: account.id,

@@ -7,8 +7,8 @@ import { ServiceError } from '../../../errors.ts';
 import { defineOperation, defineSku, type Sku } from '../../../operation.ts';
 import { queryNumber } from '../../../pagination.ts';
 import { atomicUsdc, usdcOf } from '../../../payments/networks.ts';
+import { domainPolicyOf, normalizeDomain } from '../../../public-address.ts';
 import type { Services } from '../../../services.ts';
-import { normalizeDomain } from '../../sites/domain.ts';
 import { Blurb, daysInput, PageUrl, SkuDomain, urlOnDomain, usdc, usdcInput, usdcText } from '../inputs.ts';
 import {
   BID_INCREMENT_USDC,
@@ -101,7 +101,7 @@ export const bidFeaturedSlot = defineSku({
     const { services } = ctx;
     const payment = ctx.payment;
     if (!payment?.id || !payment.payer) throw new ServiceError('internal_error');
-    const domain = normalizeDomain(input.domain, { allowLocal: true });
+    const domain = normalizeDomain(input.domain, domainPolicyOf(services.config));
     if (!domain.ok) throw new ServiceError('internal_error'); // the schema checked it
     const at = services.now();
     const placed = await placeBid(

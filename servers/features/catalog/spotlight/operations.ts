@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { ServiceError } from '../../../errors.ts';
 import { defineSku, type Sku } from '../../../operation.ts';
-import { normalizeDomain } from '../../sites/domain.ts';
+import { domainPolicyOf, normalizeDomain } from '../../../public-address.ts';
 import { Blurb, PageUrl, SkuDomain, urlOnDomain } from '../inputs.ts';
 import { SPOTLIGHT_DAYS } from './placements.ts';
 
@@ -82,7 +82,7 @@ export const buySpotlight = defineSku({
     const { services } = ctx;
     const payment = ctx.payment;
     if (!payment?.id) throw new ServiceError('internal_error');
-    const domain = normalizeDomain(input.domain, { allowLocal: true });
+    const domain = normalizeDomain(input.domain, domainPolicyOf(services.config));
     if (!domain.ok) throw new ServiceError('internal_error'); // the schema checked it
     const placed = await services.spotlights.place({
       paymentId: payment.id,
