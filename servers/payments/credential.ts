@@ -43,6 +43,13 @@ export type ExactEvmPayload = z.infer<typeof ExactEvmPayload>;
 
 export interface DecodedPayment {
   version: 1 | 2;
+  /**
+   * The resource the payer says it pays for: v2 `resource.url` (optional in a v2 PaymentPayload,
+   * x402-specification-v2.md section 5.2); a v1 PaymentPayload has no such field, but one that
+   * carries `resource` anyway is held to it. Not covered by the signature: the binding is the
+   * payer's statement, which a payment made for another resource contradicts.
+   */
+  resource: string | undefined;
   /** The PaymentPayload as received (what the facilitator verifies and settles). */
   payload: PaymentPayload | PaymentPayloadV1;
   exact: ExactEvmPayload;
@@ -66,10 +73,26 @@ const refuse = (reason: string, field: string, message: string): { ok: false; re
 });
 
 /**
+ * The x402 version a credential answers: the version of the terms its transport offered. Over HTTP
+ * the 402 offers v2 terms in `PAYMENT-REQUIRED` (answered in `PAYMENT-SIGNATURE`) and v1 terms in
+ * its body (answered in `X-PAYMENT`); over MCP the tool result offers the v2 PaymentRequired only
+ * (specs/transports-v2/mcp.md), so `_meta["x402/payment"]` carries v2. One rule for both transports.
+ */
+export function versionCarried(credential: PaymentCredential): 1 | 2 {
+  return credential.transport === 'http' && credential.header === 'X-PAYMENT' ? 1 : 2;
+}
+
+/** Where a credential of the other version goes, for the refusal's message. */
+function otherPlace(credential: PaymentCredential, version: 1 | 2): string {
+  if (credential.transport === 'mcp') return 'answer the v2 terms of the tool result instead';
+  return `send this v${version} payload in ${version === 2 ? 'PAYMENT-SIGNATURE' : 'X-PAYMENT'}`;
+}
+
+/**
  * Decodes a credential. A header that is not base64 JSON, a payload that is not an x402
- * PaymentPayload, an x402 version the transport does not carry (a v2 payload in `X-PAYMENT`, a v1
- * payload in `PAYMENT-SIGNATURE`) or a payload that is not an EIP-3009 authorization is refused
- * naming the field.
+ * PaymentPayload, an x402 version its transport does not carry (`versionCarried`: a v2 payload in
+ * `X-PAYMENT`, a v1 payload in `PAYMENT-SIGNATURE` or in MCP `_meta`) or a payload that is not an
+ * EIP-3009 authorization is refused naming the field.
  */
 export function decodeCredential(credential: PaymentCredential): Decoded {
   const name = credentialName(credential);
@@ -95,16 +118,13 @@ export function decodeCredential(credential: PaymentCredential): Decoded {
   }
   const payload = envelope.data as PaymentPayload | PaymentPayloadV1;
   const version = payload.x402Version as 1 | 2;
-  if (credential.transport === 'http') {
-    const expected = credential.header === 'PAYMENT-SIGNATURE' ? 2 : 1;
-    if (version !== expected) {
-      const other = version === 2 ? 'PAYMENT-SIGNATURE' : 'X-PAYMENT';
-      return refuse(
-        'invalid_x402_version',
-        `${name}.x402Version`,
-        `${name} carries x402 v${expected} payloads; send this v${version} payload in ${other}`,
-      );
-    }
+  const expected = versionCarried(credential);
+  if (version !== expected) {
+    return refuse(
+      'invalid_x402_version',
+      `${name}.x402Version`,
+      `${name} carries x402 v${expected} payloads; ${otherPlace(credential, version)}`,
+    );
   }
   const exact = ExactEvmPayload.safeParse(payload.payload);
   if (!exact.success) {
@@ -112,10 +132,12 @@ export function decodeCredential(credential: PaymentCredential): Decoded {
     const field = [name, 'payload', ...(issue?.path ?? []).map(String)].join('.');
     return refuse('invalid_payload', field, issue?.message ?? 'is not an EIP-3009 authorization');
   }
+  const resource = version === 2 ? (payload as PaymentPayload).resource?.url : v1Resource(raw);
   return {
     ok: true,
     payment: {
       version,
+      resource,
       payload,
       exact: exact.data,
       payer: exact.data.authorization.from.toLowerCase(),
@@ -124,24 +146,46 @@ export function decodeCredential(credential: PaymentCredential): Decoded {
   };
 }
 
-/** The facilitator's rule: an authorization must stay valid at least this long to be settled. */
+/** A `resource` a v1 payload carries outside the v1 schema (its URL, or a ResourceInfo's). */
+function v1Resource(raw: unknown): string | undefined {
+  const resource = (raw as { resource?: unknown }).resource;
+  if (typeof resource === 'string') return resource;
+  const url = (resource as { url?: unknown } | null | undefined)?.url;
+  return typeof url === 'string' ? url : undefined;
+}
+
+/**
+ * The facilitator's rule: an authorization must stay valid at least this long to be settled. It is
+ * also the clock skew allowed past `maxTimeoutSeconds` (the margin of x402's reference verifier,
+ * typescript/packages/mechanisms/evm/src/exact/facilitator/eip3009.ts).
+ */
 export const MIN_VALIDITY_SECONDS = 6;
 
 const sameAddress = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
 /**
  * Checks that the payment offers exactly these terms, before any signature is verified: the
- * accepted requirements (v2) or scheme and network (v1), then the authorization's payee, value and
- * validity window. Each mismatch names its field and uses the x402 error reason
- * (x402-specification-v2.md section 9).
+ * resource it was made for (one of `resources`, the names of what is sold here), the accepted
+ * requirements (v2) or scheme and network (v1), then the authorization's payee, value and validity
+ * window - which may not outlast `maxTimeoutSeconds` (plus the clock skew x402's verifier allows): an
+ * authorization valid for years is refused. Each mismatch names its field and uses the x402 error
+ * reason (x402-specification-v2.md section 9).
  */
 export function matchRequirements(
   payment: DecodedPayment,
   requirements: PaymentRequirements,
+  resources: readonly string[],
   name: string,
   nowSeconds: number,
 ): Refusal | null {
   const fail = (reason: string, field: string, message: string) => refuse(reason, field, message).refusal;
+  if (payment.resource !== undefined && !resources.includes(payment.resource)) {
+    return fail(
+      'invalid_payment_requirements',
+      payment.version === 2 ? `${name}.resource.url` : `${name}.resource`,
+      `names another resource: this payment was made for ${payment.resource}, not ${resources[0]}`,
+    );
+  }
   if (payment.payload.x402Version === 2) {
     const accepted = (payment.payload as PaymentPayload).accepted;
     const at = `${name}.accepted`;
@@ -162,6 +206,12 @@ export function matchRequirements(
         'invalid_exact_evm_payload_authorization_value_mismatch',
         `${at}.amount`,
         `must be ${requirements.amount} (the price in atomic units)`,
+      );
+    if (accepted.maxTimeoutSeconds !== requirements.maxTimeoutSeconds)
+      return fail(
+        'invalid_payment_requirements',
+        `${at}.maxTimeoutSeconds`,
+        `must be ${requirements.maxTimeoutSeconds}`,
       );
     for (const key of ['name', 'version'] as const) {
       if (accepted.extra?.[key] !== requirements.extra[key])
@@ -200,6 +250,14 @@ export function matchRequirements(
       'invalid_exact_evm_payload_authorization_valid_before',
       `${at}.validBefore`,
       `has passed or leaves less than ${MIN_VALIDITY_SECONDS} s (${auth.validBefore}): the authorization has expired`,
+    );
+  const latest = BigInt(nowSeconds + requirements.maxTimeoutSeconds + MIN_VALIDITY_SECONDS);
+  if (BigInt(auth.validBefore) > latest)
+    return fail(
+      'invalid_exact_evm_payload_authorization_valid_before',
+      `${at}.validBefore`,
+      `is too far ahead (${auth.validBefore} > ${latest}): an authorization may stay valid for at most ` +
+        `maxTimeoutSeconds (${requirements.maxTimeoutSeconds} s) from now`,
     );
   return null;
 }

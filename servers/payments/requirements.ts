@@ -23,11 +23,20 @@ export const skuUrl = (config: Config, op: AnyOperation): string =>
  */
 export function resourceOf(config: Config, op: AnyOperation, via: RequestInfo['via']): ResourceInfo {
   return {
-    url: via === 'mcp' ? `mcp://tool/${op.toolName}` : skuUrl(config, op),
+    url: skuResources(config, op)[via === 'mcp' ? 1 : 0] as string,
     description: op.title,
     mimeType: 'application/json',
   };
 }
+
+/**
+ * Every name a SKU is sold under - its REST URL and its MCP tool - for binding a payment to what it
+ * was offered for: a payment made for one SKU never pays another, whatever their prices.
+ */
+export const skuResources = (config: Config, op: AnyOperation): readonly string[] => [
+  skuUrl(config, op),
+  `mcp://tool/${op.toolName}`,
+];
 
 /**
  * The atomic amount of one call with this validated input: the catalog price, or the amount the

@@ -59,6 +59,7 @@ import {
   paymentRequiredV1,
   requirementsFor,
   resourceOf,
+  skuResources,
   v1Requirements,
 } from './requirements.ts';
 import { type PaymentReceipt, ReferralHandle } from './schemas.ts';
@@ -209,11 +210,14 @@ export class PaymentsService {
     const paid = decoded.payment;
     payment.version = paid.version;
     const name = credentialName(credential);
+    // An authorization's validity window is read on the clock the chain and the payer's wallet keep
+    // (x402's facilitator reads Date.now()), not on the services' clock, which tests move.
     const mismatch = matchRequirements(
       paid,
       requirements,
+      skuResources(config, op),
       name,
-      Math.floor(this.deps.now().getTime() / 1000),
+      Math.floor(Date.now() / 1000),
     );
     if (mismatch) throw this.refuse(terms, 'payment_invalid', mismatch, paid.version);
 

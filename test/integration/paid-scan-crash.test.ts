@@ -50,6 +50,9 @@ describe.each(dialects)('a paid scan killed while it waits on its scan (%s)', (d
     env = {
       ...db.env,
       PAY_TO: chain.accounts.payTo.address,
+      // One published URL for every process, as behind a load balancer: a payment names the resource
+      // it was made for, {site_url}/api/public/x402/<sku>, and the restarted process sells the same.
+      SITE_URL: 'http://127.0.0.1:9',
       X402_FACILITATOR_URL: facilitator.url,
       PAYMENTS_RPC_URL: chain.rpcUrl,
       SCAN_ALLOW_PRIVATE: '1',
@@ -111,10 +114,12 @@ describe.each(dialects)('a paid scan killed while it waits on its scan (%s)', (d
     expect(await scansOfDomain()).toHaveLength(1);
     // A new token (the first one was never handed out) that reads the scan; no token reads nothing.
     expect(bought.read_token).toMatch(/^agsvc_scan_/);
-    const read = await fetch(bought.status_url);
+    // The status URL is published on SITE_URL; this process answers it on its own port.
+    const onThisProcess = (url: string) => url.replace('http://127.0.0.1:9', current.url);
+    const read = await fetch(onThisProcess(bought.status_url));
     expect(read.status).toBe(200);
     expect(((await read.json()) as Json).scan_id).toBe(queued?.id);
-    expect((await fetch(String(bought.status_url).split('?')[0] as string)).status).toBe(404);
+    expect((await fetch(onThisProcess(String(bought.status_url).split('?')[0] as string))).status).toBe(404);
 
     // Settled once; the payment sent once more replays this answer.
     await waitFor(async () => (await chain.balanceOf(account.address)) === USDC - PRICE, 60_000);

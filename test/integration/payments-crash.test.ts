@@ -52,6 +52,9 @@ describe.each(dialects)('a paid call killed mid-flight (%s)', (dialect) => {
     env = {
       ...db.env,
       PAY_TO: chain.accounts.payTo.address,
+      // One published URL for every process, as behind a load balancer: a payment names the resource
+      // it was made for, {site_url}/api/public/x402/<sku>, and the restarted process sells the same.
+      SITE_URL: 'http://127.0.0.1:9',
       X402_FACILITATOR_URL: facilitator.url,
       PAYMENTS_RPC_URL: chain.rpcUrl,
       // The kill lands long before the service would give up on a stalled facilitator.

@@ -21,7 +21,9 @@ describe.each(dialects)('x402 payments across processes (%s)', (dialect) => {
 
   beforeAll(async () => {
     db = await createTestDatabase(dialect);
-    const env = { ...db.env, PAY_TO: newAccount().address };
+    // One published URL for both, as behind a load balancer: a payment names the resource it was
+    // made for, {site_url}/api/public/x402/<sku>, which both processes sell.
+    const env = { ...db.env, PAY_TO: newAccount().address, SITE_URL: 'http://127.0.0.1:9' };
     processes = await Promise.all([
       spawnService(env, 'test/helpers/paid-service-main.ts'),
       spawnService(env, 'test/helpers/paid-service-main.ts'),
