@@ -172,6 +172,7 @@ export async function serviceSecret(
 export const serviceSecretPlace = (name: string): string => `service_secrets/${name}`;
 export const paymentResultPlace = (paymentId: string): string => `payments/${paymentId}/result`;
 export const signingKeyPlace = (kid: string): string => `oauth_signing_keys/${kid}/private_jwk`;
+export const soulLogKeyPlace = (kid: string): string => `soul_log_keys/${kid}/private_jwk`;
 export const webhookSecretPlace = (domain: string): string => `brand_channels/${domain}/webhook_secret`;
 /** A receiver's Authorization header for its SSF stream (`auth/events/streams.ts`). */
 export const ssfAuthorizationPlace = (streamId: string): string =>
@@ -213,6 +214,23 @@ export async function resealStoredSecrets(db: Kysely<Database>, box: SecretBox):
         .set({ private_jwk: value })
         .where('kid', '=', row.kid)
         .where('private_jwk', '=', row.private_jwk)
+        .executeTakeFirst();
+      return result.numUpdatedRows;
+    });
+  }
+  const logKeys = await db
+    .selectFrom('soul_log_keys')
+    .select(['kid', 'private_jwk'])
+    .where('private_jwk', 'is not', null)
+    .execute();
+  for (const row of logKeys) {
+    const stored = row.private_jwk as string;
+    await reseal(stored, soulLogKeyPlace(row.kid), async (value) => {
+      const result = await db
+        .updateTable('soul_log_keys')
+        .set({ private_jwk: value })
+        .where('kid', '=', row.kid)
+        .where('private_jwk', '=', stored)
         .executeTakeFirst();
       return result.numUpdatedRows;
     });
