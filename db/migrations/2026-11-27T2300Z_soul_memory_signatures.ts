@@ -27,10 +27,10 @@ const PAGE = 500;
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are typed loosely (kysely recommendation)
 export async function up(db: Kysely<any>): Promise<void> {
-  const pg = db.getExecutor().adapter instanceof PostgresAdapter;
-  const ts = pg ? sql`timestamptz` : sql`text`;
-  const json = pg ? sql`jsonb` : sql`text`;
-
+  const [ts, json] =
+    db.getExecutor().adapter instanceof PostgresAdapter
+      ? [sql`timestamptz`, sql`jsonb`]
+      : [sql`text`, sql`text`];
   await db.schema
     .createTable('soul_log_keys')
     .addColumn('kid', 'text', (c) => c.primaryKey())

@@ -40,39 +40,43 @@ export interface Checkpoint {
 }
 
 export async function loadLogSigner(db: Db, box: SecretBox, now: () => Date): Promise<LogSigner> {
-  const active = () =>
+  const unretired = () =>
     db
       .selectFrom('soul_log_keys')
       .select(['kid', 'private_jwk'])
       .where('retired_at', 'is', null)
       .executeTakeFirst();
-  let row = await active();
+  let row = await unretired();
   if (!row) {
-    await insertKey(db, box, now());
-    row = await active();
+    // Another process may insert one at the same moment: only one insert takes effect.
+    await db
+      .insertInto('soul_log_keys')
+      .values(await newKeyRow(box, now()))
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+    row = await unretired();
   }
   if (!row?.private_jwk) throw new Error('soul_log_keys: the unretired key has no private half');
   const jwk = JSON.parse(box.open(row.private_jwk, soulLogKeyPlace(row.kid))) as SigningJwk;
   return { kid: row.kid, key: (await importJWK(jwk, 'ES256')) as CryptoKey };
 }
 
-/** Retires the signing key and makes a new one; returns its kid. The old key stays published. */
+/**
+ * Retires the signing key and makes a new one; returns its kid. The old key stays published. Two
+ * rotations at once cannot leave two signing keys: the second insert breaks the one-unretired index
+ * and that rotation changes nothing.
+ */
 export async function rotateLogKey(db: Db, box: SecretBox, now: () => Date): Promise<string> {
-  const at = now();
+  const row = await newKeyRow(box, now());
   await db.transaction().execute(async (trx) => {
     await trx
       .updateTable('soul_log_keys')
-      .set({ retired_at: at.toISOString() })
+      .set({ retired_at: row.created_at })
       .where('retired_at', 'is', null)
       .execute();
-    await insertKey(trx, box, at);
+    await trx.insertInto('soul_log_keys').values(row).execute();
   });
-  const active = await db
-    .selectFrom('soul_log_keys')
-    .select('kid')
-    .where('retired_at', 'is', null)
-    .executeTakeFirstOrThrow();
-  return active.kid;
+  return row.kid;
 }
 
 /** Every key that ever signed a soul log, oldest first (RFC 7517 section 5). */
@@ -99,17 +103,13 @@ function sign(signer: LogSigner, typ: string, payload: string): Promise<string> 
     .sign(signer.key);
 }
 
-async function insertKey(db: Db, box: SecretBox, at: Date): Promise<void> {
+async function newKeyRow(box: SecretBox, at: Date) {
   const jwk = await newSigningJwk();
-  await db
-    .insertInto('soul_log_keys')
-    .values({
-      kid: jwk.kid,
-      public_jwk: JSON.stringify(publicJwk(jwk)),
-      private_jwk: box.seal(JSON.stringify(jwk), soulLogKeyPlace(jwk.kid)),
-      created_at: at.toISOString(),
-      retired_at: null,
-    })
-    .onConflict((oc) => oc.doNothing())
-    .execute();
+  return {
+    kid: jwk.kid,
+    public_jwk: JSON.stringify(publicJwk(jwk)),
+    private_jwk: box.seal(JSON.stringify(jwk), soulLogKeyPlace(jwk.kid)),
+    created_at: at.toISOString(),
+    retired_at: null,
+  };
 }

@@ -81,21 +81,18 @@ export const RegisterSoulInput = z.strictObject({
 });
 export type RegisterSoulInput = z.infer<typeof RegisterSoulInput>;
 
+const SIGNERS =
+  "soul: one of the soul's keys (kid is its thumbprint in keys); service: a key of the service's JWKS " +
+  '({site_url}/api/soul/jwks.json, kid as there).';
+const ORIGINS =
+  'writer: signed when written, by its writer (the service signs for accounts and payers); migration: ' +
+  'written before logs were signed and signed then by the service (kid soul-log-migration), not by its writer.';
+
 export const Signature = z
   .object({
-    signer: z
-      .enum(['soul', 'service'])
-      .describe(
-        "soul: one of the soul's keys (kid is its thumbprint in keys); service: a key of the service's JWKS " +
-          '({site_url}/api/soul/jwks.json, kid as there).',
-      ),
+    signer: z.enum(['soul', 'service']).describe(SIGNERS),
     kid: z.string().describe('The key that verifies jws.'),
-    origin: z
-      .enum(['writer', 'migration'])
-      .describe(
-        'writer: signed when written, by its writer (the service signs for accounts and payers); migration: ' +
-          'written before logs were signed and signed then by the service (kid soul-log-migration), not by its writer.',
-      ),
+    origin: z.enum(['writer', 'migration']).describe(ORIGINS),
     jws: z.string().describe('Compact JWS (README "Souls": checking a log).'),
   })
   .describe('Who vouches for this, and the signature to check it with.');

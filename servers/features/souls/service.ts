@@ -753,17 +753,10 @@ function memoryClaimOf(
 
 /** The key that signed a soul's write is still its current one (no rotation slipped in between). */
 async function stillCurrent(trx: Kysely<Database>, agentId: string, thumbprint: string): Promise<void> {
-  const key = await trx
-    .selectFrom('soul_keys')
-    .select('thumbprint')
-    .where('thumbprint', '=', thumbprint)
-    .where('agent_id', '=', agentId)
-    .where('valid_until', 'is', null)
-    .executeTakeFirst();
-  if (!key)
-    throw new ServiceError('conflict', {
-      detail: "The soul's key was rotated meanwhile; sign with the new key",
-    });
+  if ((await currentKeyOf(trx, agentId))?.thumbprint === thumbprint) return;
+  throw new ServiceError('conflict', {
+    detail: "The soul's key was rotated meanwhile; sign with the new key",
+  });
 }
 
 function signatureView(
