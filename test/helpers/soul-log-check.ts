@@ -56,15 +56,15 @@ async function verified(jws: string, jwk: JWK, typ?: string): Promise<string | n
   }
 }
 
-/** A JWS by the service: `kid` must be in the JWKS; returns the verified payload. */
+/** A JWS by the service: its key is the JWKS's `kid` (undefined when the JWKS has none). */
 async function byService(
   jwks: { keys: JWK[] },
   kid: string,
   jws: string,
   typ: string,
-): Promise<string | null> {
+): Promise<string | null | undefined> {
   const key = jwks.keys.find((k) => k.kid === kid);
-  return key ? verified(jws, key, typ) : null;
+  return key ? verified(jws, key, typ) : undefined;
 }
 
 /** Step 1: the keys, from the agent_id to the current one, each endorsed by the one before. */
@@ -100,7 +100,7 @@ async function checkKeys(doc: Json, jwks: { keys: JWK[] }): Promise<string | nul
       if (e.signer !== 'service' || e.kid !== MIGRATION_KID)
         return `endorsement of key ${i + 1} is not the migration's`;
       const payload = await byService(jwks, e.kid, e.jws, 'soul-key+jws');
-      if (payload === null) return `endorsement of key ${i + 1} does not verify`;
+      if (!payload) return `endorsement of key ${i + 1} does not verify`;
       const claims = JSON.parse(payload);
       if (
         claims.agent_id !== doc.agent_id ||
@@ -113,6 +113,23 @@ async function checkKeys(doc: Json, jwks: { keys: JWK[] }): Promise<string | nul
   return null;
 }
 
+/** An entry's digest by the README's formula. */
+export const digestOf = (e: Json): string =>
+  sha(
+    JSON.stringify([
+      'soul-memory/1',
+      e.agent_id,
+      e.sequence,
+      e.layer,
+      e.kind,
+      e.content_digest,
+      e.writer.kind,
+      e.writer.id,
+      e.recorded_at,
+      e.previous_digest,
+    ]),
+  );
+
 /** Step 2: the hash chain. */
 function checkChain(entries: Json[]): string | null {
   let previous: string | null = null;
@@ -120,21 +137,7 @@ function checkChain(entries: Json[]): string | null {
     if (e.sequence !== i + 1) return `gap at ${i + 1}`;
     if (sha(e.content) !== e.content_digest) return `content of ${e.sequence} changed`;
     if (e.previous_digest !== previous) return `link of ${e.sequence} broken`;
-    const digest = sha(
-      JSON.stringify([
-        'soul-memory/1',
-        e.agent_id,
-        e.sequence,
-        e.layer,
-        e.kind,
-        e.content_digest,
-        e.writer.kind,
-        e.writer.id,
-        e.recorded_at,
-        e.previous_digest,
-      ]),
-    );
-    if (digest !== e.digest) return `digest of ${e.sequence} does not match`;
+    if (digestOf(e) !== e.digest) return `digest of ${e.sequence} does not match`;
     previous = e.digest;
   }
   return null;
@@ -172,6 +175,7 @@ async function checkSignature(doc: Json, jwks: { keys: JWK[] }, e: Json): Promis
   if ((s.origin === 'migration') !== (s.kid === MIGRATION_KID))
     return `signature of ${n} has the wrong origin`;
   const payload = await byService(jwks, s.kid, s.jws, 'soul-memory+jws');
+  if (payload === undefined) return `signature of ${n} names a key not in the service's JWKS`;
   if (payload === null) return `signature of ${n} does not verify`;
   if (payload !== e.digest) return `signature of ${n} signs another entry`;
   return null;
@@ -187,6 +191,7 @@ async function checkCheckpoint(
   const c = doc.checkpoint;
   if (!c) return 'no checkpoint';
   const payload = await byService(jwks, c.kid, c.jws, 'soul-checkpoint+jws');
+  if (payload === undefined) return "checkpoint names a key not in the service's JWKS";
   if (payload === null) return 'checkpoint does not verify';
   const signed = JSON.parse(payload) as Checkpoint;
   if (signed.agent_id !== doc.agent_id) return 'checkpoint is of another soul';

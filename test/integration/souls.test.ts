@@ -11,21 +11,13 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { decodePaymentResponseHeader } from '@x402/core/http';
-import {
-  CompactSign,
-  type CryptoKey,
-  calculateJwkThumbprint,
-  calculateJwkThumbprintUri,
-  exportJWK,
-  generateKeyPair,
-  type JWK,
-  SignJWT,
-} from 'jose';
+import { calculateJwkThumbprint, calculateJwkThumbprintUri, exportJWK, generateKeyPair } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/databases.ts';
 import { authorizeInBrowser, type OwnerCredentials } from '../helpers/oauth.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
+import { type JwtOptions, newKey, SoulClient, send, signText, type TestKey } from '../helpers/soul-client.ts';
 import { checkSoulLog } from '../helpers/soul-log-check.ts';
 import {
   newAccount,
@@ -38,17 +30,6 @@ import {
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked field by field
 type Json = any;
 
-interface TestKey {
-  alg: 'EdDSA' | 'ES256';
-  privateKey: CryptoKey;
-  publicJwk: JWK;
-}
-
-async function newKey(alg: 'EdDSA' | 'ES256'): Promise<TestKey> {
-  const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true });
-  return { alg, privateKey, publicJwk: await exportJWK(publicKey) };
-}
-
 const insecure = { [oauth.allowInsecureRequests]: true };
 const redirectUri = 'http://127.0.0.1:7777/callback';
 
@@ -57,6 +38,7 @@ describe.each(dialects)('souls (%s)', (dialect) => {
   let site: string;
   let api: string;
   let soulApi: string;
+  let agent: SoulClient;
   const payTo = newAccount().address;
   const owner: OwnerCredentials = {
     email: 'soul-owner@example.com',
@@ -74,6 +56,7 @@ describe.each(dialects)('souls (%s)', (dialect) => {
     site = service.config.site_url;
     api = service.config.public_api_url;
     soulApi = `${site}/api/soul`;
+    agent = new SoulClient(service.config);
     await service.services.accounts.create(owner);
     await service.services.accounts.create(other);
     const issuer = new URL(service.config.auth_url);
@@ -123,28 +106,12 @@ describe.each(dialects)('souls (%s)', (dialect) => {
     return (await oauth.processAuthorizationCodeResponse(as, client, response)).access_token;
   }
 
-  const send = async (method: string, url: string, body?: unknown, token?: string) => {
-    const res = await fetch(url, {
-      method,
-      headers: {
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        ...(token ? { authorization: `Bearer ${token}` } : {}),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as Json) : null };
-  };
-
   async function challengeFor(key: TestKey): Promise<string> {
     const res = await send('POST', `${api}/soul/challenge`, { public_key: key.publicJwk });
     expect(res.status).toBe(201);
     expect(Date.parse(res.body.expires_at) - Date.now()).toBeLessThanOrEqual(5 * 60_000);
     return res.body.challenge;
   }
-
-  const signText = (key: TestKey, text: string) =>
-    new CompactSign(new TextEncoder().encode(text)).setProtectedHeader({ alg: key.alg }).sign(key.privateKey);
 
   let handles = 0;
   async function register(key: TestKey, extra: Record<string, unknown> = {}, token?: string) {
@@ -167,71 +134,12 @@ describe.each(dialects)('souls (%s)', (dialect) => {
     );
   }
 
-  /** A JWT the soul signs for one write. */
-  function soulJwt(
-    key: TestKey,
-    agentId: string,
-    options: {
-      iat?: number;
-      exp?: number;
-      jti?: string;
-      aud?: string;
-      claims?: Record<string, unknown>;
-    } = {},
-  ): Promise<string> {
-    const now = Math.floor(Date.now() / 1000);
-    return new SignJWT(options.claims ?? {})
-      .setProtectedHeader({ alg: key.alg, typ: 'JWT' })
-      .setIssuer(agentId)
-      .setAudience(options.aud ?? soulApi)
-      .setIssuedAt(options.iat ?? now)
-      .setExpirationTime(options.exp ?? now + 120)
-      .setJti(options.jti ?? randomUUID())
-      .sign(key.privateKey);
-  }
-
-  /** The JWT of a memory write: its memory claim signs what the body writes (README "Souls"). */
-  function memoryJwt(
-    key: TestKey,
-    agentId: string,
-    body: { content: string; layer?: string; kind?: string },
-    options: Parameters<typeof soulJwt>[2] = {},
-  ): Promise<string> {
-    const memory = {
-      content_digest: createHash('sha256').update(body.content, 'utf8').digest('hex'),
-      layer: body.layer ?? 'episodic',
-      kind: body.kind ?? 'memory',
-    };
-    return soulJwt(key, agentId, { ...options, claims: { memory } });
-  }
-
-  /** The rotation's Bearer JWT, by the current key, naming the new key (its endorsement). */
-  async function rotationJwt(current: TestKey, agentId: string, next: TestKey): Promise<string> {
-    return soulJwt(current, agentId, { claims: { new_key: await calculateJwkThumbprint(next.publicJwk) } });
-  }
-
-  /** Everything the documented check reads: the document first, then the log, and the JWKS. */
-  async function readLog(agentId: string) {
-    const document = (await send('GET', `${soulApi}/agents/${agentId}`)).body;
-    const entries = await allMemories(agentId);
-    const jwks = (await send('GET', `${soulApi}/jwks.json`)).body;
-    return { document, entries, jwks };
-  }
-
-  async function allMemories(agentId: string): Promise<Json[]> {
-    const out: Json[] = [];
-    let cursor: string | null = null;
-    do {
-      const page: Json = await send(
-        'GET',
-        `${soulApi}/agents/${agentId}/memories?limit=3${cursor ? `&cursor=${cursor}` : ''}`,
-      );
-      expect(page.status).toBe(200);
-      out.push(...page.body.memories);
-      cursor = page.body.next_cursor;
-    } while (cursor);
-    return out;
-  }
+  const soulJwt = (key: TestKey, agentId: string, options?: JwtOptions) =>
+    agent.soulJwt(key, agentId, options);
+  const memoryJwt = (...args: Parameters<SoulClient['memoryJwt']>) => agent.memoryJwt(...args);
+  const rotationJwt = (...args: Parameters<SoulClient['rotationJwt']>) => agent.rotationJwt(...args);
+  const readLog = (agentId: string) => agent.readLog(agentId);
+  const allMemories = (agentId: string) => agent.allMemories(agentId);
 
   it.each(['EdDSA', 'ES256'] as const)(
     'registers a %s key: agent_id is its RFC 9278 thumbprint URI',
