@@ -107,11 +107,16 @@ async function publishedKeys(db: Kysely<Database>, box: SecretBox, at: Date) {
   }));
 }
 
+/** A new ES256 private JWK with a random key id (the soul log's keys are made the same way). */
+export async function newSigningJwk(): Promise<SigningJwk> {
+  const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+  return { ...(await exportJWK(privateKey)), kid: randomUUID(), alg: 'ES256', use: 'sig' };
+}
+
 /** Inserts an unretired key unless one exists (index `oauth_signing_keys_one_active`). */
 async function insertKey(db: Kysely<Database>, box: SecretBox, at: Date): Promise<void> {
-  const { privateKey } = await generateKeyPair('ES256', { extractable: true });
-  const kid = randomUUID();
-  const jwk: SigningJwk = { ...(await exportJWK(privateKey)), kid, alg: 'ES256', use: 'sig' };
+  const jwk = await newSigningJwk();
+  const { kid } = jwk;
   await db
     .insertInto('oauth_signing_keys')
     .values({

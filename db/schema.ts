@@ -714,7 +714,20 @@ export interface SoulsTable {
   created_at: string;
   updated_at: string;
   retired_at: string | null;
+  /**
+   * The service's compact JWS over the log's head, `{agent_id, sequence, digest, issued_at}`
+   * (sequence 0 and digest null before the first entry); re-signed by every append. Set for every
+   * soul since migration 2026-11-27T2300Z_soul_memory_signatures.
+   */
+  checkpoint: string | null;
 }
+
+/**
+ * Who signed a row of the soul log: `writer` - its writer (the soul's key, or the service for
+ * account and paid writes); `migration` - the service's one-off key of migration
+ * 2026-11-27T2300Z_soul_memory_signatures, for rows written before logs were signed.
+ */
+export type SignatureOrigin = 'writer' | 'migration';
 
 /** Every key a soul has held (public JWK, Ed25519 or P-256); the current one has no `valid_until`. */
 export interface SoulKeysTable {
@@ -723,6 +736,14 @@ export interface SoulKeysTable {
   jwk: string;
   valid_from: string;
   valid_until: string | null;
+  /**
+   * A rotated-in key's endorsement: the rotation's Bearer JWT, signed by the key before it
+   * (`endorsement_kid` its thumbprint) and naming this one in `new_key`; null for the first key,
+   * which the agent_id binds.
+   */
+  endorsement: string | null;
+  endorsement_kid: string | null;
+  endorsement_origin: SignatureOrigin | null;
 }
 
 /** `jti` of soul-signed JWTs already used, kept until they expire: each is accepted once, in any process. */
@@ -750,6 +771,30 @@ export interface SoulMemoriesTable {
   /** The payment of a soul-write, when the entry was paid for. */
   payment_id: string | null;
   recorded_at: string;
+  /**
+   * The entry's compact JWS: the soul's JWT that wrote it (its `memory` claim binds the content),
+   * or the service's JWS over `digest` (`soul_log_keys`). `signature_kid` names the key: a soul
+   * key's thumbprint or a service kid. Set for every entry since migration
+   * 2026-11-27T2300Z_soul_memory_signatures.
+   */
+  signature: string | null;
+  signature_kid: string | null;
+  signature_origin: SignatureOrigin | null;
+}
+
+/**
+ * The service's ES256 keys that sign the soul log (account and paid entries, checkpoints),
+ * published at `{site_url}/api/soul/jwks.json` for good. At most one is unretired
+ * (`soul_log_keys_one_active`) and it signs; `private_jwk` is sealed with SECRETS_KEY, and null for
+ * the migration's key, whose private half was never stored.
+ */
+export interface SoulLogKeysTable {
+  kid: string;
+  /** Public JWK (JSON text) with kid, alg, use. */
+  public_jwk: string;
+  private_jwk: string | null;
+  created_at: string;
+  retired_at: string | null;
 }
 
 /** ERC-8004 identities (registry + token id) a soul links, proven by the owning wallet's signature. */
@@ -1051,6 +1096,7 @@ export interface Database {
   soul_keys: SoulKeysTable;
   soul_token_ids: SoulTokenIdsTable;
   soul_memories: SoulMemoriesTable;
+  soul_log_keys: SoulLogKeysTable;
   soul_registrations: SoulRegistrationsTable;
   security_event_receipts: SecurityEventReceiptsTable;
   account_event_claims: AccountEventClaimsTable;

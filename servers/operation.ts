@@ -9,7 +9,7 @@ import { type AnonymousPrincipal, invalidToken } from '../auth/anonymous/session
 import type { OwnerGrant } from '../auth/bearer.ts';
 import { type ErrorCode, type FieldError, invalid, ServiceError } from './errors.ts';
 import type { AccountPrincipal } from './features/accounts/service.ts';
-import { soulIssuerOf } from './features/souls/keys.ts';
+import { type SoulToken, soulIssuerOf } from './features/souls/keys.ts';
 import { nulFields } from './input.ts';
 import type { ProviderStatus } from './outbound/search.ts';
 import type { PaymentContext } from './payments/service.ts';
@@ -113,9 +113,10 @@ export interface OperationContext {
   grant?: OwnerGrant;
   /**
    * The soul a soul-signed JWT stood for (`access: 'soul'`): verified (signature by its current key,
-   * audience, lifetime) and its `jti` spent before the handler runs (`features/souls/service.ts`).
+   * audience, lifetime) and its `jti` spent before the handler runs (`features/souls/service.ts`);
+   * with the token and its claims, which a write keeps as its signature.
    */
-  soul?: { agentId: string };
+  soul?: SoulToken;
   /**
    * The anonymous session (`POST {auth_url}/signup`) whose token came as `Authorization: Bearer`;
    * resolved for every operation except owner ones, which only an OAuth grant may call.
@@ -148,7 +149,7 @@ export class CallContext implements OperationContext {
   #signal: AbortSignal | (() => AbortSignal);
   declare account?: AccountPrincipal;
   declare grant?: OwnerGrant;
-  declare soul?: { agentId: string };
+  declare soul?: SoulToken;
   declare anonymous?: AnonymousPrincipal;
   declare payment?: PaymentContext;
   declare reportProgress?: OperationContext['reportProgress'];
@@ -477,7 +478,7 @@ async function authenticate(op: AnyOperation, ctx: OperationContext): Promise<vo
           headers: { 'WWW-Authenticate': bearerChallenge(ctx, 'invalid_token') },
         });
       }
-      ctx.soul = { agentId: soulIssuer };
+      ctx.soul = verdict.token;
     } else if (token !== undefined && isJwt(token)) {
       // An access token of our authorization server for the public API (resource={public_api_url}).
       const result = await ctx.services.publicApiBearer.verify(`Bearer ${token}`, undefined);

@@ -172,6 +172,7 @@ export async function serviceSecret(
 export const serviceSecretPlace = (name: string): string => `service_secrets/${name}`;
 export const paymentResultPlace = (paymentId: string): string => `payments/${paymentId}/result`;
 export const signingKeyPlace = (kid: string): string => `oauth_signing_keys/${kid}/private_jwk`;
+export const soulLogKeyPlace = (kid: string): string => `soul_log_keys/${kid}/private_jwk`;
 export const webhookSecretPlace = (domain: string): string => `brand_channels/${domain}/webhook_secret`;
 /** A receiver's Authorization header for its SSF stream (`auth/events/streams.ts`). */
 export const ssfAuthorizationPlace = (streamId: string): string =>
@@ -185,72 +186,32 @@ export const ssfAuthorizationPlace = (streamId: string): string =>
  */
 export async function resealStoredSecrets(db: Kysely<Database>, box: SecretBox): Promise<number> {
   let changed = 0;
-  const reseal = async (
-    stored: string,
-    where: string,
-    write: (value: string) => Promise<bigint | number | undefined>,
-  ): Promise<void> => {
-    if (box.isCurrent(stored)) return;
-    const plaintext = box.open(stored, where);
-    changed += Number((await write(box.seal(plaintext, where))) ?? 0);
+  /** Each value of `column` (row key `key`), rewritten only where it still holds what was read. */
+  const resealColumn = async (table: string, key: string, column: string, place: (id: string) => string) => {
+    // biome-ignore lint/suspicious/noExplicitAny: the tables and columns are the fixed list below
+    const loose = db as Kysely<any>;
+    const rows = (await loose
+      .selectFrom(table)
+      .select([`${key} as id`, `${column} as value`])
+      .where(column, 'is not', null)
+      .execute()) as { id: string; value: string }[];
+    for (const row of rows) {
+      if (box.isCurrent(row.value)) continue;
+      const where = place(row.id);
+      const result = await loose
+        .updateTable(table)
+        .set({ [column]: box.seal(box.open(row.value, where), where) })
+        .where(key, '=', row.id)
+        .where(column, '=', row.value)
+        .executeTakeFirst();
+      changed += Number(result.numUpdatedRows);
+    }
   };
-
-  for (const row of await db.selectFrom('service_secrets').select(['name', 'value']).execute()) {
-    await reseal(row.value, serviceSecretPlace(row.name), async (value) => {
-      const result = await db
-        .updateTable('service_secrets')
-        .set({ value })
-        .where('name', '=', row.name)
-        .where('value', '=', row.value)
-        .executeTakeFirst();
-      return result.numUpdatedRows;
-    });
-  }
-  for (const row of await db.selectFrom('oauth_signing_keys').select(['kid', 'private_jwk']).execute()) {
-    await reseal(row.private_jwk, signingKeyPlace(row.kid), async (value) => {
-      const result = await db
-        .updateTable('oauth_signing_keys')
-        .set({ private_jwk: value })
-        .where('kid', '=', row.kid)
-        .where('private_jwk', '=', row.private_jwk)
-        .executeTakeFirst();
-      return result.numUpdatedRows;
-    });
-  }
-  const channels = await db
-    .selectFrom('brand_channels')
-    .select(['brand_domain', 'webhook_secret'])
-    .where('webhook_secret', 'is not', null)
-    .execute();
-  for (const row of channels) {
-    const secret = row.webhook_secret as string;
-    await reseal(secret, webhookSecretPlace(row.brand_domain), async (value) => {
-      const result = await db
-        .updateTable('brand_channels')
-        .set({ webhook_secret: value })
-        .where('brand_domain', '=', row.brand_domain)
-        .where('webhook_secret', '=', secret)
-        .executeTakeFirst();
-      return result.numUpdatedRows;
-    });
-  }
-  const streams = await db
-    .selectFrom('ssf_streams')
-    .select(['id', 'authorization_header'])
-    .where('authorization_header', 'is not', null)
-    .execute();
-  for (const row of streams) {
-    const header = row.authorization_header as string;
-    await reseal(header, ssfAuthorizationPlace(row.id), async (value) => {
-      const result = await db
-        .updateTable('ssf_streams')
-        .set({ authorization_header: value })
-        .where('id', '=', row.id)
-        .where('authorization_header', '=', header)
-        .executeTakeFirst();
-      return result.numUpdatedRows;
-    });
-  }
+  await resealColumn('service_secrets', 'name', 'value', serviceSecretPlace);
+  await resealColumn('oauth_signing_keys', 'kid', 'private_jwk', signingKeyPlace);
+  await resealColumn('soul_log_keys', 'kid', 'private_jwk', soulLogKeyPlace);
+  await resealColumn('brand_channels', 'brand_domain', 'webhook_secret', webhookSecretPlace);
+  await resealColumn('ssf_streams', 'id', 'authorization_header', ssfAuthorizationPlace);
   // Paid calls' kept results (private scans' read tokens, status links): only those not yet in
   // the current form are read.
   // (substr, not LIKE: SQLite's LIKE ignores case, and key ids are base64url.)

@@ -43,6 +43,7 @@ import { ReturnsService, statusUrl } from './features/returns/service.ts';
 import type { LiveTraffic, LiveTrafficProvider } from './features/scans/scoring.ts';
 import { ScansService } from './features/scans/service.ts';
 import { SitesService } from './features/sites/service.ts';
+import { loadLogSigner } from './features/souls/log-keys.ts';
 import { SoulsService } from './features/souls/service.ts';
 import { loadAgentDirectory } from './features/traffic/agents.ts';
 import { Classifier } from './features/traffic/classify.ts';
@@ -380,7 +381,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     bearer,
     dashboardSessions,
     publicApiBearer,
-    souls: new SoulsService({ db, config, now }),
+    souls: new SoulsService({ db, config, now, signer: await loadLogSigner(db, secrets, now) }),
     securityEvents,
     fetch,
     siteFetch,

@@ -11,6 +11,7 @@ export function robotSoulPage(config: Config): { html: string; markdown: string 
   const api = config.public_api_url;
   const soulApi = `${site}/api/soul`;
   const script = `// node register-soul.mjs  (npm install jose)
+import { createHash } from 'node:crypto';
 import { CompactSign, SignJWT, exportJWK, generateKeyPair } from 'jose';
 
 const { publicKey, privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
@@ -34,14 +35,17 @@ const soul = await (await fetch('${soulApi}/agents', {
 })).json();
 console.log(soul.agent_id);
 
-// 4. Write a memory, authenticated by a short JWT signed by the soul's key.
-const token = await new SignJWT({}).setProtectedHeader({ alg: 'EdDSA' })
-  .setIssuer(soul.agent_id).setAudience('${soulApi}')
+// 4. Write a memory with a short JWT signed by the soul's key. It is kept as the entry's
+//    signature, so its memory claim signs what is written: the content's SHA-256, layer, kind.
+const entry = { content: 'First memory', layer: 'episodic', kind: 'memory' };
+const content_digest = createHash('sha256').update(entry.content).digest('hex');
+const token = await new SignJWT({ memory: { content_digest, layer: entry.layer, kind: entry.kind } })
+  .setProtectedHeader({ alg: 'EdDSA' }).setIssuer(soul.agent_id).setAudience('${soulApi}')
   .setIssuedAt().setExpirationTime('2m').setJti(crypto.randomUUID()).sign(privateKey);
 const memory = await fetch(\`${soulApi}/agents/\${encodeURIComponent(soul.agent_id)}/memories\`, {
   method: 'POST',
   headers: { 'content-type': 'application/json', authorization: \`Bearer \${token}\` },
-  body: JSON.stringify({ content: 'First memory', layer: 'episodic' }),
+  body: JSON.stringify(entry),
 });
 console.log(memory.status, await memory.json());
 `;
@@ -61,7 +65,11 @@ console.log(memory.status, await memory.json());
       '{content, layer? (episodic | semantic), kind? (memory | validation)}',
       'soul or linked account',
     ],
-    ['POST /keys', '{public_key, proof}: both the current and the new key sign', 'the soul itself'],
+    [
+      'POST /keys',
+      '{public_key, proof}: both keys sign; the Bearer JWT names the new key (claim new_key: its thumbprint)',
+      'the soul itself',
+    ],
     ['POST /retire', '{}: stays readable, takes no more writes', 'soul or linked account'],
     ['POST /registrations', 'link an ERC-8004 identity', 'soul or linked account'],
   ];
@@ -82,7 +90,7 @@ console.log(memory.status, await memory.json());
 ${reads.map((r) => html`<li>${r.what}: <code>${r.call}</code></li>`)}
 </ul>
 <h2>Writes</h2>
-<p>Under <code>${soulApi}/agents/{agent_id}</code>, with <code>Authorization: Bearer</code> either a JWT signed by the soul's current key (claims <code>iss</code> = the agent_id, <code>aud</code> = <code>${soulApi}</code>, <code>iat</code>, <code>exp</code> at most 300 seconds later, a <code>jti</code> used once), or an access token of the linked account.</p>
+<p>Under <code>${soulApi}/agents/{agent_id}</code>, with <code>Authorization: Bearer</code> either a JWT signed by the soul's current key (claims <code>iss</code> = the agent_id, <code>aud</code> = <code>${soulApi}</code>, <code>iat</code>, <code>exp</code> at most 300 seconds later, a <code>jti</code> used once), or an access token of the linked account. A memory written with the soul's JWT keeps it as its signature: the JWT carries <code>memory</code> <code>{content_digest, layer, kind}</code> (the hex SHA-256 of the content), so nobody can change the entry without the soul's key. Every entry comes back signed; the service signs those of accounts and payers with the keys at <code>${soulApi}/jwks.json</code>.</p>
 <table><thead><tr><th scope="col">Call</th><th scope="col">Body</th><th scope="col">Who</th></tr></thead><tbody>
 ${writes.map(([call, bodyText, who]) => html`<tr><td><code>${call}</code></td><td><code>${bodyText}</code></td><td>${who}</td></tr>`)}
 </tbody></table>

@@ -7,6 +7,7 @@
  * process claims it), the OAuth flow with its requests spread over the processes, and souls'
  * single-use challenges and token ids.
  */
+import { createHash } from 'node:crypto';
 import { CompactSign, exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -262,7 +263,13 @@ describe.each(dialects)('stateful features across three processes behind one fro
     expect(again.status).toBeGreaterThanOrEqual(400);
     expect(again.status).toBeLessThan(500);
 
-    const token = await new SignJWT({})
+    // The memory claim signs what the first write records (README "Souls"); the others replay it.
+    const memory = {
+      content_digest: createHash('sha256').update('from process 0').digest('hex'),
+      layer: 'episodic',
+      kind: 'memory',
+    };
+    const token = await new SignJWT({ memory })
       .setProtectedHeader({ alg: 'EdDSA' })
       .setIssuer(agentId)
       .setAudience(`${front.url}/api/soul`)

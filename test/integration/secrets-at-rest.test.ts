@@ -101,6 +101,9 @@ describe.each(dialects)('secrets at rest (%s)', (dialect) => {
       ...(await db.handle.db.selectFrom('oauth_signing_keys').select('private_jwk').execute()).map(
         (r) => r.private_jwk,
       ),
+      ...(await db.handle.db.selectFrom('soul_log_keys').select('private_jwk').execute()).map(
+        (r) => r.private_jwk as string,
+      ),
       ...(await db.handle.db.selectFrom('brand_channels').select('webhook_secret').execute()).map(
         (r) => r.webhook_secret as string,
       ),
@@ -194,7 +197,7 @@ describe.each(dialects)('secrets at rest (%s)', (dialect) => {
     expect(await replay(service)).toBe(paid.execution);
 
     const stored = await storedSecrets();
-    expect(stored.length).toBeGreaterThanOrEqual(5); // rate-limit, cookie and signing keys, webhook secret, stream header
+    expect(stored.length).toBeGreaterThanOrEqual(6); // rate-limit, cookie, signing and soul log keys, webhook secret, stream header
     for (const value of stored) expect(value.startsWith(`sealed:v1:${keyId(first)}:`)).toBe(true);
     const dump = stored.join('\n');
     expect(dump).not.toContain(receiver.secret);

@@ -3,27 +3,22 @@
  * register through the challenge, are read back (document, registry, GET /agents, public MCP tools),
  * write with their own short JWTs and with OAuth access tokens of a linked account (a real code flow),
  * rotate, retire. Every refusal the issue names is exercised. The memory log is checked by a reader
- * written here from the README's formula (not the service's code), which also catches a tampered row.
+ * written from the README's client check (test/helpers/soul-log-check.ts, not the service's code),
+ * which also catches a tampered row; soul-log-attacks.test.ts runs the attacks on the signatures.
  * soul-write is bought with the stock @x402/fetch client.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { decodePaymentResponseHeader } from '@x402/core/http';
-import {
-  CompactSign,
-  type CryptoKey,
-  calculateJwkThumbprintUri,
-  exportJWK,
-  generateKeyPair,
-  type JWK,
-  SignJWT,
-} from 'jose';
+import { calculateJwkThumbprint, calculateJwkThumbprintUri, exportJWK, generateKeyPair } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/databases.ts';
 import { authorizeInBrowser, type OwnerCredentials } from '../helpers/oauth.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
+import { type JwtOptions, newKey, SoulClient, send, signText, type TestKey } from '../helpers/soul-client.ts';
+import { checkSoulLog } from '../helpers/soul-log-check.ts';
 import {
   newAccount,
   payingFetch,
@@ -35,45 +30,6 @@ import {
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked field by field
 type Json = any;
 
-interface TestKey {
-  alg: 'EdDSA' | 'ES256';
-  privateKey: CryptoKey;
-  publicJwk: JWK;
-}
-
-async function newKey(alg: 'EdDSA' | 'ES256'): Promise<TestKey> {
-  const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true });
-  return { alg, privateKey, publicJwk: await exportJWK(publicKey) };
-}
-
-/** The README's chain, recomputed independently of servers/features/souls/chain.ts. */
-function checkChain(entries: Json[]): string | null {
-  const sha = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
-  let previous: string | null = null;
-  for (const [i, e] of entries.entries()) {
-    if (e.sequence !== i + 1) return `gap at ${i + 1}`;
-    if (sha(e.content) !== e.content_digest) return `content of ${e.sequence} changed`;
-    if (e.previous_digest !== previous) return `link of ${e.sequence} broken`;
-    const digest = sha(
-      JSON.stringify([
-        'soul-memory/1',
-        e.agent_id,
-        e.sequence,
-        e.layer,
-        e.kind,
-        e.content_digest,
-        e.writer.kind,
-        e.writer.id,
-        e.recorded_at,
-        e.previous_digest,
-      ]),
-    );
-    if (digest !== e.digest) return `digest of ${e.sequence} does not match`;
-    previous = e.digest;
-  }
-  return null;
-}
-
 const insecure = { [oauth.allowInsecureRequests]: true };
 const redirectUri = 'http://127.0.0.1:7777/callback';
 
@@ -82,6 +38,7 @@ describe.each(dialects)('souls (%s)', (dialect) => {
   let site: string;
   let api: string;
   let soulApi: string;
+  let agent: SoulClient;
   const payTo = newAccount().address;
   const owner: OwnerCredentials = {
     email: 'soul-owner@example.com',
@@ -99,6 +56,7 @@ describe.each(dialects)('souls (%s)', (dialect) => {
     site = service.config.site_url;
     api = service.config.public_api_url;
     soulApi = `${site}/api/soul`;
+    agent = new SoulClient(service.config);
     await service.services.accounts.create(owner);
     await service.services.accounts.create(other);
     const issuer = new URL(service.config.auth_url);
@@ -148,28 +106,12 @@ describe.each(dialects)('souls (%s)', (dialect) => {
     return (await oauth.processAuthorizationCodeResponse(as, client, response)).access_token;
   }
 
-  const send = async (method: string, url: string, body?: unknown, token?: string) => {
-    const res = await fetch(url, {
-      method,
-      headers: {
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        ...(token ? { authorization: `Bearer ${token}` } : {}),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as Json) : null };
-  };
-
   async function challengeFor(key: TestKey): Promise<string> {
     const res = await send('POST', `${api}/soul/challenge`, { public_key: key.publicJwk });
     expect(res.status).toBe(201);
     expect(Date.parse(res.body.expires_at) - Date.now()).toBeLessThanOrEqual(5 * 60_000);
     return res.body.challenge;
   }
-
-  const signText = (key: TestKey, text: string) =>
-    new CompactSign(new TextEncoder().encode(text)).setProtectedHeader({ alg: key.alg }).sign(key.privateKey);
 
   let handles = 0;
   async function register(key: TestKey, extra: Record<string, unknown> = {}, token?: string) {
@@ -192,37 +134,12 @@ describe.each(dialects)('souls (%s)', (dialect) => {
     );
   }
 
-  /** A JWT the soul signs for one write. */
-  function soulJwt(
-    key: TestKey,
-    agentId: string,
-    options: { iat?: number; exp?: number; jti?: string; aud?: string } = {},
-  ): Promise<string> {
-    const now = Math.floor(Date.now() / 1000);
-    return new SignJWT({})
-      .setProtectedHeader({ alg: key.alg, typ: 'JWT' })
-      .setIssuer(agentId)
-      .setAudience(options.aud ?? soulApi)
-      .setIssuedAt(options.iat ?? now)
-      .setExpirationTime(options.exp ?? now + 120)
-      .setJti(options.jti ?? randomUUID())
-      .sign(key.privateKey);
-  }
-
-  async function allMemories(agentId: string): Promise<Json[]> {
-    const out: Json[] = [];
-    let cursor: string | null = null;
-    do {
-      const page: Json = await send(
-        'GET',
-        `${soulApi}/agents/${agentId}/memories?limit=3${cursor ? `&cursor=${cursor}` : ''}`,
-      );
-      expect(page.status).toBe(200);
-      out.push(...page.body.memories);
-      cursor = page.body.next_cursor;
-    } while (cursor);
-    return out;
-  }
+  const soulJwt = (key: TestKey, agentId: string, options?: JwtOptions) =>
+    agent.soulJwt(key, agentId, options);
+  const memoryJwt = (...args: Parameters<SoulClient['memoryJwt']>) => agent.memoryJwt(...args);
+  const rotationJwt = (...args: Parameters<SoulClient['rotationJwt']>) => agent.rotationJwt(...args);
+  const readLog = (agentId: string) => agent.readLog(agentId);
+  const allMemories = (agentId: string) => agent.allMemories(agentId);
 
   it.each(['EdDSA', 'ES256'] as const)(
     'registers a %s key: agent_id is its RFC 9278 thumbprint URI',
@@ -413,13 +330,20 @@ describe.each(dialects)('souls (%s)', (dialect) => {
     expect(none.status).toBe(401);
     expect(none.headers.get('www-authenticate')).toMatch(/^Bearer /);
 
-    const token = await soulJwt(key, agentId);
+    const token = await memoryJwt(key, agentId, memory);
     const ok = await send('POST', url, memory, token);
     expect(ok.status).toBe(201);
     expect(ok.body).toMatchObject({
       sequence: 1,
       previous_digest: null,
       writer: { kind: 'soul', id: agentId },
+      // The JWT that wrote it is its signature, named by the key's thumbprint.
+      signature: {
+        signer: 'soul',
+        origin: 'writer',
+        jws: token,
+        kid: await calculateJwkThumbprint(key.publicJwk),
+      },
     });
 
     const replayed = await send('POST', url, memory, token);
@@ -444,19 +368,29 @@ describe.each(dialects)('souls (%s)', (dialect) => {
       'POST',
       url,
       memory,
-      await soulJwt(key, agentId, { iat: now - 400, exp: now - 100 }),
+      await memoryJwt(key, agentId, memory, { iat: now - 400, exp: now - 100 }),
     );
     expect(expired.status).toBe(401);
-    const tooLong = await send('POST', url, memory, await soulJwt(key, agentId, { exp: now + 600 }));
+    const tooLong = await send(
+      'POST',
+      url,
+      memory,
+      await memoryJwt(key, agentId, memory, { exp: now + 600 }),
+    );
     expect(tooLong.status).toBe(401);
-    const wrongAudience = await send('POST', url, memory, await soulJwt(key, agentId, { aud: api }));
+    const wrongAudience = await send(
+      'POST',
+      url,
+      memory,
+      await memoryJwt(key, agentId, memory, { aud: api }),
+    );
     expect(wrongAudience.status).toBe(401);
     // iss names this soul, signed by another soul's key.
-    const wrongKey = await send('POST', url, memory, await soulJwt(otherKey, agentId));
+    const wrongKey = await send('POST', url, memory, await memoryJwt(otherKey, agentId, memory));
     expect(wrongKey.status).toBe(401);
     expect(wrongKey.headers.get('www-authenticate')).toContain('error="invalid_token"');
     // A valid token of another soul does not write here.
-    const otherSoul = await send('POST', url, memory, await soulJwt(otherKey, otherId));
+    const otherSoul = await send('POST', url, memory, await memoryJwt(otherKey, otherId, memory));
     expect(otherSoul.status).toBe(403);
     expect(otherSoul.headers.get('www-authenticate')).toContain('error="insufficient_scope"');
 
@@ -485,7 +419,7 @@ describe.each(dialects)('souls (%s)', (dialect) => {
       'POST',
       rotateUrl,
       { public_key: newKeyPair.publicJwk, proof: await soulJwt(stranger, agentId) },
-      await soulJwt(oldKey, agentId),
+      await rotationJwt(oldKey, agentId, newKeyPair),
     );
     expect(badProof.status).toBe(400);
     expect(badProof.body.errors[0].field).toBe('proof');
@@ -494,7 +428,7 @@ describe.each(dialects)('souls (%s)', (dialect) => {
       'POST',
       rotateUrl,
       { public_key: newKeyPair.publicJwk, proof: await soulJwt(newKeyPair, agentId) },
-      await soulJwt(oldKey, agentId),
+      await rotationJwt(oldKey, agentId, newKeyPair),
     );
     expect(rotated.status).toBe(200);
     expect(rotated.body.agent_id).toBe(agentId);
@@ -506,16 +440,30 @@ describe.each(dialects)('souls (%s)', (dialect) => {
     expect(rotated.body.keys[1].valid_until).toEqual(expect.any(String));
 
     const url = `${soulApi}/agents/${agentId}/memories`;
-    const byOld = await send('POST', url, { content: 'old key' }, await soulJwt(oldKey, agentId));
+    const byOld = await send(
+      'POST',
+      url,
+      { content: 'old key' },
+      await memoryJwt(oldKey, agentId, { content: 'old key' }),
+    );
     expect(byOld.status).toBe(401);
     const byNew = await send(
       'POST',
       url,
       { content: 'new key', layer: 'semantic' },
-      await soulJwt(newKeyPair, agentId),
+      await memoryJwt(newKeyPair, agentId, { content: 'new key', layer: 'semantic' }),
     );
     expect(byNew.status).toBe(201);
     expect(byNew.body.layer).toBe('semantic');
+    expect(byNew.body.signature.kid).toBe(await calculateJwkThumbprint(newKeyPair.publicJwk));
+    // The new key is endorsed by the old one: the check follows the keys from the agent_id.
+    const log = await readLog(agentId);
+    expect(log.document.keys[0].endorsement).toMatchObject({
+      signer: 'soul',
+      origin: 'writer',
+      kid: await calculateJwkThumbprint(oldKey.publicJwk),
+    });
+    expect(await checkSoulLog(log)).toBeNull();
   });
 
   it('keeps a hash chain a reader can verify, under concurrent appends, and detects a tampered row', async () => {
@@ -523,23 +471,20 @@ describe.each(dialects)('souls (%s)', (dialect) => {
     const agentId = (await register(key)).body.agent_id;
     const url = `${soulApi}/agents/${agentId}/memories`;
     const writes = await Promise.all(
-      Array.from({ length: 12 }, async (_, i) =>
-        send(
-          'POST',
-          url,
-          {
-            content: `entry ${i}`,
-            layer: i % 3 === 0 ? 'semantic' : 'episodic',
-            kind: i === 5 ? 'validation' : 'memory',
-          },
-          await soulJwt(key, agentId),
-        ),
-      ),
+      Array.from({ length: 12 }, async (_, i) => {
+        const body = {
+          content: `entry ${i}`,
+          layer: i % 3 === 0 ? 'semantic' : 'episodic',
+          kind: i === 5 ? 'validation' : 'memory',
+        };
+        return send('POST', url, body, await memoryJwt(key, agentId, body));
+      }),
     );
     expect(writes.map((w) => w.status)).toEqual(Array(12).fill(201));
-    const entries = await allMemories(agentId);
+    const log = await readLog(agentId);
+    const { entries } = log;
     expect(entries.map((e) => e.sequence)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
-    expect(checkChain(entries)).toBeNull();
+    expect(await checkSoulLog(log)).toBeNull();
 
     const semantic = await send('GET', `${url}?layer=semantic`);
     expect(semantic.body.memories.every((m: Json) => m.layer === 'semantic')).toBe(true);
@@ -555,13 +500,13 @@ describe.each(dialects)('souls (%s)', (dialect) => {
       .where('agent_id', '=', agentId)
       .where('sequence', '=', 7)
       .execute();
-    expect(checkChain(await allMemories(agentId))).toBe('content of 7 changed');
+    expect(await checkSoulLog(await readLog(agentId))).toBe('content of 7 changed');
     await service.db.handle.db
       .deleteFrom('soul_memories')
       .where('agent_id', '=', agentId)
       .where('sequence', '=', 7)
       .execute();
-    expect(checkChain(await allMemories(agentId))).toBe('gap at 7');
+    expect(await checkSoulLog(await readLog(agentId))).toBe('gap at 7');
   });
 
   it('links a soul registered with an OAuth token to the account, which then writes; others are refused', async () => {
@@ -576,6 +521,8 @@ describe.each(dialects)('souls (%s)', (dialect) => {
     const byAccount = await send('POST', url, { content: 'Written by my operator.' }, token);
     expect(byAccount.status).toBe(201);
     expect(byAccount.body.writer.kind).toBe('account');
+    expect(byAccount.body.signature).toMatchObject({ signer: 'service', origin: 'writer' });
+    expect(await checkSoulLog(await readLog(agentId))).toBeNull();
 
     const stranger = await accessToken(other);
     const refused = await send('POST', url, { content: 'Not mine.' }, stranger);
@@ -600,7 +547,12 @@ describe.each(dialects)('souls (%s)', (dialect) => {
     const retired = await send('POST', `${soulApi}/agents/${agentId}/retire`, {}, token);
     expect(retired.status).toBe(200);
     expect(retired.body.status).toBe('retired');
-    const after = await send('POST', url, { content: 'too late' }, await soulJwt(key, agentId));
+    const after = await send(
+      'POST',
+      url,
+      { content: 'too late' },
+      await memoryJwt(key, agentId, { content: 'too late' }),
+    );
     expect(after.status).toBe(409);
     expect(after.body.code).toBe('soul_retired');
   });
@@ -676,10 +628,11 @@ describe.each(dialects)('souls (%s)', (dialect) => {
     expect([a.status, b.status, c.status].filter((status) => status === 200).length).toBeGreaterThanOrEqual(
       1,
     );
-    const entries = await allMemories(agentId);
+    const log = await readLog(agentId);
+    const { entries } = log;
     expect(entries.filter((e) => e.content === 'Paid once.')).toHaveLength(1);
     expect(entries).toHaveLength(3);
-    expect(checkChain(entries)).toBeNull();
+    expect(await checkSoulLog(log)).toBeNull();
     const doc = (await send('GET', `${soulApi}/agents/${agentId}`)).body;
     expect(doc.memory_counts).toEqual({ episodic: 2, semantic: 1 });
     expect(doc.validations).toMatchObject({ count: 1, latest: [{ content: 'Again.', kind: 'validation' }] });

@@ -67,7 +67,12 @@ describe('soul keys', () => {
     const check = async (claims: Parameters<typeof token>[0]) =>
       verifySoulJwt(await token(claims), jwk, { agentId, audience: AUD, now });
 
-    expect(await check({})).toEqual({ ok: true, jti: 'j-1', exp: t + 60 });
+    expect(await check({})).toEqual({
+      ok: true,
+      jti: 'j-1',
+      exp: t + 60,
+      claims: { iss: agentId, aud: AUD, iat: t, exp: t + 60, jti: 'j-1' },
+    });
     expect((await check({ exp: t + 300 })).ok).toBe(true);
     expect((await check({ exp: t + 301 })).ok).toBe(false);
     expect((await check({ iat: t - 400, exp: t - 1 })).ok).toBe(false);

@@ -15,6 +15,7 @@ import {
   decodeJwt,
   importJWK,
   type JWK,
+  type JWTPayload,
   errors as joseErrors,
   jwtVerify,
 } from 'jose';
@@ -91,7 +92,20 @@ export async function signsText(jwk: PublicJwk, signature: string, text: string)
 export const SOUL_JWT_MAX_SECONDS = 300;
 export const CLOCK_SKEW_SECONDS = 60;
 
-export type SoulJwtResult = { ok: true; jti: string; exp: number } | { ok: false; description: string };
+export type SoulJwtResult =
+  | { ok: true; jti: string; exp: number; claims: JWTPayload }
+  | { ok: false; description: string };
+
+/**
+ * A soul-signed JWT the adapter verified and spent: kept as the signature of what it authorized (a
+ * memory entry, a rotated-in key), so `kid` is the thumbprint of the key that verified it.
+ */
+export interface SoulToken {
+  agentId: string;
+  jws: string;
+  kid: string;
+  claims: JWTPayload;
+}
 
 /**
  * Verifies a soul-signed JWT with one of the soul's keys: signature, `iss` = agent_id, `aud` = the
@@ -123,7 +137,7 @@ export async function verifySoulJwt(
     const jti = payload.jti as string;
     if (jti.length === 0 || jti.length > 200)
       return { ok: false, description: 'jti must be 1 to 200 characters' };
-    return { ok: true, jti, exp };
+    return { ok: true, jti, exp, claims: payload };
   } catch (err) {
     if (err instanceof joseErrors.JWTExpired) return { ok: false, description: 'The token has expired' };
     if (err instanceof joseErrors.JWTClaimValidationFailed) return { ok: false, description: err.message };

@@ -12,6 +12,7 @@ import {
   GetSoulInput,
   LinkRegistrationInput,
   ListMemoriesInput,
+  LogJwks,
   Memory,
   MemoryPage,
   RegisterSoulInput,
@@ -101,6 +102,23 @@ export const listSoulMemories = defineOperation({
   handler: (ctx, input) => ctx.services.souls.memories(input),
 });
 
+export const getSoulLogKeys = defineOperation({
+  name: 'getSoulLogKeys',
+  title: "The service's soul log keys",
+  description:
+    'The JWKS (RFC 7517) of the keys the service signs soul logs with: entries written by accounts and payers, ' +
+    'entries signed when logs were migrated (kid soul-log-migration), and checkpoints. Every key that ever signed ' +
+    'stays listed, so old signatures keep verifying after a rotation.',
+  input: z.strictObject({}),
+  output: LogJwks,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  access: 'public',
+  http: { surface: 'site', method: 'GET', path: '/api/soul/jwks.json', input: 'query' },
+  errors: [],
+  tags: TAGS,
+  handler: (ctx) => ctx.services.souls.logKeys(),
+});
+
 export const searchSouls = defineOperation({
   name: 'searchSouls',
   title: 'Search the soul registry',
@@ -179,8 +197,9 @@ export const rotateSoulKey = defineOperation({
   name: 'rotateSoulKey',
   title: "Rotate a soul's key",
   description:
-    "Replaces the soul's key. Signed by both keys: the Bearer JWT by the current key, and proof (a JWT of the same " +
-    'rules) by the new one. The agent_id does not change; the old key stays listed with the time it ended.',
+    "Replaces the soul's key. Signed by both keys: the Bearer JWT by the current key, with the claim new_key = the " +
+    'RFC 7638 thumbprint of the new key (kept as its endorsement), and proof (a JWT of the same rules) by the new ' +
+    'one. The agent_id does not change; the old key stays listed with the time it ended.',
   input: RotateKeyInput,
   output: SoulDocument,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
@@ -189,8 +208,9 @@ export const rotateSoulKey = defineOperation({
   errors: [...WRITE_ERRORS, 'soul_key_taken', 'conflict'],
   tags: TAGS,
   handler: async (ctx, input) => {
-    await ctx.services.souls.writerFor(ctx, input.agent_id, { soulKeyOnly: true });
-    return ctx.services.souls.rotateKey(input.agent_id, input.public_key, input.proof);
+    const writer = await ctx.services.souls.writerFor(ctx, input.agent_id, { soulKeyOnly: true });
+    if (writer.kind !== 'soul') throw new Error('writerFor let a rotation through without the soul key');
+    return ctx.services.souls.rotateKey(input.agent_id, input.public_key, input.proof, writer.token);
   },
 });
 
@@ -198,8 +218,10 @@ export const addSoulMemory = defineOperation({
   name: 'addSoulMemory',
   title: 'Add a memory to a soul',
   description:
-    "Appends a memory or validation to the soul's hash-chained log, written as the soul (a JWT signed by its current " +
-    'key) or as its linked account (an access token). Returns the entry with its sequence and digests.',
+    "Appends a memory or validation to the soul's hash-chained, signed log, written as the soul (a JWT signed by its " +
+    'current key whose memory claim is {content_digest: hex SHA-256 of content, layer, kind, previous_digest?}; the ' +
+    'JWT is kept as the signature) or as its linked account (an access token; the service signs). Returns the ' +
+    'entry with its sequence, digests and signature.',
   input: AddMemoryInput,
   output: Memory,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
@@ -211,7 +233,7 @@ export const addSoulMemory = defineOperation({
     input: 'body',
     successStatus: 201,
   },
-  errors: [...WRITE_ERRORS],
+  errors: [...WRITE_ERRORS, 'conflict'],
   tags: TAGS,
   handler: async (ctx, input) => {
     const writer = await ctx.services.souls.writerFor(ctx, input.agent_id);
@@ -269,6 +291,7 @@ export const soulOperations = [
   registerSoul,
   getSoul,
   listSoulMemories,
+  getSoulLogKeys,
   searchSouls,
   getSoulErc8004Registration,
   updateSoulProfile,

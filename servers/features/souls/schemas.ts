@@ -85,11 +85,32 @@ export const RegisterSoulInput = z.strictObject({
 });
 export type RegisterSoulInput = z.infer<typeof RegisterSoulInput>;
 
+const SIGNERS =
+  "soul: one of the soul's keys (kid is its thumbprint in keys); service: a key of the service's JWKS " +
+  '({site_url}/api/soul/jwks.json, kid as there).';
+const ORIGINS =
+  'writer: signed when written, by its writer (the service signs for accounts and payers); migration: ' +
+  'written before logs were signed and signed then by the service (kid soul-log-migration), not by its writer.';
+
+export const Signature = z
+  .object({
+    signer: z.enum(['soul', 'service']).describe(SIGNERS),
+    kid: z.string().describe('The key that verifies jws.'),
+    origin: z.enum(['writer', 'migration']).describe(ORIGINS),
+    jws: z.string().describe('Compact JWS (README "Souls": checking a log).'),
+  })
+  .describe('Who vouches for this, and the signature to check it with.');
+export type Signature = z.infer<typeof Signature>;
+
 export const SoulKey = z.object({
   jwk: z.record(z.string(), z.string()).describe('Public JWK.'),
-  thumbprint: z.string().describe('RFC 7638 SHA-256 thumbprint, base64url.'),
+  thumbprint: z.string().describe('RFC 7638 SHA-256 thumbprint, base64url: the kid of what it signs.'),
   valid_from: z.iso.datetime(),
   valid_until: z.iso.datetime().nullable().describe('Null for the current key.'),
+  endorsement: Signature.nullable().describe(
+    'For a rotated-in key: the rotation JWT signed by the key before it, whose new_key claim is this ' +
+      "key's thumbprint. Null for the first key (the agent_id is its thumbprint).",
+  ),
 });
 
 export const Writer = z
@@ -113,8 +134,45 @@ export const Memory = z.object({
     .describe('SHA-256 of this entry (README "Souls": the chain), which the next entry names, hex.'),
   writer: Writer,
   recorded_at: z.iso.datetime(),
+  signature: Signature.nullable().describe(
+    "The writer's signature: for the soul, the JWT it wrote with (its memory claim binds content_digest, " +
+      "layer and kind); for an account or a payer, the service's JWS whose payload is digest. Null only for " +
+      'an entry a service version older than signed logs wrote; such an entry fails the check.',
+  ),
 });
 export type Memory = z.infer<typeof Memory>;
+
+const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, 'must be a hex SHA-256 (64 lower case digits)');
+
+/**
+ * The claim `memory` a soul's JWT carries to write an entry (README "Souls"): the JWT is kept as the
+ * entry's signature, so it must bind what is written.
+ */
+export const MemoryClaim = z.strictObject({
+  content_digest: Sha256Hex,
+  layer: MemoryLayer,
+  kind: MemoryKind,
+  previous_digest: Sha256Hex.nullable().optional(),
+});
+export type MemoryClaim = z.infer<typeof MemoryClaim>;
+
+export const Checkpoint = z
+  .object({
+    sequence: z.number().int().min(0).describe('The last entry when it was signed; 0 before the first.'),
+    digest: z.string().nullable().describe("That entry's digest; null before the first."),
+    issued_at: z.iso.datetime().describe('When the service signed it: the last write, or the migration.'),
+    kid: z.string().describe("The service's key (JWKS {site_url}/api/soul/jwks.json)."),
+    jws: z
+      .string()
+      .describe(
+        'Compact JWS (typ soul-checkpoint+jws) whose payload is the JSON {agent_id, sequence, digest, issued_at}; ' +
+          'trust the verified payload, not the copies beside it.',
+      ),
+  })
+  .describe(
+    "The service's signed statement of the log's head: a log that ends before it, or differs at it, was cut " +
+      'or rewritten. Null only for a soul no service version with signed logs has written to or migrated.',
+  );
 
 export const Registration = z.object({
   agentRegistry: z.string().describe('eip155:<chain id>:<ERC-8004 Identity Registry address>.'),
@@ -152,6 +210,7 @@ export const SoulDocument = z.object({
     .object({ sequence: z.number().int(), digest: z.string() })
     .nullable()
     .describe("The log's last entry: a reader who verified the chain up to it has everything."),
+  checkpoint: Checkpoint.nullable(),
   validations: z.object({
     count: z.number().int(),
     latest: z.array(Memory).describe('The ten latest validations, newest first.'),
@@ -161,6 +220,9 @@ export const SoulDocument = z.object({
     document: z.string(),
     memories: z.string(),
     erc8004_registration: z.string().describe('The ERC-8004 agent registration file: point agentURI here.'),
+    signing_keys: z
+      .string()
+      .describe("The service's JWKS: the keys of every service signature and checkpoint, kept for good."),
   }),
 });
 export type SoulDocument = z.infer<typeof SoulDocument>;
@@ -260,3 +322,20 @@ export const LinkRegistrationInput = z.strictObject({
     .regex(/^0x[0-9a-fA-F]{130}$/, 'must be a 65-byte hex signature')
     .describe('EIP-191 personal_sign by the owner of the link message (README "Souls": ERC-8004).'),
 });
+
+export const LogJwks = z.object({
+  keys: z
+    .array(
+      z.object({
+        kty: z.literal('EC'),
+        crv: z.literal('P-256'),
+        x: z.string(),
+        y: z.string(),
+        kid: z.string(),
+        alg: z.literal('ES256'),
+        use: z.literal('sig'),
+      }),
+    )
+    .describe('Every key that ever signed a soul log, oldest first; none is ever removed.'),
+});
+export type LogJwks = z.infer<typeof LogJwks>;

@@ -9,16 +9,26 @@
  * the new head and tries again.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { decodeProtectedHeader } from 'jose';
 import type { Kysely } from 'kysely';
 import { verifyMessage } from 'viem';
 import { isUniqueViolation } from '../../../db/database.ts';
-import type { Database, SoulMemoryRow, SoulRow } from '../../../db/schema.ts';
+import type { Database, SignatureOrigin, SoulKeyRow, SoulMemoryRow, SoulRow } from '../../../db/schema.ts';
 import type { Config } from '../../config.ts';
-import { invalid, notFound, ServiceError } from '../../errors.ts';
+import { type FieldError, invalid, notFound, ServiceError } from '../../errors.ts';
 import { bearerChallenge, type OperationContext } from '../../operation.ts';
 import { DEFAULT_LIMIT, decodeCursor, encodeCursor, likePattern } from '../../pagination.ts';
 import { entryDigest, sha256Hex } from './chain.ts';
-import { agentIdOf, canonicalJwk, type PublicJwk, signsText, thumbprintOf, verifySoulJwt } from './keys.ts';
+import {
+  agentIdOf,
+  canonicalJwk,
+  type PublicJwk,
+  type SoulToken,
+  signsText,
+  thumbprintOf,
+  verifySoulJwt,
+} from './keys.ts';
+import { type Checkpoint, type LogSigner, publishedLogKeys, signCheckpoint, signEntry } from './log-keys.ts';
 import {
   currentKeyOf,
   findSoul,
@@ -30,7 +40,15 @@ import {
   soulPage,
   validationsOf,
 } from './repository.ts';
-import type { Memory, MemoryLayer, RegisterSoulInput, SoulDocument } from './schemas.ts';
+import {
+  type LogJwks,
+  type Memory,
+  MemoryClaim,
+  type MemoryLayer,
+  type RegisterSoulInput,
+  type Signature,
+  type SoulDocument,
+} from './schemas.ts';
 
 /** A challenge lives five minutes (issue 11). */
 export const CHALLENGE_TTL_MS = 5 * 60_000;
@@ -43,12 +61,16 @@ export interface SoulsDeps {
   db: Kysely<Database>;
   config: Config;
   now: () => Date;
+  /** The service's soul log key (`log-keys.ts`), loaded at start. */
+  signer: LogSigner;
 }
 
-export interface Writer {
-  kind: 'soul' | 'account' | 'payer';
-  id: string;
-}
+/** Who writes: the soul with the JWT that signs the write, its linked account, or a payer. */
+export type Writer =
+  | { kind: 'soul'; id: string; token: SoulToken }
+  | { kind: 'account' | 'payer'; id: string };
+
+type TokenVerdict = { ok: true; token: SoulToken } | { ok: false; description: string };
 
 export type Endpoints = { mcp?: string; a2a?: string; web?: string };
 export type Operator = { name?: string; url?: string; email?: string };
@@ -57,6 +79,8 @@ export type Operator = { name?: string; url?: string; email?: string };
 export const soulApiUrl = (config: Config): string => `${config.site_url}/api/soul`;
 export const soulDocumentUrl = (config: Config, agentId: string): string =>
   `${soulApiUrl(config)}/agents/${agentId}`;
+/** The service's soul log keys (`log-keys.ts`). */
+export const soulLogJwksUrl = (config: Config): string => `${soulApiUrl(config)}/jwks.json`;
 
 /** The message the owner of an ERC-8004 identity signs (EIP-191) to link it to a soul. */
 export const erc8004LinkMessage = (input: {
@@ -66,6 +90,9 @@ export const erc8004LinkMessage = (input: {
 }) => `Link ERC-8004 agent ${input.erc8004AgentId} of ${input.agentRegistry} to soul ${input.agentId}`;
 
 const hashChallenge = (challenge: string): string => createHash('sha256').update(challenge).digest('hex');
+
+/** Whole seconds, as JWT times are (RFC 7519 NumericDate). */
+const seconds = (iso: string): number => Math.floor(Date.parse(iso) / 1000);
 
 export class SoulsService {
   readonly #deps: SoulsDeps;
@@ -119,6 +146,12 @@ export class SoulsService {
     const thumbprint = await thumbprintOf(jwk);
     const agentId = await agentIdOf(jwk);
     const now = this.#now();
+    const checkpoint = await signCheckpoint(this.#deps.signer, {
+      agent_id: agentId,
+      sequence: 0,
+      digest: null,
+      issued_at: now,
+    });
     const soul: SoulRow = {
       id: randomUUID(),
       agent_id: agentId,
@@ -134,6 +167,7 @@ export class SoulsService {
       created_at: now,
       updated_at: now,
       retired_at: null,
+      checkpoint,
     };
     try {
       await this.#db.transaction().execute(async (trx) => {
@@ -174,6 +208,9 @@ export class SoulsService {
             jwk: JSON.stringify(jwk),
             valid_from: now,
             valid_until: null,
+            endorsement: null,
+            endorsement_kid: null,
+            endorsement_origin: null,
           })
           .execute();
       });
@@ -230,18 +267,14 @@ export class SoulsService {
         endpoints: JSON.parse(soul.endpoints) as Endpoints,
         operator: soul.operator ? (JSON.parse(soul.operator) as Operator) : null,
       },
-      keys: keys.map((k) => ({
-        jwk: JSON.parse(k.jwk) as Record<string, string>,
-        thumbprint: k.thumbprint,
-        valid_from: k.valid_from,
-        valid_until: k.valid_until,
-      })),
+      keys: keys.map(keyView),
       linked_account: soul.account_id !== null,
       created_at: soul.created_at,
       updated_at: soul.updated_at,
       retired_at: soul.retired_at,
       memory_counts: counts,
       head: head ? { sequence: head.sequence, digest: head.digest } : null,
+      checkpoint: soul.checkpoint ? checkpointView(soul.checkpoint) : null,
       validations: { count: validations.count, latest: validations.latest.map(memoryView) },
       registrations: registrations.map((r) => ({
         agentRegistry: r.agent_registry,
@@ -249,7 +282,12 @@ export class SoulsService {
         owner: r.owner,
         linked_at: r.created_at,
       })),
-      urls: { document: url, memories: `${url}/memories`, erc8004_registration: `${url}/erc-8004` },
+      urls: {
+        document: url,
+        memories: `${url}/memories`,
+        erc8004_registration: `${url}/erc-8004`,
+        signing_keys: soulLogJwksUrl(config),
+      },
     };
   }
 
@@ -278,6 +316,11 @@ export class SoulsService {
     };
   }
 
+  /** The JWKS of every key that ever signed a soul log. */
+  async logKeys(): Promise<LogJwks> {
+    return { keys: (await publishedLogKeys(this.#db)) as LogJwks['keys'] };
+  }
+
   /** The registry, newest first; `q` matches the handle or the name. */
   async search(input: { q?: string | undefined; cursor?: string | undefined; limit?: number | undefined }) {
     const limit = input.limit ?? DEFAULT_LIMIT;
@@ -303,20 +346,13 @@ export class SoulsService {
    * Verifies a JWT the soul signed with its current key and spends its `jti` durably (a second use,
    * in any process, is refused). Failures are values carrying the RFC 6750 description.
    */
-  async verifySoulToken(
-    token: string,
-    agentId: string,
-  ): Promise<{ ok: true } | { ok: false; description: string }> {
+  async verifySoulToken(token: string, agentId: string): Promise<TokenVerdict> {
     const key = await currentKeyOf(this.#db, agentId);
     if (!key) return { ok: false, description: 'No soul has this iss' };
-    return this.#verifyAndSpend(token, agentId, JSON.parse(key.jwk) as PublicJwk);
+    return this.#verifyAndSpend(token, agentId, JSON.parse(key.jwk) as PublicJwk, key.thumbprint);
   }
 
-  async #verifyAndSpend(
-    token: string,
-    agentId: string,
-    jwk: PublicJwk,
-  ): Promise<{ ok: true } | { ok: false; description: string }> {
+  async #verifyAndSpend(token: string, agentId: string, jwk: PublicJwk, kid: string): Promise<TokenVerdict> {
     const now = this.#deps.now();
     const verdict = await verifySoulJwt(token, jwk, {
       agentId,
@@ -338,7 +374,7 @@ export class SoulsService {
       if (isUniqueViolation(err)) return { ok: false, description: 'This token was already used (jti)' };
       throw err;
     }
-    return { ok: true };
+    return { ok: true, token: { agentId, jws: token, kid, claims: verdict.claims } };
   }
 
   /**
@@ -358,7 +394,7 @@ export class SoulsService {
       });
     if (ctx.soul) {
       if (ctx.soul.agentId !== agentId) throw forbidden('The token is signed by another soul');
-      return { kind: 'soul', id: agentId };
+      return { kind: 'soul', id: agentId, token: ctx.soul };
     }
     const account = ctx.account?.keyId === null ? ctx.account : undefined;
     if (account && !options.soulKeyOnly) {
@@ -406,22 +442,39 @@ export class SoulsService {
   }
 
   /**
-   * Rotates the key: the Bearer JWT was signed by the current key (checked by the adapter), and
-   * `proof` is a JWT of the same rules signed by the new one. The old key stays listed, with the
-   * time it stopped being valid; the agent_id does not change.
+   * Rotates the key: the Bearer JWT was signed by the current key (checked by the adapter) and
+   * names the new key in its `new_key` claim, and `proof` is a JWT of the same rules signed by the
+   * new one. The Bearer JWT is kept as the new key's endorsement, so a reader follows the keys from
+   * the agent_id to the current one without trusting us. The old key stays listed, with the time
+   * it stopped being valid; the agent_id does not change.
    */
-  async rotateKey(agentId: string, newKey: PublicJwk, proof: string): Promise<SoulDocument> {
+  async rotateKey(
+    agentId: string,
+    newKey: PublicJwk,
+    proof: string,
+    endorsement: SoulToken,
+  ): Promise<SoulDocument> {
     const jwk = canonicalJwk(newKey);
-    const verdict = await this.#verifyAndSpend(proof, agentId, jwk);
-    if (!verdict.ok) throw invalid([{ field: 'proof', message: `${verdict.description} (by the new key)` }]);
     const thumbprint = await thumbprintOf(jwk);
-    const now = this.#now();
+    if (endorsement.claims.new_key !== thumbprint) {
+      throw invalid([
+        {
+          field: 'new_key',
+          message: `claim of the Bearer JWT must be ${thumbprint}, the RFC 7638 thumbprint of public_key`,
+        },
+      ]);
+    }
+    const verdict = await this.#verifyAndSpend(proof, agentId, jwk, thumbprint);
+    if (!verdict.ok) throw invalid([{ field: 'proof', message: `${verdict.description} (by the new key)` }]);
     try {
       await this.#db.transaction().execute(async (trx) => {
+        const now = await this.#hold(trx, agentId, endorsement);
+        if (now === null) throw new ServiceError('soul_retired', { detail: `${agentId} is retired` });
         const ended = await trx
           .updateTable('soul_keys')
           .set({ valid_until: now })
           .where('agent_id', '=', agentId)
+          .where('thumbprint', '=', endorsement.kid)
           .where('valid_until', 'is', null)
           .executeTakeFirst();
         if (Number(ended.numUpdatedRows) !== 1) {
@@ -437,6 +490,9 @@ export class SoulsService {
             jwk: JSON.stringify(jwk),
             valid_from: now,
             valid_until: null,
+            endorsement: endorsement.jws,
+            endorsement_kid: endorsement.kid,
+            endorsement_origin: 'writer',
           })
           .execute();
         await trx.updateTable('souls').set({ updated_at: now }).where('agent_id', '=', agentId).execute();
@@ -447,6 +503,31 @@ export class SoulsService {
       throw err;
     }
     return this.document(agentId);
+  }
+
+  /**
+   * Takes the soul's row for the rest of the transaction (an update that only matches an active
+   * soul: on PostgreSQL a row lock; SQLite serializes writers anyway), so appends, rotations and
+   * retirement of one soul follow one another; returns the time the change is recorded at, or null
+   * when the soul is gone or retired. A soul's JWT that signs the change must still be live then:
+   * a reader checks `iat - 60 <= recorded (seconds) < exp`, and the lock may have been waited for.
+   */
+  async #hold(trx: Kysely<Database>, agentId: string, token: SoulToken | null): Promise<string | null> {
+    const held = await trx
+      .updateTable('souls')
+      .set((eb) => ({ status: eb.ref('status') }))
+      .where('agent_id', '=', agentId)
+      .where('status', '=', 'active')
+      .executeTakeFirst();
+    if (Number(held.numUpdatedRows) !== 1) return null;
+    const now = this.#now();
+    if (token && seconds(now) >= (token.claims.exp as number)) {
+      throw new ServiceError('invalid_token', {
+        detail: 'The token expired before the write could be recorded; sign a new one',
+        headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+      });
+    }
+    return now;
   }
 
   /** Retires the identity: it stays readable (document, memories) and takes no more writes. */
@@ -462,11 +543,10 @@ export class SoulsService {
   }
 
   /**
-   * Appends one entry to the soul's log, in a transaction that first takes the soul's row (an
-   * update that only matches an active soul: on PostgreSQL a row lock, so appends to one soul and
-   * its retirement are serialized; SQLite serializes writers anyway), then reads the head and
-   * inserts at head + 1. The unique (agent_id, sequence) is the backstop: an append that still
-   * loses the position retries.
+   * Appends one entry to the soul's log, in a transaction that first takes the soul's row
+   * (`#hold`), then reads the head and inserts at head + 1 with its signature - the soul's JWT, or
+   * the service's over the digest - and re-signs the soul's checkpoint. The unique
+   * (agent_id, sequence) is the backstop: an append that still loses the position retries.
    */
   async append(
     agentId: string,
@@ -479,17 +559,13 @@ export class SoulsService {
     },
   ): Promise<Memory> {
     const contentDigest = sha256Hex(entry.content);
+    const { writer } = entry;
+    const claim = writer.kind === 'soul' ? memoryClaimOf(writer.token, { ...entry, contentDigest }) : null;
     for (let attempt = 0; attempt < APPEND_ATTEMPTS; attempt++) {
       try {
         const row = await this.#db.transaction().execute(async (trx) => {
-          const recordedAt = this.#now();
-          const held = await trx
-            .updateTable('souls')
-            .set((eb) => ({ status: eb.ref('status') }))
-            .where('agent_id', '=', agentId)
-            .where('status', '=', 'active')
-            .executeTakeFirst();
-          if (Number(held.numUpdatedRows) !== 1) return null;
+          const recordedAt = await this.#hold(trx, agentId, writer.kind === 'soul' ? writer.token : null);
+          if (recordedAt === null) return null;
           if (entry.paymentId) {
             // A paid write runs once per payment: a payment released after its entry was written
             // (its process died before the result was kept) and sent again answers that entry.
@@ -500,26 +576,50 @@ export class SoulsService {
               .executeTakeFirst();
             if (written) return written;
           }
+          if (writer.kind === 'soul') await stillCurrent(trx, agentId, writer.token.kid);
           const head = await headOf(trx, agentId);
+          const previous = head?.digest ?? null;
+          if (claim?.previous_digest !== undefined && claim.previous_digest !== previous) {
+            throw new ServiceError('conflict', {
+              detail:
+                `The log's head is sequence ${head?.sequence ?? 0} (digest ${previous}), not the ` +
+                'memory.previous_digest signed: read the head and sign again',
+            });
+          }
           const fields = {
             agent_id: agentId,
             sequence: (head?.sequence ?? 0) + 1,
             layer: entry.layer,
             kind: entry.kind,
             content_digest: contentDigest,
-            previous_digest: head?.digest ?? null,
-            writer_kind: entry.writer.kind,
-            writer_id: entry.writer.id,
+            previous_digest: previous,
+            writer_kind: writer.kind,
+            writer_id: writer.id,
             recorded_at: recordedAt,
           };
+          const digest = entryDigest(fields);
+          const { signer } = this.#deps;
+          const [signature, checkpoint] = await Promise.all([
+            writer.kind === 'soul' ? writer.token.jws : signEntry(signer, digest),
+            signCheckpoint(signer, {
+              agent_id: agentId,
+              sequence: fields.sequence,
+              digest,
+              issued_at: recordedAt,
+            }),
+          ]);
           const inserted: SoulMemoryRow = {
             id: randomUUID(),
             ...fields,
             content: entry.content,
-            digest: entryDigest(fields),
+            digest,
             payment_id: entry.paymentId ?? null,
+            signature,
+            signature_kid: writer.kind === 'soul' ? writer.token.kid : signer.kid,
+            signature_origin: 'writer',
           };
           await trx.insertInto('soul_memories').values(inserted).execute();
+          await trx.updateTable('souls').set({ checkpoint }).where('agent_id', '=', agentId).execute();
           return inserted;
         });
         if (row) return memoryView(row);
@@ -619,6 +719,80 @@ export class SoulsService {
   }
 }
 
+/**
+ * The soul's JWT becomes the entry's signature, so its `memory` claim must bind what is written:
+ * the content's digest, the layer and the kind (and, if the soul chose, the head it expects).
+ */
+function memoryClaimOf(
+  token: SoulToken,
+  entry: { contentDigest: string; layer: MemoryLayer; kind: 'memory' | 'validation' },
+): MemoryClaim {
+  const parsed = MemoryClaim.safeParse(token.claims.memory);
+  if (!parsed.success) {
+    throw invalid([
+      {
+        field: 'memory',
+        message:
+          'claim of the Bearer JWT must be {content_digest, layer, kind, previous_digest?}: the hex SHA-256 ' +
+          `of content, the layer and the kind written (${parsed.error.issues[0]?.path.join('.') || 'memory'}: ` +
+          `${parsed.error.issues[0]?.message})`,
+      },
+    ]);
+  }
+  const claim = parsed.data;
+  const errors: FieldError[] = [];
+  if (claim.content_digest !== entry.contentDigest)
+    errors.push({ field: 'content', message: 'is not what memory.content_digest of the Bearer JWT signs' });
+  if (claim.layer !== entry.layer)
+    errors.push({ field: 'layer', message: `is not memory.layer of the Bearer JWT (${claim.layer})` });
+  if (claim.kind !== entry.kind)
+    errors.push({ field: 'kind', message: `is not memory.kind of the Bearer JWT (${claim.kind})` });
+  if (errors.length > 0) throw invalid(errors);
+  return claim;
+}
+
+/** The key that signed a soul's write is still its current one (no rotation slipped in between). */
+async function stillCurrent(trx: Kysely<Database>, agentId: string, thumbprint: string): Promise<void> {
+  if ((await currentKeyOf(trx, agentId))?.thumbprint === thumbprint) return;
+  throw new ServiceError('conflict', {
+    detail: "The soul's key was rotated meanwhile; sign with the new key",
+  });
+}
+
+function signatureView(
+  jws: string | null,
+  kid: string | null,
+  origin: SignatureOrigin | null,
+  soulSigned: boolean,
+): Signature | null {
+  if (jws === null || kid === null || origin === null) return null;
+  return { signer: origin === 'writer' && soulSigned ? 'soul' : 'service', kid, origin, jws };
+}
+
+function keyView(k: SoulKeyRow) {
+  return {
+    jwk: JSON.parse(k.jwk) as Record<string, string>,
+    thumbprint: k.thumbprint,
+    valid_from: k.valid_from,
+    valid_until: k.valid_until,
+    endorsement: signatureView(k.endorsement, k.endorsement_kid, k.endorsement_origin, true),
+  };
+}
+
+/** The stored checkpoint JWS with the fields it signs beside it (decoded, not verified: ours). */
+function checkpointView(jws: string) {
+  const payload = JSON.parse(
+    Buffer.from(jws.split('.')[1] as string, 'base64url').toString('utf8'),
+  ) as Checkpoint;
+  return {
+    sequence: payload.sequence,
+    digest: payload.digest,
+    issued_at: payload.issued_at,
+    kid: decodeProtectedHeader(jws).kid as string,
+    jws,
+  };
+}
+
 export function memoryView(row: SoulMemoryRow): Memory {
   return {
     memory_id: row.id,
@@ -632,5 +806,11 @@ export function memoryView(row: SoulMemoryRow): Memory {
     digest: row.digest,
     writer: { kind: row.writer_kind, id: row.writer_id },
     recorded_at: row.recorded_at,
+    signature: signatureView(
+      row.signature,
+      row.signature_kid,
+      row.signature_origin,
+      row.writer_kind === 'soul',
+    ),
   };
 }
