@@ -9,7 +9,7 @@ import type { Kysely } from 'kysely';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../db/schema.ts';
-import { IngestQueue, type PreparedEvent, rawEventWriter } from '../../servers/features/traffic/ingest.ts';
+import { batchWriter, IngestQueue, type PreparedEvent } from '../../servers/features/traffic/ingest.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
 
 const event = (siteId: string, path: string): PreparedEvent => ({
@@ -56,8 +56,8 @@ describe.each(dialects)('traffic ingestion after a lost COMMIT answer (%s)', (di
   it('stores each acknowledged event once: the retried batch is known as written', async () => {
     db = await createTestDatabase(dialect);
     const siteId = randomUUID();
-    const queue = new IngestQueue(losingFirstCommitAnswer(db.handle.db), dialect, pino({ level: 'silent' }), {
-      writeRaw: rawEventWriter(db.handle.raw),
+    const queue = new IngestQueue(losingFirstCommitAnswer(db.handle.db), pino({ level: 'silent' }), {
+      write: batchWriter(db.handle.raw),
       queueMaxEvents: 1000,
       flushMaxEvents: 100,
       flushIntervalMs: 60_000,

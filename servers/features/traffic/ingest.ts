@@ -20,9 +20,8 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import type { Database as SQLiteClient } from 'better-sqlite3';
-import type { Kysely } from 'kysely';
-import { sql } from 'kysely';
+import type { Database as SQLiteClient, Statement as SQLiteStatement } from 'better-sqlite3';
+import { CompiledQuery, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { DatabaseHandle, Dialect } from '../../../db/database.ts';
 import type { Database } from '../../../db/schema.ts';
@@ -46,8 +45,8 @@ export interface PreparedEvent {
 }
 
 export interface IngestOptions {
-  /** How raw events are inserted (`rawEventWriter`). */
-  writeRaw: RawEventWriter;
+  /** How rows are written (`batchWriter`). */
+  write: BatchWriter;
   queueMaxEvents: number;
   flushMaxEvents: number;
   flushIntervalMs: number;
@@ -78,7 +77,6 @@ const HUMAN_CATEGORIES = new Set(['human', 'ai_referred']);
 
 export class IngestQueue {
   readonly #db: Kysely<Database>;
-  readonly #dialect: Dialect;
   readonly #log: Logger;
   readonly #options: IngestOptions;
   #groups: Group[] = [];
@@ -89,9 +87,8 @@ export class IngestQueue {
   #immediate = false;
   #closed = false;
 
-  constructor(db: Kysely<Database>, dialect: Dialect, log: Logger, options: IngestOptions) {
+  constructor(db: Kysely<Database>, log: Logger, options: IngestOptions) {
     this.#db = db;
-    this.#dialect = dialect;
     this.#log = log;
     this.#options = options;
   }
@@ -233,7 +230,7 @@ export class IngestQueue {
         }
         const kept = duplicates.size > 0 ? taken.filter((g) => !duplicates.has(g)) : taken;
         const events = kept.length === 1 ? (kept[0] as Group).events : kept.flatMap((g) => g.events);
-        if (events.length > 0) await writeEvents(trx, this.#dialect, events, this.#options.writeRaw);
+        if (events.length > 0) await writeEvents(trx, events, this.#options.write);
       });
       for (const group of taken) group.done?.resolve(duplicates.has(group) ? 'duplicate' : 'written');
     } catch (err) {
@@ -260,90 +257,163 @@ function dayOf(iso: string): string {
   return iso.slice(0, 10);
 }
 
+/** A table a batch writes, and for a rollup how a row already there takes the batch's row. */
+interface TableWrite {
+  table: string;
+  /** Every column written, in order, with its PostgreSQL type (for `unnest`). */
+  columns: Readonly<Record<string, string>>;
+  /** A rollup's primary key: a row with the same key is merged (`ON CONFLICT ... DO UPDATE`). */
+  key?: readonly string[];
+  /** How the other columns of a merged row change; a column not named keeps its value. */
+  merge?: Readonly<Record<string, 'add' | 'least' | 'greatest'>>;
+}
+
+const RAW_EVENTS: TableWrite = {
+  table: 'traffic_events',
+  columns: {
+    site_id: 'uuid',
+    occurred_at: 'timestamptz',
+    received_at: 'timestamptz',
+    source: 'text',
+    category: 'text',
+    agent: 'text',
+    path: 'text',
+    referrer_host: 'text',
+    status: 'int',
+    ip_prefix: 'text',
+    user_agent: 'text',
+  },
+};
+
+/** The rollups every read is served from (migration 2026-11-21T1500Z_traffic). */
+const ROLLUPS = {
+  daily: {
+    table: 'traffic_daily',
+    columns: {
+      site_id: 'uuid',
+      day: 'text',
+      category: 'text',
+      agent: 'text',
+      operator: 'text',
+      events: 'bigint',
+    },
+    key: ['site_id', 'day', 'category', 'agent'],
+    merge: { events: 'add' },
+  },
+  pages: {
+    table: 'traffic_pages_daily',
+    columns: { site_id: 'uuid', day: 'text', category: 'text', path: 'text', events: 'bigint' },
+    key: ['site_id', 'day', 'category', 'path'],
+    merge: { events: 'add' },
+  },
+  hourly: {
+    table: 'traffic_hourly',
+    columns: { site_id: 'uuid', hour: 'text', source: 'text', events: 'bigint' },
+    key: ['site_id', 'hour', 'source'],
+    merge: { events: 'add' },
+  },
+  sources: {
+    table: 'traffic_site_sources',
+    columns: {
+      site_id: 'uuid',
+      source: 'text',
+      first_event_at: 'timestamptz',
+      last_event_at: 'timestamptz',
+      events: 'bigint',
+    },
+    key: ['site_id', 'source'],
+    merge: { events: 'add', first_event_at: 'least', last_event_at: 'greatest' },
+  },
+  network: {
+    table: 'traffic_network_daily',
+    columns: { day: 'text', category: 'text', agent: 'text', operator: 'text', events: 'bigint' },
+    key: ['day', 'category', 'agent'],
+    merge: { events: 'add' },
+  },
+  agentSites: {
+    table: 'traffic_agent_sites',
+    columns: { agent: 'text', site_id: 'uuid', first_seen_at: 'timestamptz', last_seen_at: 'timestamptz' },
+    key: ['agent', 'site_id'],
+    merge: { last_seen_at: 'greatest' },
+  },
+} as const satisfies Record<string, TableWrite>;
+
 /**
- * Raw events, written the cheapest way each dialect allows: on SQLite one prepared statement run per
- * row on the connection the surrounding transaction holds (synchronous, no SQL compiled per batch);
- * on PostgreSQL one `INSERT ... SELECT FROM unnest(...)` per chunk, eleven array parameters
- * whatever the batch size.
+ * Writes rows of a table (raw events, or a rollup's rows, merged into the rows already there) the
+ * cheapest way each dialect allows, with SQL made once per table (`batchWriter`): on SQLite one
+ * prepared statement run per row on the connection the surrounding transaction holds (synchronous);
+ * on PostgreSQL one `INSERT ... SELECT FROM unnest(...)` per chunk, one array parameter per column
+ * whatever the number of rows. Building and compiling the rollups' upserts with kysely cost about
+ * twice the rest of a batch's work: with a beacon answered after its batch, that was most of it.
  */
-export type RawEventWriter = (trx: Kysely<Database>, events: PreparedEvent[]) => Promise<void>;
+export type BatchWriter = (
+  trx: Kysely<Database>,
+  table: TableWrite,
+  rows: readonly object[],
+) => Promise<void>;
 
-const EVENT_COLUMNS = [
-  'site_id',
-  'occurred_at',
-  'received_at',
-  'source',
-  'category',
-  'agent',
-  'path',
-  'referrer_host',
-  'status',
-  'ip_prefix',
-  'user_agent',
-] as const satisfies readonly (keyof PreparedEvent)[];
+/** `INSERT INTO <table> (<columns>) <rows>`, merging rows met again for a rollup. */
+function insertSql(table: TableWrite, dialect: Dialect, rows: string): string {
+  const insert = `insert into ${table.table} (${Object.keys(table.columns).join(', ')}) ${rows}`;
+  if (!table.key) return insert;
+  const set = Object.entries(table.merge ?? {}).map(([column, how]) => {
+    const both = `${table.table}.${column}, excluded.${column}`;
+    if (how === 'add') return `${column} = ${table.table}.${column} + excluded.${column}`;
+    if (how === 'least') return `${column} = ${dialect === 'postgres' ? 'least' : 'min'}(${both})`;
+    return `${column} = ${dialect === 'postgres' ? 'greatest' : 'max'}(${both})`;
+  });
+  return `${insert} on conflict (${table.key.join(', ')}) do update set ${set.join(', ')}`;
+}
 
-function sqliteEventWriter(client: SQLiteClient): RawEventWriter {
-  const insert = client.prepare(
-    `insert into traffic_events (${EVENT_COLUMNS.join(', ')}) values (${EVENT_COLUMNS.map(() => '?').join(', ')})`,
-  );
-  return async (_trx, events) => {
+function sqliteWriter(client: SQLiteClient): BatchWriter {
+  const statements = new Map<TableWrite, SQLiteStatement>();
+  return async (_trx, table, rows) => {
+    let statement = statements.get(table);
+    if (!statement) {
+      const columns = Object.keys(table.columns);
+      statement = client.prepare(insertSql(table, 'sqlite', `values (${columns.map(() => '?').join(', ')})`));
+      statements.set(table, statement);
+    }
+    const columns = Object.keys(table.columns);
     // Runs inside the kysely transaction: SQLite has one connection, and it is holding the BEGIN.
-    for (const e of events) {
-      insert.run(
-        e.site_id,
-        e.occurred_at,
-        e.received_at,
-        e.source,
-        e.category,
-        e.agent,
-        e.path,
-        e.referrer_host,
-        e.status,
-        e.ip_prefix,
-        e.user_agent,
+    for (const row of rows) statement.run(columns.map((c) => (row as Record<string, unknown>)[c]));
+  };
+}
+
+function postgresWriter(): BatchWriter {
+  const statements = new Map<TableWrite, string>();
+  return async (trx, table, rows) => {
+    let text = statements.get(table);
+    if (!text) {
+      const arrays = Object.values(table.columns).map((type, i) => `$${i + 1}::${type}[]`);
+      text = insertSql(table, 'postgres', `select * from unnest(${arrays.join(', ')})`);
+      statements.set(table, text);
+    }
+    const columns = Object.keys(table.columns);
+    for (let i = 0; i < rows.length; i += PG_CHUNK) {
+      const chunk = rows.slice(i, i + PG_CHUNK) as Record<string, unknown>[];
+      await trx.executeQuery(
+        CompiledQuery.raw(
+          text,
+          columns.map((c) => chunk.map((row) => row[c])),
+        ),
       );
     }
   };
 }
 
-const PG_TYPES: Record<(typeof EVENT_COLUMNS)[number], string> = {
-  site_id: 'uuid',
-  occurred_at: 'timestamptz',
-  received_at: 'timestamptz',
-  source: 'text',
-  category: 'text',
-  agent: 'text',
-  path: 'text',
-  referrer_host: 'text',
-  status: 'int',
-  ip_prefix: 'text',
-  user_agent: 'text',
-};
-
 /** The writer for the database the service runs on. */
-export function rawEventWriter(raw: DatabaseHandle['raw']): RawEventWriter {
-  return raw.kind === 'sqlite' ? sqliteEventWriter(raw.client) : postgresEventWriter;
+export function batchWriter(raw: DatabaseHandle['raw']): BatchWriter {
+  return raw.kind === 'sqlite' ? sqliteWriter(raw.client) : postgresWriter();
 }
-
-const postgresEventWriter: RawEventWriter = async (trx, events) => {
-  for (let i = 0; i < events.length; i += PG_CHUNK) {
-    const chunk = events.slice(i, i + PG_CHUNK);
-    const arrays = EVENT_COLUMNS.map(
-      (column) => sql`${chunk.map((e) => e[column])}::${sql.raw(PG_TYPES[column])}[]`,
-    );
-    await sql`insert into traffic_events (${sql.join(EVENT_COLUMNS.map((c) => sql.ref(c)))})
-      select * from unnest(${sql.join(arrays)})`.execute(trx);
-  }
-};
 
 /** Inserts raw events and upserts every rollup they touch. Call inside a transaction. */
 export async function writeEvents(
   trx: Kysely<Database>,
-  dialect: Dialect,
   events: PreparedEvent[],
-  writeRaw: RawEventWriter,
+  write: BatchWriter,
 ): Promise<void> {
-  await writeRaw(trx, events);
+  await write(trx, RAW_EVENTS, events);
 
   const daily = new Map<
     string,
@@ -443,90 +513,15 @@ export async function writeEvents(
     }
   }
 
-  const greatest = (a: string, b: string) =>
-    dialect === 'postgres'
-      ? sql<string>`greatest(${sql.ref(a)}, ${sql.ref(b)})`
-      : sql<string>`max(${sql.ref(a)}, ${sql.ref(b)})`;
-  const least = (a: string, b: string) =>
-    dialect === 'postgres'
-      ? sql<string>`least(${sql.ref(a)}, ${sql.ref(b)})`
-      : sql<string>`min(${sql.ref(a)}, ${sql.ref(b)})`;
-
   // Rows are written in key order so concurrent writers (several processes on PostgreSQL) take
   // row locks in the same order and cannot deadlock.
   const sorted = <T>(map: Map<string, T>) =>
     [...map.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, v]) => v);
 
-  for (const rows of chunks(sorted(daily))) {
-    await trx
-      .insertInto('traffic_daily')
-      .values(rows)
-      .onConflict((oc) =>
-        oc
-          .columns(['site_id', 'day', 'category', 'agent'])
-          .doUpdateSet((eb) => ({ events: eb('traffic_daily.events', '+', eb.ref('excluded.events')) })),
-      )
-      .execute();
-  }
-  for (const rows of chunks(sorted(pages))) {
-    await trx
-      .insertInto('traffic_pages_daily')
-      .values(rows)
-      .onConflict((oc) =>
-        oc.columns(['site_id', 'day', 'category', 'path']).doUpdateSet((eb) => ({
-          events: eb('traffic_pages_daily.events', '+', eb.ref('excluded.events')),
-        })),
-      )
-      .execute();
-  }
-  for (const rows of chunks(sorted(hourly))) {
-    await trx
-      .insertInto('traffic_hourly')
-      .values(rows)
-      .onConflict((oc) =>
-        oc
-          .columns(['site_id', 'hour', 'source'])
-          .doUpdateSet((eb) => ({ events: eb('traffic_hourly.events', '+', eb.ref('excluded.events')) })),
-      )
-      .execute();
-  }
-  for (const rows of chunks(sorted(sources))) {
-    await trx
-      .insertInto('traffic_site_sources')
-      .values(rows)
-      .onConflict((oc) =>
-        oc.columns(['site_id', 'source']).doUpdateSet((eb) => ({
-          events: eb('traffic_site_sources.events', '+', eb.ref('excluded.events')),
-          first_event_at: least('traffic_site_sources.first_event_at', 'excluded.first_event_at'),
-          last_event_at: greatest('traffic_site_sources.last_event_at', 'excluded.last_event_at'),
-        })),
-      )
-      .execute();
-  }
-  for (const rows of chunks(sorted(network))) {
-    await trx
-      .insertInto('traffic_network_daily')
-      .values(rows)
-      .onConflict((oc) =>
-        oc.columns(['day', 'category', 'agent']).doUpdateSet((eb) => ({
-          events: eb('traffic_network_daily.events', '+', eb.ref('excluded.events')),
-        })),
-      )
-      .execute();
-  }
-  for (const rows of chunks(sorted(agentSites))) {
-    await trx
-      .insertInto('traffic_agent_sites')
-      .values(rows)
-      .onConflict((oc) =>
-        oc.columns(['agent', 'site_id']).doUpdateSet({
-          last_seen_at: greatest('traffic_agent_sites.last_seen_at', 'excluded.last_seen_at'),
-        }),
-      )
-      .execute();
-  }
-}
-
-function* chunks<T>(rows: T[], size = 500): Generator<T[]> {
-  for (let i = 0; i < rows.length; i += size) yield rows.slice(i, i + size);
+  await write(trx, ROLLUPS.daily, sorted(daily));
+  await write(trx, ROLLUPS.pages, sorted(pages));
+  await write(trx, ROLLUPS.hourly, sorted(hourly));
+  await write(trx, ROLLUPS.sources, sorted(sources));
+  await write(trx, ROLLUPS.network, sorted(network));
+  await write(trx, ROLLUPS.agentSites, sorted(agentSites));
 }

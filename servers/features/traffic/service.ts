@@ -15,7 +15,7 @@ import { isStorableInstant } from '../../input.ts';
 import type { SitesService } from '../sites/service.ts';
 import { aiAgentCategories, type TrafficCategory, trafficCategories } from './agents.ts';
 import type { Classifier, Hit } from './classify.ts';
-import { IngestQueue, type PreparedEvent, rawEventWriter } from './ingest.ts';
+import { batchWriter, IngestQueue, type PreparedEvent } from './ingest.ts';
 import { networkPrefix, pagePath, urlHost } from './privacy.ts';
 import { type DailyRow, rollupReads, type TrafficReads } from './rollups.ts';
 import {
@@ -87,8 +87,8 @@ export class TrafficService {
   constructor(deps: TrafficDeps) {
     this.#deps = deps;
     const { traffic } = deps.config;
-    this.queue = new IngestQueue(deps.db, deps.dialect, deps.log.child({ component: 'traffic' }), {
-      writeRaw: rawEventWriter(deps.raw),
+    this.queue = new IngestQueue(deps.db, deps.log.child({ component: 'traffic' }), {
+      write: batchWriter(deps.raw),
       queueMaxEvents: traffic.queue_max_events,
       flushMaxEvents: traffic.flush_max_events,
       flushIntervalMs: traffic.flush_interval_ms,
