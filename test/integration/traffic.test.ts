@@ -1,10 +1,14 @@
 /**
  * Agent-versus-human traffic over HTTP, once per dialect: the beacon and server-side batches are
- * ingested and classified, the reads answer per account only, batches are bounded, queued events
- * survive a clean stop, and a full queue sheds with 503.
+ * ingested and classified, each answered only once written (a held database holds the answers, a
+ * full queue sheds with 503, a write past `traffic.write_timeout_ms` is answered 503, a stop
+ * answers the hits in flight), and the reads answer per account only.
  */
+import http from 'node:http';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, dialects } from '../helpers/databases.ts';
+import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
+import { waitFor } from '../helpers/receivers.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 const UA = {
@@ -117,7 +121,7 @@ describe.each(dialects)('traffic collection and stats (%s)', (dialect) => {
       ]);
     }
 
-    await service.services.traffic.queue.flushNow();
+    // Answered once written: the rows are there.
     const rows = await service.services.db
       .selectFrom('traffic_events')
       .selectAll()
@@ -382,7 +386,6 @@ describe.each(dialects)('traffic collection and stats (%s)', (dialect) => {
     });
     expect([first.status, second.status, emptyUrl.status, fromReferer.status]).toEqual([200, 200, 204, 204]);
 
-    await service.services.traffic.queue.flushNow();
     const rows = await service.services.db
       .selectFrom('traffic_events')
       .select(['path', 'category'])
@@ -486,56 +489,156 @@ describe('network figures need enough sites', () => {
   });
 });
 
-describe.each(dialects)('traffic ingestion under shutdown and overload (%s)', (dialect) => {
-  it('sheds with 503 when the queue is full, and writes every acknowledged beacon on stop', async () => {
-    const database = await createTestDatabase(dialect);
-    try {
-      const service = await startTestService(
-        dialect,
-        {
-          'rate_limits.unauthenticated_writes.points': 1000,
-          'traffic.queue_max_events': 3,
-          // Nothing is written before stop: the drain has to do it.
-          'traffic.flush_interval_ms': 600_000,
-          'traffic.flush_max_events': 1000,
-        },
-        { database },
-      );
-      const api = service.config.public_api_url;
-      const { key, siteId } = await setup(api, 'drain-traffic.com');
-      for (let i = 0; i < 3; i++) {
-        expect((await beacon(api, siteId, `https://drain-traffic.com/p${i}`)).status).toBe(204);
-      }
-      const shed = await beacon(api, siteId, 'https://drain-traffic.com/p3');
-      expect(shed.status).toBe(503);
-      expect(shed.headers.get('retry-after')).toBe('1');
-      const batch = await postEvents(api, key, {
-        site_id: siteId,
-        events: [{ ts: Date.now(), url: '/', user_agent: UA.gptbot }],
-      });
-      expect(batch.status).toBe(503);
-      expect(batch.headers.get('retry-after')).toBe('1');
+/**
+ * Holds every traffic write of the service sharing `database` until the returned function is
+ * called: on SQLite a transaction holding the one write connection, on PostgreSQL one holding
+ * `traffic_events` in EXCLUSIVE mode (inserts wait, reads do not). On SQLite reads outside
+ * transactions wait for it too, so the service must need none meanwhile (a cached site).
+ */
+async function holdTrafficWrites(database: TestDatabase): Promise<() => Promise<void>> {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let holding!: () => void;
+  const held = new Promise<void>((resolve) => {
+    holding = resolve;
+  });
+  const transaction = database.handle.db.transaction().execute(async (trx) => {
+    if (database.dialect === 'postgres') await sql`lock table traffic_events in exclusive mode`.execute(trx);
+    holding();
+    await released;
+  });
+  await held;
+  return async () => {
+    release();
+    await transaction;
+  };
+}
 
-      const before = await database.handle.db.selectFrom('traffic_events').select('path').execute();
-      expect(before).toEqual([]);
-      await service.close();
-
-      const after = await database.handle.db
+describe.each(dialects)('traffic ingestion with a held database, overload and stop (%s)', (dialect) => {
+  let database: TestDatabase;
+  let service: TestService;
+  let api: string;
+  let siteId: string;
+  const storedPaths = async () =>
+    (
+      await database.handle.db
         .selectFrom('traffic_events')
         .select('path')
         .where('site_id', '=', siteId)
         .orderBy('path')
-        .execute();
-      expect(after.map((r) => r.path)).toEqual(['/p0', '/p1', '/p2']);
-      const daily = await database.handle.db
-        .selectFrom('traffic_daily')
-        .select('events')
-        .where('site_id', '=', siteId)
-        .execute();
-      expect(daily.map((r) => Number(r.events))).toEqual([3]);
-    } finally {
-      await database.drop();
+        .execute()
+    ).map((r) => r.path);
+
+  beforeAll(async () => {
+    database = await createTestDatabase(dialect);
+  });
+  afterAll(() => database?.drop());
+
+  let domain: string;
+  const page = (path: string) => `https://${domain}${path}`;
+  const hit = (path: string, method = 'GET') =>
+    fetch(`${api}/beacon?${new URLSearchParams({ site: siteId, url: page(path) })}`, {
+      method,
+      headers: { 'user-agent': UA.chrome },
+    });
+
+  const start = async (overrides: Record<string, unknown>) => {
+    service = await startTestService(
+      dialect,
+      { 'rate_limits.unauthenticated_writes.points': 1000, ...overrides },
+      { database },
+    );
+    api = service.config.public_api_url;
+    domain = `held-${Math.random().toString(36).slice(2, 8)}.com`;
+    const site = await setup(api, domain);
+    siteId = site.siteId;
+    // Its first hit puts the site in the cache: the hits below need no read of the database.
+    expect((await hit('/first')).status).toBe(204);
+    return site;
+  };
+
+  it('answers no hit before it is written; a full queue sheds with 503 at once, on both beacon paths', async () => {
+    const { key } = await start({
+      'traffic.queue_max_events': 3,
+      // The hits held below must not time out on a loaded machine.
+      'traffic.write_timeout_ms': 600_000,
+    });
+    // A batch larger than the queue's room is not taken.
+    const batch = await postEvents(api, key, {
+      site_id: siteId,
+      events: Array.from({ length: 4 }, () => ({ ts: Date.now(), url: '/', user_agent: UA.gptbot })),
+    });
+    expect(batch.status).toBe(503);
+    expect(batch.headers.get('retry-after')).toBe('1');
+
+    const release = await holdTrafficWrites(database);
+    let answered = 0;
+    // Two hits on the fast path in front of Express, one (HEAD) through the Express route.
+    const held = [hit('/p0'), beacon(api, siteId, page('/p1'), { img: '1' }), hit('/p2', 'HEAD')].map(
+      (answer) => answer.finally(() => answered++),
+    );
+    await waitFor(() => service.services.traffic.queue.size === 3);
+    for (const method of ['GET', 'HEAD']) {
+      const shed = await hit('/p3', method);
+      expect(shed.status).toBe(503);
+      expect(shed.headers.get('retry-after')).toBe('1');
     }
+    expect(answered).toBe(0);
+
+    await release();
+    expect((await Promise.all(held)).map((r) => r.status)).toEqual([204, 200, 204]);
+    expect(await storedPaths()).toEqual(['/first', '/p0', '/p1', '/p2']);
+    const daily = await database.handle.db
+      .selectFrom('traffic_daily')
+      .select('events')
+      .where('site_id', '=', siteId)
+      .execute();
+    expect(daily.map((r) => Number(r.events))).toEqual([4]);
+    await service.close();
+  });
+
+  it('answers 503 with Retry-After, never 204, when the write does not commit within traffic.write_timeout_ms', async () => {
+    await start({ 'traffic.write_timeout_ms': 200 });
+    const release = await holdTrafficWrites(database);
+    const late = await hit('/late');
+    expect(late.status).toBe(503);
+    expect(late.headers.get('retry-after')).toBe('5');
+    expect(late.headers.get('content-type')).toMatch(/problem\+json/);
+    expect(await late.json()).toMatchObject({ code: 'service_unavailable' });
+    const viaExpress = await hit('/late', 'HEAD');
+    expect(viaExpress.status).toBe(503);
+    expect(viaExpress.headers.get('retry-after')).toBe('5');
+    await release();
+    // The database answers again: so does the beacon.
+    expect((await hit('/again')).status).toBe(204);
+    expect(await storedPaths()).toContain('/again');
+    await service.close();
+  });
+
+  it('answers the hits in flight when the service stops, once they are written', async () => {
+    await start({ 'traffic.write_timeout_ms': 600_000 });
+    const release = await holdTrafficWrites(database);
+    // On a connection of its own: the stop waits for the connections its answers leave open.
+    const inFlight = new Promise<number>((resolve, reject) => {
+      http
+        .get(
+          `${api}/beacon?${new URLSearchParams({ site: siteId, url: page('/in-flight') })}`,
+          { agent: false },
+          (res) => {
+            res.resume();
+            res.once('end', () => resolve(res.statusCode ?? 0));
+          },
+        )
+        .once('error', reject);
+    });
+    await waitFor(() => service.services.traffic.queue.size === 1);
+    const stopped = service.close();
+    await release();
+    expect(await inFlight).toBe(204);
+    await stopped;
+    expect(await storedPaths()).toEqual(['/first', '/in-flight']);
   });
 });
 
