@@ -14,9 +14,8 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import { type RequestHandler, Router } from 'express';
-import type { Logger } from 'pino';
 import proxyaddr from 'proxy-addr';
-import { invalid, ServiceError, toServiceError } from '../../errors.ts';
+import { invalid, ServiceError } from '../../errors.ts';
 import { nulFields } from '../../input.ts';
 import { requestTracker } from '../../request-log.ts';
 import type { Services } from '../../services.ts';
@@ -42,15 +41,8 @@ export type TrustProxy = (address: string, hop: number) => boolean;
 export function beaconFastPath(
   services: Services,
   trustProxy: TrustProxy,
-  /** How the REST adapter answers a failure (`sendFailure`). */
-  sendFailure: (
-    req: IncomingMessage,
-    res: ServerResponse,
-    err: unknown,
-    error: ServiceError,
-    log: () => Logger,
-    siteUrl: string,
-  ) => void,
+  /** Answers a failure as the REST adapter does (`sendFailure`), once the request is tracked. */
+  fail: (req: IncomingMessage, res: ServerResponse, err: unknown) => void,
 ): (req: IncomingMessage, res: ServerResponse) => boolean {
   const { config, traffic, log } = services;
   const track = requestTracker(log);
@@ -105,9 +97,8 @@ export function beaconFastPath(
         }
       },
       (err: unknown) => {
-        const id = track(req, res);
-        req.id = id;
-        sendFailure(req, res, err, toServiceError(err), () => log.child({ req_id: id }), config.site_url);
+        req.id = track(req, res);
+        fail(req, res, err);
       },
     );
     return true;
