@@ -81,17 +81,19 @@ export async function spawnService(
     async killGroup() {
       if (!options.processGroup) throw new Error('spawned without processGroup');
       const group = -(child.pid as number);
-      process.kill(group, 'SIGKILL');
+      /** Sends `signal` to the group; false once it has no member left. */
+      const signal = (name: NodeJS.Signals | 0) => {
+        try {
+          process.kill(group, name);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      signal('SIGKILL');
       await exited;
       // The workers die with the primary; they are gone once the group has no member left.
-      await waitFor(() => {
-        try {
-          process.kill(group, 0);
-          return false;
-        } catch {
-          return true;
-        }
-      });
+      await waitFor(() => !signal(0));
     },
     async stop() {
       child.kill('SIGTERM');

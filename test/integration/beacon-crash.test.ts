@@ -6,10 +6,11 @@
  * answered 204 is stored, once, and the rollups count what is stored.
  */
 import http from 'node:http';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { createTestDatabase, dialects } from '../helpers/databases.ts';
 import { type ServiceProcess, spawnService } from '../helpers/process.ts';
 import { waitFor } from '../helpers/receivers.ts';
+import { accountWithSite, storedPaths } from '../helpers/traffic.ts';
 
 // Real child processes start slowly on a loaded machine: room to start, never a timing assertion.
 vi.setConfig({ testTimeout: 240_000, hookTimeout: 120_000 });
@@ -33,93 +34,86 @@ const get = (agent: http.Agent, url: string) =>
       .once('error', reject);
   });
 
+/**
+ * Floods the beacon of `siteId` from `CONNECTIONS` connections, each hit naming a page of its own,
+ * until `ACKNOWLEDGED_BEFORE_KILL` were answered 204; then kills the service's process group.
+ */
+async function floodThenKill(service: ServiceProcess, siteId: string) {
+  const api = `${service.url}/api/public`;
+  const acknowledged: string[] = [];
+  const statuses = new Set<number>();
+  let inFlight = 0;
+  let next = 0;
+  let killed: Promise<void> | undefined;
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  const connection = async () => {
+    while (!killed) {
+      const page = `/hit/${next++}`;
+      try {
+        const status = await get(
+          agent,
+          `${api}/beacon?${new URLSearchParams({ site: siteId, url: `https://${DOMAIN}${page}` })}`,
+        );
+        statuses.add(status);
+        if (status === 204) acknowledged.push(page);
+        if (acknowledged.length >= ACKNOWLEDGED_BEFORE_KILL) killed ??= service.killGroup();
+      } catch {
+        // The answer never came: the hit was in flight when the processes died.
+        inFlight++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: CONNECTIONS }, connection));
+  await killed;
+  agent.destroy();
+  return { acknowledged, statuses: [...statuses], inFlight };
+}
+
 describe.each(dialects)('beacon hits answered 204, then kill -9 of the service (%s)', (dialect) => {
-  let db: TestDatabase | undefined;
-  let service: ServiceProcess | undefined;
-
-  afterEach(async () => {
-    if (service && service.child.exitCode === null) await service.killGroup();
-    await db?.drop();
-  });
-
   it('keeps every acknowledged hit: each one is stored after the restart, once', async () => {
-    db = await createTestDatabase(dialect);
+    const db = await createTestDatabase(dialect);
     const env = {
       ...db.env,
       // SQLite allows one writing process (servers/cluster.ts).
       ...(dialect === 'postgres' ? { WORKERS: '3' } : {}),
       RATE_LIMIT_WRITES_PER_MINUTE: '1000000000',
     };
-    service = await spawnService(env, undefined, { processGroup: true });
-    const api = `${service.url}/api/public`;
-    const account = await fetch(`${api}/account`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'crash-owner@example.com', password: 'correct horse battery' }),
-    });
-    expect(account.status).toBe(201);
-    const key: string = (await account.json()).key.service_key;
-    const install = await fetch(`${api}/pixel-install`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-service-key': key },
-      body: JSON.stringify({ domain: DOMAIN }),
-    });
-    expect(install.status).toBeLessThan(300);
-    const siteId: string = (await install.json()).site_id;
+    const started: ServiceProcess[] = [];
+    try {
+      const first = await spawnService(env, undefined, { processGroup: true });
+      started.push(first);
+      const { key, siteId } = await accountWithSite(`${first.url}/api/public`, DOMAIN);
+      const flood = await floodThenKill(first, siteId);
+      // Every answer before the kill was a 204 (no hit shed or refused), and hits were in flight.
+      expect(flood.statuses).toEqual([204]);
+      expect(flood.acknowledged.length).toBeGreaterThanOrEqual(ACKNOWLEDGED_BEFORE_KILL);
+      expect(flood.inFlight).toBeGreaterThan(0);
 
-    const acknowledged: string[] = [];
-    const statuses = new Map<number, number>();
-    let failed = 0;
-    let next = 0;
-    let killing: Promise<void> | undefined;
-    const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-    const flood = Array.from({ length: CONNECTIONS }, async () => {
-      while (!killing) {
-        const page = `/hit/${next++}`;
-        const url = `${api}/beacon?${new URLSearchParams({ site: siteId, url: `https://${DOMAIN}${page}` })}`;
-        try {
-          const status = await get(agent, url);
-          statuses.set(status, (statuses.get(status) ?? 0) + 1);
-          if (status === 204) acknowledged.push(page);
-          if (acknowledged.length >= ACKNOWLEDGED_BEFORE_KILL) killing ??= service?.killGroup();
-        } catch {
-          // The answer never came: the hit was in flight when the processes died.
-          failed++;
-        }
-      }
-    });
-    await Promise.all(flood);
-    await killing;
-    agent.destroy();
-    // Every answer before the kill was a 204 (no hit shed or refused), and hits were in flight.
-    expect([...statuses.keys()]).toEqual([204]);
-    expect(acknowledged.length).toBeGreaterThanOrEqual(ACKNOWLEDGED_BEFORE_KILL);
-    expect(failed).toBeGreaterThan(0);
-
-    service = await spawnService(env, undefined, { processGroup: true });
-    const stored = await db.handle.db
-      .selectFrom('traffic_events')
-      .select('path')
-      .where('site_id', '=', siteId)
-      .execute();
-    const paths = new Set(stored.map((r) => r.path));
-    expect(paths.size).toBe(stored.length);
-    const missing = acknowledged.filter((page) => !paths.has(page));
-    expect(missing.length, `of ${acknowledged.length} acknowledged, missing: ${missing.slice(0, 5)}...`).toBe(
-      0,
-    );
-    // The rollups were written in the transactions that wrote the events: they count the same. (A
-    // worker answers 503 until its services are up.)
-    let total: unknown;
-    await waitFor(async () => {
-      const pixel = await fetch(`${service?.url}/api/public/pixel?site_id=${siteId}`, {
-        headers: { 'x-service-key': key },
-      });
-      if (pixel.status === 503) return false;
-      expect(pixel.status).toBe(200);
-      total = (await pixel.json()).sites[0].events_total;
-      return true;
-    }, 60_000);
-    expect(total).toMatchObject({ beacon: stored.length });
+      const restarted = await spawnService(env, undefined, { processGroup: true });
+      started.push(restarted);
+      const stored = await storedPaths(db.handle.db, siteId);
+      const pages = new Set(stored);
+      expect(pages.size).toBe(stored.length);
+      const missing = flood.acknowledged.filter((page) => !pages.has(page));
+      expect(missing, `${missing.length} of ${flood.acknowledged.length} acknowledged hits missing`).toEqual(
+        [],
+      );
+      // The rollups were written in the transactions that wrote the events: they count the same. (A
+      // worker answers 503 until its services are up.)
+      let total: unknown;
+      await waitFor(async () => {
+        const pixel = await fetch(`${restarted.url}/api/public/pixel?site_id=${siteId}`, {
+          headers: { 'x-service-key': key },
+        });
+        if (pixel.status === 503) return false;
+        expect(pixel.status).toBe(200);
+        total = (await pixel.json()).sites[0].events_total;
+        return true;
+      }, 60_000);
+      expect(total).toMatchObject({ beacon: stored.length });
+    } finally {
+      for (const service of started) await service.killGroup();
+      await db.drop();
+    }
   });
 });

@@ -15,6 +15,7 @@ import { createTestDatabase, postgresUrl, type TestDatabase } from '../helpers/d
 import { type ServiceProcess, spawnService } from '../helpers/process.ts';
 import { waitFor } from '../helpers/receivers.ts';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
+import { storedPaths } from '../helpers/traffic.ts';
 
 // Real child processes start slowly on a loaded machine: room to start, never a timing assertion.
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
@@ -226,12 +227,8 @@ describe.skipIf(!postgresUrl)('PostgreSQL outage under load (postgres)', () => {
     // committed, the answer lost with the connection): counted, never acknowledged and lost.
     const beacons = [...warm, ...answers].filter((a) => a.kind === 'beacon' && a.status < 300);
     expect(beacons.length).toBeGreaterThan(0);
-    const events = await db.handle.db
-      .selectFrom('traffic_events')
-      .select('path')
-      .where('site_id', '=', siteId)
-      .execute();
-    const pages = new Set(events.map((r) => r.path));
+    const events = await storedPaths(db.handle.db, siteId);
+    const pages = new Set(events);
     expect(pages.size).toBe(events.length);
     expect(beacons.filter((a) => !pages.has(a.page as string))).toEqual([]);
   });

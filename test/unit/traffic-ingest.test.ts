@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../db/schema.ts';
 import { batchWriter, IngestQueue, type PreparedEvent } from '../../servers/features/traffic/ingest.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
+import { storedPaths } from '../helpers/traffic.ts';
 
 const event = (siteId: string, path: string): PreparedEvent => ({
   site_id: siteId,
@@ -68,15 +69,6 @@ describe.each(dialects)('traffic ingestion queue (%s)', (dialect) => {
       flushMaxEvents: 100,
       writeTimeoutMs: 60_000,
     });
-  const storedPaths = async (siteId: string) =>
-    (
-      await (db as TestDatabase).handle.db
-        .selectFrom('traffic_events')
-        .select('path')
-        .where('site_id', '=', siteId)
-        .orderBy('path')
-        .execute()
-    ).map((r) => r.path);
   const counted = async (siteId: string) =>
     Number(
       (
@@ -104,7 +96,7 @@ describe.each(dialects)('traffic ingestion queue (%s)', (dialect) => {
     expect(first).toEqual(['written', 'written', 'written']);
     expect(await Promise.all(during)).toEqual(['written', 'written']);
     expect(transactions).toBe(2);
-    expect(await storedPaths(siteId)).toEqual(['/a', '/b', '/c', '/d', '/e']);
+    expect(await storedPaths((db as TestDatabase).handle.db, siteId)).toEqual(['/a', '/b', '/c', '/d', '/e']);
     expect(await counted(siteId)).toBe(5);
     expect(queue.size).toBe(0);
     await queue.close();
@@ -126,7 +118,7 @@ describe.each(dialects)('traffic ingestion queue (%s)', (dialect) => {
     }
     expect(await queue.enqueue([event(siteId, '/d')])).toBe('written');
     expect(queue.size).toBe(0);
-    expect(await storedPaths(siteId)).toEqual(['/a', '/b', '/c', '/d']);
+    expect(await storedPaths((db as TestDatabase).handle.db, siteId)).toEqual(['/a', '/b', '/c', '/d']);
     expect(await counted(siteId)).toBe(4);
     await queue.close();
   });
@@ -141,6 +133,6 @@ describe.each(dialects)('traffic ingestion queue (%s)', (dialect) => {
     expect(() => queue.enqueue([event(siteId, '/b')])).toThrow(
       expect.objectContaining({ code: 'service_unavailable' }),
     );
-    expect(await storedPaths(siteId)).toEqual(['/a']);
+    expect(await storedPaths((db as TestDatabase).handle.db, siteId)).toEqual(['/a']);
   });
 });
