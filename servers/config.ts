@@ -303,8 +303,8 @@ export const Config = z
       /** Largest batch written in one transaction. */
       flush_max_events: positiveInt,
       /**
-       * Longest a caller (a beacon hit, a server-side batch) waits for the commit of its events
-       * before it is answered 503: a database that does not answer never holds a page's pixel.
+       * Longest a write of traffic events may take before its callers (beacon hits, server-side
+       * batches) are answered 503: a database that does not answer never holds a page's pixel.
        */
       write_timeout_ms: positiveInt,
       /** Raw events older than this are deleted; rollups keep the counts. */
