@@ -11,6 +11,7 @@
  * BENCH_ONLY=payments runs the payment benchmarks alone, BENCH_ONLY=charges the card charge lookup latencies,
  * BENCH_ONLY=pages the p99 of each HTML page (target < 50 ms at BENCH_PAGE_CONNECTIONS, default 8) and its
  * rate at BENCH_CONNECTIONS, the owner dashboard signed in;
+ * BENCH_ONLY=traffic the beacon and server-side batches alone (on PostgreSQL too with BENCH_DATABASE_URL);
  * BENCH_ONLY=load a minute of mixed load at 200 connections (bench/load.ts, also `npm run bench:load`);
  * BENCH_ONLY=hotpaths the hot paths of issue 15 (card lookups, POST /return, public and owner MCP
  * tools/call) at both log levels, info and warn, each with the heap bytes a request allocates
@@ -23,6 +24,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { sql } from 'kysely';
+import { type OpenDatabaseOptions, openDatabase } from '../db/database.ts';
 import { startFlags } from '../scripts/start-command.ts';
 import { pagePaths } from '../servers/pages/home.ts';
 import { allocatedPerRequest } from './allocation.ts';
@@ -34,7 +37,13 @@ import { measureMatching, measureRealRegistry } from './matching.ts';
 import { type OwnerMcp, ownerMcp } from './owner.ts';
 import { BENCH_PAY_TO, measurePaidRest, measurePaymentPath } from './payments.ts';
 import { measureFixtureScan, measureLeaderboard } from './scans.ts';
-import { BATCH_SIZE, countStoredEvents, measureSiteStats, trafficScenarios } from './traffic.ts';
+import {
+  BATCH_SIZE,
+  countStoredEvents,
+  measureSiteStats,
+  type TrafficTarget,
+  trafficScenarios,
+} from './traffic.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const duration = Number(process.env.BENCH_DURATION ?? 5);
@@ -414,13 +423,16 @@ function printResults(scenarios: Scenario[], results: Map<string, Measured>): vo
   }
 }
 
-/** The service as `npm start` runs it, SQLite in `dataDir`, at a log level. */
-function spawnService(dataDir: string, level: string): Promise<Started> {
+/**
+ * The service as `npm start` runs it at a log level, SQLite in `dataDir` - or the database `env`
+ * names (`DATABASE_URL`).
+ */
+function spawnService(dataDir: string | Record<string, string>, level: string): Promise<Started> {
   return spawnServer(
     'servers/main.ts',
     '/api/public/health',
     {
-      DATA_DIR: dataDir,
+      ...(typeof dataDir === 'string' ? { DATA_DIR: dataDir } : dataDir),
       LOG_LEVEL: level,
       // The benchmark is one client address; lift the per-address write limit so POST /return is measured.
       RATE_LIMIT_WRITES_PER_MINUTE: '1000000000',
@@ -437,6 +449,48 @@ const baselineScenario = (baseline: Started): Scenario => ({
   options: { url: `${baseline.url}/` },
   ...pidOf(baseline),
 });
+
+/** The traffic ingestion scenarios of a service (`label` tells two services' apart). */
+const trafficTargets = (traffic: TrafficTarget, service: Started, label = ''): Scenario[] => [
+  {
+    name: `GET /beacon (pixel hit, durable before 204)${label}`,
+    options: traffic.beacon,
+    target: 0.8,
+    events: 1,
+    ...pidOf(service),
+  },
+  {
+    name: `POST /events (${BATCH_SIZE} events per request, durable before 2xx)${label}`,
+    options: traffic.batch,
+    events: BATCH_SIZE,
+    ...pidOf(service),
+  },
+];
+
+/**
+ * Stops `service` with SIGTERM (its drain writes what it still holds) and prints whether every
+ * traffic event the runs acknowledged is in its database.
+ */
+async function checkStoredAfterDrain(
+  scenarios: Scenario[],
+  results: Map<string, Measured>,
+  service: Started,
+  database: OpenDatabaseOptions,
+  siteId: string,
+): Promise<void> {
+  const acknowledgedEvents = scenarios.reduce(
+    (n, s) => n + (s.pid === service.child.pid ? (s.events ?? 0) * (results.get(s.name)?.ok ?? 0) : 0),
+    0,
+  );
+  const exited = new Promise((resolve) => service.child.once('exit', resolve));
+  service.child.kill('SIGTERM');
+  await exited;
+  const stored = await countStoredEvents(database, siteId);
+  process.stdout.write(
+    `\ntraffic events acknowledged ${format(acknowledgedEvents)}, stored after SIGTERM drain ${format(stored)}: ` +
+      `${stored >= acknowledgedEvents ? 'every event durable' : `MISSING ${format(acknowledgedEvents - stored)}`}\n`,
+  );
+}
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'agent-service-bench-'));
@@ -462,19 +516,7 @@ async function main(): Promise<void> {
       baselineScenario(baseline),
       ...hotPathScenarios(service.url, 'info', await ownerMcp(service.url), service),
       ...hotPathScenarios(quiet.url, 'warn', await ownerMcp(quiet.url), quiet),
-      {
-        name: 'GET /beacon (pixel hit, queued)',
-        options: traffic.beacon,
-        target: 0.8,
-        events: 1,
-        ...pidOf(service),
-      },
-      {
-        name: `POST /events (${BATCH_SIZE} events per request, durable before 2xx)`,
-        options: traffic.batch,
-        events: BATCH_SIZE,
-        ...pidOf(service),
-      },
+      ...trafficTargets(traffic, service),
       {
         name: '  for comparison: SDK stateless example (new McpServer per request)',
         options: { url: `${sdkStateless.url}/mcp`, method: 'POST', headers: mcpHeaders, body: lookupCall },
@@ -498,18 +540,12 @@ async function main(): Promise<void> {
     const results = await runScenarios(base, targets);
     printResults(scenarios, results);
 
-    // Every acknowledged traffic event must be stored once the service stopped cleanly (SIGTERM drains).
-    const acknowledgedEvents = scenarios.reduce(
-      (n, s) => n + (s.events ?? 0) * (results.get(s.name)?.ok ?? 0),
-      0,
-    );
-    const exited = new Promise((resolve) => service.child.once('exit', resolve));
-    service.child.kill('SIGTERM');
-    await exited;
-    const stored = await countStoredEvents(path.join(dataDir, 'service.db'), traffic.siteId);
-    process.stdout.write(
-      `\ntraffic events acknowledged ${format(acknowledgedEvents)}, stored after SIGTERM drain ${format(stored)}: ` +
-        `${stored >= acknowledgedEvents ? 'every event durable' : `MISSING ${format(acknowledgedEvents - stored)}`}\n`,
+    await checkStoredAfterDrain(
+      scenarios,
+      results,
+      service,
+      { sqliteFile: path.join(dataDir, 'service.db') },
+      traffic.siteId,
     );
   } finally {
     for (const child of children) child.kill('SIGTERM');
@@ -680,7 +716,57 @@ async function hotPaths(): Promise<void> {
   }
 }
 
+/**
+ * The ingestion paths alone: the beacon and server-side batches against the baseline on SQLite and,
+ * with BENCH_DATABASE_URL, on PostgreSQL (a fresh schema), each service then stopped with SIGTERM
+ * and every acknowledged event looked for in its database.
+ */
+async function trafficIngestion(): Promise<void> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'agent-service-bench-traffic-'));
+  const databaseUrl = process.env.BENCH_DATABASE_URL;
+  const schema = `bench_traffic_${Date.now().toString(36)}`;
+  const admin = databaseUrl ? openDatabase({ url: databaseUrl }) : undefined;
+  const children: ChildProcess[] = [];
+  try {
+    process.stdout.write(
+      `bench traffic: ${duration}s per run, ${connections} connections, ${rounds} rounds, node ${process.version}\n\n`,
+    );
+    const baseline = await spawnServer('bench/servers/baseline.ts', '/');
+    children.push(baseline.child);
+    const services: { label: string; env: Record<string, string>; database: OpenDatabaseOptions }[] = [
+      { label: '', env: { DATA_DIR: dataDir }, database: { sqliteFile: path.join(dataDir, 'service.db') } },
+    ];
+    if (admin && databaseUrl) {
+      await sql.raw(`create schema ${schema}`).execute(admin.db);
+      const url = `${databaseUrl}${databaseUrl.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+      services.push({
+        label: ' [postgres]',
+        env: { DATABASE_URL: url },
+        database: { url: databaseUrl, schema },
+      });
+    }
+    for (const { label, env, database } of services) {
+      const service = await spawnService(env, 'info');
+      children.push(service.child);
+      const traffic = await trafficScenarios(service.url);
+      const scenarios = [baselineScenario(baseline), ...trafficTargets(traffic, service, label)];
+      const [base, ...targets] = scenarios as [Scenario, ...Scenario[]];
+      const results = await runScenarios(base, targets);
+      printResults(scenarios, results);
+      await checkStoredAfterDrain(scenarios, results, service, database, traffic.siteId);
+    }
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    if (admin) {
+      await sql.raw(`drop schema if exists ${schema} cascade`).execute(admin.db);
+      await admin.close();
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
 if (process.env.BENCH_ONLY === 'pages') await pages();
+else if (process.env.BENCH_ONLY === 'traffic') await trafficIngestion();
 else if (process.env.BENCH_ONLY === 'load') await runLoad();
 else if (process.env.BENCH_ONLY === 'hotpaths') await hotPaths();
 else if (process.env.BENCH_ONLY === 'payments') await payments();

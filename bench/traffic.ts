@@ -16,7 +16,7 @@ import path from 'node:path';
 import type autocannon from 'autocannon';
 import { sql } from 'kysely';
 import { pino } from 'pino';
-import { type DatabaseHandle, openDatabase } from '../db/database.ts';
+import { type DatabaseHandle, type OpenDatabaseOptions, openDatabase } from '../db/database.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { loadConfig } from '../servers/config.ts';
 import { createServices } from '../servers/services.ts';
@@ -75,8 +75,8 @@ export async function trafficScenarios(serviceUrl: string): Promise<TrafficTarge
 }
 
 /** Events stored for the site (read after the service stopped). */
-export async function countStoredEvents(sqliteFile: string, siteId: string): Promise<number> {
-  const handle = openDatabase({ sqliteFile });
+export async function countStoredEvents(database: OpenDatabaseOptions, siteId: string): Promise<number> {
+  const handle = openDatabase(database);
   try {
     const row = await handle.db
       .selectFrom('traffic_events')

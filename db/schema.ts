@@ -405,8 +405,10 @@ export interface DeclaredDescriptorsTable {
 // `hour` a UTC hour `YYYY-MM-DDTHH`; `agent` is '' where none applies (plain human visits).
 
 /**
- * Ids of traffic ingestion batches written, a day long (migration 2026-11-26T1200Z_traffic_batches):
- * a batch retried after a lost answer is not written twice.
+ * Ids of traffic ingestion batches written, a day long (migration 2026-11-26T1200Z_traffic_batches),
+ * by versions that retried acknowledged beacon hits after a lost answer. No longer written: every
+ * caller now waits for its own write, and a failed one is answered 503, never retried. Swept
+ * empty a day after an upgrade.
  */
 export interface TrafficBatchesTable {
   id: string;

@@ -18,10 +18,16 @@ import { directRoutes } from './adapters/direct-routes.ts';
 import { discoveryRouter, serverCardRouter } from './adapters/discovery.ts';
 import { mcpInstructions } from './adapters/instructions.ts';
 import { createMcpEndpoint } from './adapters/mcp.ts';
-import { methodNotAllowed, problemHandler, routeNotFound, surfaceRouter } from './adapters/rest.ts';
+import {
+  methodNotAllowed,
+  problemHandler,
+  routeNotFound,
+  sendFailure,
+  surfaceRouter,
+} from './adapters/rest.ts';
 import { x402Document } from './adapters/x402-document.ts';
 import { mcpAllowedHosts } from './config.ts';
-import { errorCodes, ServiceError } from './errors.ts';
+import { errorCodes, ServiceError, toServiceError } from './errors.ts';
 import { lookupCardCharge } from './features/charges/operations.ts';
 import { getOwnerContext } from './features/owner/whoami.ts';
 import { getReturnStatus, startReturnRequest } from './features/returns/operations.ts';
@@ -117,7 +123,16 @@ export function createApp(services: Services, operations: readonly AnyOperation[
   app.use(routeNotFound());
   app.use(problemHandler(config.site_url));
 
-  const beacon = beaconFastPath(services, app.get('trust proxy fn') as TrustProxy);
+  const beacon = beaconFastPath(services, app.get('trust proxy fn') as TrustProxy, (req, res, err) =>
+    sendFailure(
+      req,
+      res,
+      err,
+      toServiceError(err),
+      () => services.log.child({ req_id: req.id }),
+      config.site_url,
+    ),
+  );
   const direct = directRoutes(services, operations, app.get('trust proxy fn') as TrustProxy, {
     public: mcp.direct,
     owner: ownerMcp.direct,

@@ -302,8 +302,11 @@ export const Config = z
       queue_max_events: positiveInt,
       /** Largest batch written in one transaction. */
       flush_max_events: positiveInt,
-      /** Longest a queued beacon event waits before its batch is written. */
-      flush_interval_ms: positiveInt,
+      /**
+       * Longest a write of traffic events may take before its callers (beacon hits, server-side
+       * batches) are answered 503: a database that does not answer never holds a page's pixel.
+       */
+      write_timeout_ms: positiveInt,
       /** Raw events older than this are deleted; rollups keep the counts. */
       raw_retention_days: positiveInt,
       /** Rollup rows (daily counts per site, page, agent) older than this are deleted. */
@@ -527,7 +530,7 @@ export const envBindings: Record<string, EnvBinding> = {
   RESEARCH_LLM_TIMEOUT_MS: { key: 'research.llm.timeout_ms', parse: numberOrRaw },
   SMTP_URL: { key: 'smtp.url' },
   TRAFFIC_QUEUE_MAX_EVENTS: { key: 'traffic.queue_max_events', parse: numberOrRaw },
-  TRAFFIC_FLUSH_INTERVAL_MS: { key: 'traffic.flush_interval_ms', parse: numberOrRaw },
+  TRAFFIC_WRITE_TIMEOUT_MS: { key: 'traffic.write_timeout_ms', parse: numberOrRaw },
   TRAFFIC_RAW_RETENTION_DAYS: { key: 'traffic.raw_retention_days', parse: numberOrRaw },
   TRAFFIC_ROLLUP_RETENTION_DAYS: { key: 'traffic.rollup_retention_days', parse: numberOrRaw },
   TRAFFIC_NETWORK_MIN_SITES: { key: 'traffic.network_min_sites', parse: numberOrRaw },

@@ -61,7 +61,7 @@ export class Metrics {
     new Gauge({
       name: `${PREFIX}queue_depth`,
       help:
-        'Work waiting: traffic_ingest (events acknowledged, in this process, not yet written), deliveries ' +
+        'Work waiting: traffic_ingest (events taken, in this process, waiting for their write), deliveries ' +
         '(brand outbox, pending), security_events (SET outbox, pending), scans (queued).',
       labelNames: ['queue'],
       registers,

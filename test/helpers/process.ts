@@ -4,12 +4,19 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { startFlags } from '../../scripts/start-command.ts';
 import { projectRoot } from '../../servers/config.ts';
+import { waitFor } from './receivers.ts';
 
 export interface ServiceProcess {
   url: string;
   child: ChildProcess;
   /** SIGKILL: no shutdown hooks run. */
   kill(): Promise<void>;
+  /**
+   * SIGKILL to the whole process group at once - the primary and every worker (`WORKERS=N`), as a
+   * crash of the machine or the OOM killer of a container would - once every member is gone.
+   * Only for a service spawned with `processGroup`.
+   */
+  killGroup(): Promise<void>;
   /** SIGTERM: graceful stop. */
   stop(): Promise<number | null>;
   /** The last 64 KiB the process wrote (log lines and stderr), for a failing test to show. */
@@ -20,9 +27,12 @@ export async function spawnService(
   env: Record<string, string>,
   /** Another entry point than `servers/main.ts`, relative to the project root. */
   script = 'servers/main.ts',
+  /** The service leads a process group of its own (its workers in it), for `killGroup`. */
+  options: { processGroup?: boolean } = {},
 ): Promise<ServiceProcess> {
   const child = spawn(process.execPath, [...startFlags(), path.join(projectRoot, script)], {
     cwd: projectRoot,
+    detached: options.processGroup === true,
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
@@ -67,6 +77,23 @@ export async function spawnService(
     async kill() {
       child.kill('SIGKILL');
       await exited;
+    },
+    async killGroup() {
+      if (!options.processGroup) throw new Error('spawned without processGroup');
+      const group = -(child.pid as number);
+      /** Sends `signal` to the group; false once it has no member left. */
+      const signal = (name: NodeJS.Signals | 0) => {
+        try {
+          process.kill(group, name);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      signal('SIGKILL');
+      await exited;
+      // The workers die with the primary; they are gone once the group has no member left.
+      await waitFor(() => !signal(0));
     },
     async stop() {
       child.kill('SIGTERM');

@@ -1,11 +1,16 @@
 /**
  * Agent-versus-human traffic over HTTP, once per dialect: the beacon and server-side batches are
- * ingested and classified, the reads answer per account only, batches are bounded, queued events
- * survive a clean stop, and a full queue sheds with 503.
+ * ingested and classified, each answered only once written (a held database holds the answers, a
+ * full queue sheds with 503, a write past `traffic.write_timeout_ms` is answered 503, a stop
+ * answers the hits in flight), and the reads answer per account only.
  */
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Dialect } from '../../db/database.ts';
 import { createTestDatabase, dialects } from '../helpers/databases.ts';
+import { waitFor } from '../helpers/receivers.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
+import { accountWithSite, holdTrafficWrites, storedPaths } from '../helpers/traffic.ts';
 
 const UA = {
   chrome:
@@ -21,25 +26,6 @@ const UA = {
 
 interface Account {
   key: string;
-}
-
-async function setup(api: string, domain: string, shareNetwork = false) {
-  const email = `owner-${domain}-${Math.random().toString(36).slice(2)}@example.com`;
-  const account = await fetch(`${api}/account`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email, password: 'correct horse battery' }),
-  });
-  expect(account.status).toBe(201);
-  const key: string = (await account.json()).key.service_key;
-  const install = await fetch(`${api}/pixel-install`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-service-key': key },
-    body: JSON.stringify({ domain, share_network: shareNetwork }),
-  });
-  expect(install.status).toBeLessThan(300);
-  const siteId: string = (await install.json()).site_id;
-  return { key, siteId };
 }
 
 const beacon = (
@@ -76,8 +62,8 @@ describe.each(dialects)('traffic collection and stats (%s)', (dialect) => {
       'traffic.network_min_sites': 1,
     });
     api = service.config.public_api_url;
-    a = await setup(api, 'shop-a-traffic.com', true);
-    b = await setup(api, 'shop-b-traffic.com');
+    a = await accountWithSite(api, 'shop-a-traffic.com', true);
+    b = await accountWithSite(api, 'shop-b-traffic.com');
   });
   afterAll(() => service?.close());
 
@@ -117,7 +103,7 @@ describe.each(dialects)('traffic collection and stats (%s)', (dialect) => {
       ]);
     }
 
-    await service.services.traffic.queue.flushNow();
+    // Answered once written: the rows are there.
     const rows = await service.services.db
       .selectFrom('traffic_events')
       .selectAll()
@@ -366,7 +352,7 @@ describe.each(dialects)('traffic collection and stats (%s)', (dialect) => {
   it('counts a beacon hit that names no page (no url, no Referer) for the site, page unknown, on both paths', async () => {
     // `<noscript>` images on a page with `Referrer-Policy: no-referrer` arrive like this: acknowledged,
     // so they must be stored and counted, never dropped.
-    const d = await setup(api, 'shop-d-traffic.com');
+    const d = await accountWithSite(api, 'shop-d-traffic.com');
     const bare = () =>
       fetch(`${api}/beacon?${new URLSearchParams({ site: d.siteId, img: '1' })}`, {
         headers: { 'user-agent': UA.chrome },
@@ -382,7 +368,6 @@ describe.each(dialects)('traffic collection and stats (%s)', (dialect) => {
     });
     expect([first.status, second.status, emptyUrl.status, fromReferer.status]).toEqual([200, 200, 204, 204]);
 
-    await service.services.traffic.queue.flushNow();
     const rows = await service.services.db
       .selectFrom('traffic_events')
       .select(['path', 'category'])
@@ -407,7 +392,7 @@ describe.each(dialects)('traffic collection and stats (%s)', (dialect) => {
 
   it('reads agent headers whatever the case of their names: a signed batch is never counted as people', async () => {
     // HTTP field names are case-insensitive (RFC 9110, section 5.1); log shippers keep the case they saw.
-    const c = await setup(api, 'shop-c-traffic.com');
+    const c = await accountWithSite(api, 'shop-c-traffic.com');
     const ts = Date.now();
     const signature = 'sig1=("@authority");created=1735689600;keyid="k";tag="web-bot-auth"';
     const events = [
@@ -466,7 +451,7 @@ describe('network figures need enough sites', () => {
   it('withholds network figures while fewer sites than the threshold sent traffic', async () => {
     const api = service.config.public_api_url;
     const send = async (domain: string) => {
-      const site = await setup(api, domain);
+      const site = await accountWithSite(api, domain);
       const res = await postEvents(api, site.key, {
         site_id: site.siteId,
         events: [{ ts: new Date().toISOString(), url: `https://${domain}/`, user_agent: UA.chrome }],
@@ -486,55 +471,136 @@ describe('network figures need enough sites', () => {
   });
 });
 
-describe.each(dialects)('traffic ingestion under shutdown and overload (%s)', (dialect) => {
-  it('sheds with 503 when the queue is full, and writes every acknowledged beacon on stop', async () => {
-    const database = await createTestDatabase(dialect);
+/**
+ * A service on a database of its own that the test can hold (`holdTrafficWrites`), with a site
+ * whose first hit put it in the site cache: the hits that follow need no read of the database.
+ */
+async function serviceToHold(dialect: Dialect, overrides: Record<string, unknown>) {
+  const database = await createTestDatabase(dialect);
+  const service = await startTestService(
+    dialect,
+    { 'rate_limits.unauthenticated_writes.points': 1000, ...overrides },
+    { database },
+  );
+  const api = service.config.public_api_url;
+  const { key, siteId } = await accountWithSite(api, 'held-traffic.com');
+  const page = (path: string) => `https://held-traffic.com${path}`;
+  const hit = (path: string, method = 'GET') =>
+    fetch(`${api}/beacon?${new URLSearchParams({ site: siteId, url: page(path) })}`, {
+      method,
+      headers: { 'user-agent': UA.chrome },
+    });
+  expect((await hit('/first')).status).toBe(204);
+  return {
+    database,
+    service,
+    api,
+    key,
+    siteId,
+    page,
+    hit,
+    stored: () => storedPaths(database.handle.db, siteId),
+    async close() {
+      await service.close();
+      await database.drop();
+    },
+  };
+}
+
+describe.each(dialects)('traffic ingestion with a held database, overload and stop (%s)', (dialect) => {
+  it('answers no hit before it is written; a full queue sheds with 503 at once, on both beacon paths', async () => {
+    const { database, service, api, key, siteId, page, hit, stored, close } = await serviceToHold(dialect, {
+      'traffic.queue_max_events': 3,
+      // The hits held below must not time out on a loaded machine.
+      'traffic.write_timeout_ms': 600_000,
+    });
     try {
-      const service = await startTestService(
-        dialect,
-        {
-          'rate_limits.unauthenticated_writes.points': 1000,
-          'traffic.queue_max_events': 3,
-          // Nothing is written before stop: the drain has to do it.
-          'traffic.flush_interval_ms': 600_000,
-          'traffic.flush_max_events': 1000,
-        },
-        { database },
-      );
-      const api = service.config.public_api_url;
-      const { key, siteId } = await setup(api, 'drain-traffic.com');
-      for (let i = 0; i < 3; i++) {
-        expect((await beacon(api, siteId, `https://drain-traffic.com/p${i}`)).status).toBe(204);
-      }
-      const shed = await beacon(api, siteId, 'https://drain-traffic.com/p3');
-      expect(shed.status).toBe(503);
-      expect(shed.headers.get('retry-after')).toBe('1');
+      // A batch larger than the queue's room is not taken.
       const batch = await postEvents(api, key, {
         site_id: siteId,
-        events: [{ ts: Date.now(), url: '/', user_agent: UA.gptbot }],
+        events: Array.from({ length: 4 }, () => ({ ts: Date.now(), url: '/', user_agent: UA.gptbot })),
       });
       expect(batch.status).toBe(503);
       expect(batch.headers.get('retry-after')).toBe('1');
 
-      const before = await database.handle.db.selectFrom('traffic_events').select('path').execute();
-      expect(before).toEqual([]);
-      await service.close();
+      const release = await holdTrafficWrites(database);
+      let answered = 0;
+      // Two hits on the fast path in front of Express, one (HEAD) through the Express route.
+      const held = [hit('/p0'), beacon(api, siteId, page('/p1'), { img: '1' }), hit('/p2', 'HEAD')].map(
+        (answer) => answer.finally(() => answered++),
+      );
+      await waitFor(() => service.services.traffic.queue.size === 3);
+      for (const method of ['GET', 'HEAD']) {
+        const shed = await hit('/p3', method);
+        expect(shed.status).toBe(503);
+        expect(shed.headers.get('retry-after')).toBe('1');
+      }
+      expect(answered).toBe(0);
 
-      const after = await database.handle.db
-        .selectFrom('traffic_events')
-        .select('path')
-        .where('site_id', '=', siteId)
-        .orderBy('path')
-        .execute();
-      expect(after.map((r) => r.path)).toEqual(['/p0', '/p1', '/p2']);
+      await release();
+      expect((await Promise.all(held)).map((r) => r.status)).toEqual([204, 200, 204]);
+      expect(await stored()).toEqual(['/first', '/p0', '/p1', '/p2']);
       const daily = await database.handle.db
         .selectFrom('traffic_daily')
         .select('events')
         .where('site_id', '=', siteId)
         .execute();
-      expect(daily.map((r) => Number(r.events))).toEqual([3]);
+      expect(daily.map((r) => Number(r.events))).toEqual([4]);
     } finally {
-      await database.drop();
+      await close();
+    }
+  });
+
+  it('answers 503 with Retry-After, never 204, when the write does not commit within traffic.write_timeout_ms', async () => {
+    const { database, hit, stored, close } = await serviceToHold(dialect, {
+      'traffic.write_timeout_ms': 200,
+    });
+    try {
+      const release = await holdTrafficWrites(database);
+      const late = await hit('/late');
+      expect(late.status).toBe(503);
+      expect(late.headers.get('retry-after')).toBe('5');
+      expect(late.headers.get('content-type')).toMatch(/problem\+json/);
+      expect(await late.json()).toMatchObject({ code: 'service_unavailable' });
+      const viaExpress = await hit('/late', 'HEAD');
+      expect(viaExpress.status).toBe(503);
+      expect(viaExpress.headers.get('retry-after')).toBe('5');
+      await release();
+      // The database answers again: so does the beacon.
+      expect((await hit('/again')).status).toBe(204);
+      expect(await stored()).toContain('/again');
+    } finally {
+      await close();
+    }
+  });
+
+  it('answers the hits in flight when the service stops, once they are written', async () => {
+    const { database, service, api, siteId, page, stored, close } = await serviceToHold(dialect, {
+      'traffic.write_timeout_ms': 600_000,
+    });
+    try {
+      const release = await holdTrafficWrites(database);
+      // On a connection of its own: the stop waits for the connections its answers leave open.
+      const inFlight = new Promise<number>((resolve, reject) => {
+        http
+          .get(
+            `${api}/beacon?${new URLSearchParams({ site: siteId, url: page('/in-flight') })}`,
+            { agent: false },
+            (res) => {
+              res.resume();
+              res.once('end', () => resolve(res.statusCode ?? 0));
+            },
+          )
+          .once('error', reject);
+      });
+      await waitFor(() => service.services.traffic.queue.size === 1);
+      const stopped = service.close();
+      await release();
+      expect(await inFlight).toBe(204);
+      await stopped;
+      expect(await stored()).toEqual(['/first', '/in-flight']);
+    } finally {
+      await close();
     }
   });
 });
@@ -548,8 +614,8 @@ describe.each(dialects)('server-side batches sent again with an Idempotency-Key 
   beforeAll(async () => {
     service = await startTestService(dialect, { 'rate_limits.unauthenticated_writes.points': 1000 });
     api = service.config.public_api_url;
-    c = await setup(api, 'shop-c-traffic.com');
-    d = await setup(api, 'shop-d-traffic.com');
+    c = await accountWithSite(api, 'shop-c-traffic.com');
+    d = await accountWithSite(api, 'shop-d-traffic.com');
   });
   afterAll(() => service?.close());
 

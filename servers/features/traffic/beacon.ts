@@ -1,13 +1,14 @@
 /**
  * `GET {public_api_url}/beacon?site=<site_id>&url=<page>&ref=<referrer>[&img=1]`: the pixel.
  * Not an operation: it answers an image or nothing, never JSON, and must stay the cheapest request
- * of the service (no schema, cached site lookup, queued write). 204 by default; `img=1` (the
- * `<noscript>` form) answers a 1x1 transparent GIF. A hit naming no page (no `url`, no Referer) is
- * stored with the page `(unknown)`; one naming a page outside the site's domain is refused. Both
- * paths below record through `TrafficService`, so they cannot differ. Errors are problem+json like
- * everywhere else: 400 without a site id, for a page off the site or a field holding NUL, 404 for
- * an unknown site, 503 with `Retry-After` when ingestion is over capacity. Nothing answered 2xx is
- * dropped.
+ * of the service (no schema, cached site lookup, group-committed write). 204 by default; `img=1`
+ * (the `<noscript>` form) answers a 1x1 transparent GIF - either only once the transaction holding
+ * the hit committed (`ingest.ts`), so nothing answered 2xx is lost, a crash included. A hit naming
+ * no page (no `url`, no Referer) is stored with the page `(unknown)`; one naming a page outside the
+ * site's domain is refused. Both paths below record through `TrafficService`, so they cannot
+ * differ. Errors are problem+json like everywhere else: 400 without a site id, for a page off the
+ * site or a field holding NUL, 404 for an unknown site, 503 with `Retry-After` when ingestion is
+ * over capacity or the hit could not be written within `traffic.write_timeout_ms`.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -16,6 +17,7 @@ import { type RequestHandler, Router } from 'express';
 import proxyaddr from 'proxy-addr';
 import { invalid, ServiceError } from '../../errors.ts';
 import { nulFields } from '../../input.ts';
+import { requestTracker } from '../../request-log.ts';
 import type { Services } from '../../services.ts';
 import { BEACON_PATH } from '../sites/snippets.ts';
 
@@ -29,17 +31,21 @@ export type TrustProxy = (address: string, hop: number) => boolean;
 
 /**
  * The beacon's fast path, run before the HTTP framework: a GET to the beacon path for a site that
- * is already in the site cache is recorded and answered here, with the same headers and bodies as
- * the route below. Anything else (other paths, errors, a site not cached yet, over capacity)
- * returns false and goes through Express, which answers it - errors as problem+json. Successful
- * beacon hits are not logged one by one: they are the highest-volume request and are counted in
- * the traffic rollups instead.
+ * is already in the site cache is recorded and answered here once written, with the same headers
+ * and bodies as the route below. Anything refused before the write (other paths, a site not cached
+ * yet, a page off the site, over capacity) returns false and goes through Express, which answers
+ * it - errors as problem+json. A write that fails is answered here as the route would: the same
+ * problem, logged with its request line. Successful beacon hits are not logged one by one: they
+ * are the highest-volume request and are counted in the traffic rollups instead.
  */
 export function beaconFastPath(
   services: Services,
   trustProxy: TrustProxy,
+  /** Answers a failure as the REST adapter does (`sendFailure`), once the request is tracked. */
+  fail: (req: IncomingMessage, res: ServerResponse, err: unknown) => void,
 ): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const { config, traffic } = services;
+  const { config, traffic, log } = services;
+  const track = requestTracker(log);
   const api = new URL(config.public_api_url);
   const path = `${api.pathname.replace(/\/+$/, '')}${BEACON_PATH}`;
   const requiredHost = api.host === new URL(config.site_url).host ? undefined : api.host;
@@ -58,9 +64,9 @@ export function beaconFastPath(
     const query = parseQuery(url.slice(path.length + 1));
     const site = text(query.site);
     if (!site) return false;
-    let recorded: boolean | undefined;
+    let written: Promise<unknown> | undefined;
     try {
-      recorded = traffic.collectBeaconIfCached({
+      written = traffic.collectBeaconIfCached({
         site,
         url: text(query.url),
         ref: text(query.ref),
@@ -71,19 +77,30 @@ export function beaconFastPath(
     } catch {
       return false;
     }
-    if (recorded === undefined) return false;
-    const incoming = req.headers['x-request-id'];
-    const headers: Record<string, string | number> = {
-      'X-Request-Id':
-        typeof incoming === 'string' && /^[\w.:-]{1,64}$/.test(incoming) ? incoming : randomUUID(),
-      'X-Content-Type-Options': 'nosniff',
-      'Cache-Control': 'no-store',
-    };
-    if (query.img === '1') {
-      res.writeHead(200, { ...headers, 'Content-Type': 'image/gif', 'Content-Length': GIF.length }).end(GIF);
-    } else {
-      res.writeHead(204, headers).end();
-    }
+    if (written === undefined) return false;
+    const image = query.img === '1';
+    written.then(
+      () => {
+        const incoming = req.headers['x-request-id'];
+        const headers: Record<string, string | number> = {
+          'X-Request-Id':
+            typeof incoming === 'string' && /^[\w.:-]{1,64}$/.test(incoming) ? incoming : randomUUID(),
+          'X-Content-Type-Options': 'nosniff',
+          'Cache-Control': 'no-store',
+        };
+        if (image) {
+          res
+            .writeHead(200, { ...headers, 'Content-Type': 'image/gif', 'Content-Length': GIF.length })
+            .end(GIF);
+        } else {
+          res.writeHead(204, headers).end();
+        }
+      },
+      (err: unknown) => {
+        req.id = track(req, res);
+        fail(req, res, err);
+      },
+    );
     return true;
   };
 }

@@ -15,7 +15,7 @@ import { isStorableInstant } from '../../input.ts';
 import type { SitesService } from '../sites/service.ts';
 import { aiAgentCategories, type TrafficCategory, trafficCategories } from './agents.ts';
 import type { Classifier, Hit } from './classify.ts';
-import { IngestQueue, type PreparedEvent, rawEventWriter } from './ingest.ts';
+import { batchWriter, type DurableOutcome, IngestQueue, type PreparedEvent } from './ingest.ts';
 import { networkPrefix, pagePath, urlHost } from './privacy.ts';
 import { type DailyRow, rollupReads, type TrafficReads } from './rollups.ts';
 import {
@@ -87,11 +87,11 @@ export class TrafficService {
   constructor(deps: TrafficDeps) {
     this.#deps = deps;
     const { traffic } = deps.config;
-    this.queue = new IngestQueue(deps.db, deps.dialect, deps.log.child({ component: 'traffic' }), {
-      writeRaw: rawEventWriter(deps.raw),
+    this.queue = new IngestQueue(deps.db, deps.log.child({ component: 'traffic' }), {
+      write: batchWriter(deps.raw),
       queueMaxEvents: traffic.queue_max_events,
       flushMaxEvents: traffic.flush_max_events,
-      flushIntervalMs: traffic.flush_interval_ms,
+      writeTimeoutMs: traffic.write_timeout_ms,
     });
   }
 
@@ -102,22 +102,24 @@ export class TrafficService {
   // --- Collection ------------------------------------------------------------------------------
 
   /**
-   * One beacon hit, queued for writing. A page that is not on the site's domain (someone else's page
+   * One beacon hit, resolved once the transaction holding it committed (rejected with 503 when it
+   * could not be written in time). A page that is not on the site's domain (someone else's page
    * carrying a copied snippet, or a `url` that is no absolute URL) is refused with a 400 naming where
    * it came from: a hit is either counted or refused, never acknowledged and dropped.
    */
-  async collectBeacon(hit: BeaconHit): Promise<boolean> {
+  async collectBeacon(hit: BeaconHit): Promise<void> {
     const site = await this.#cachedSite(hit.site);
     if (!site) throw new ServiceError('not_found', { detail: `No site ${hit.site}` });
-    return this.#recordBeacon(site, hit);
+    await this.#recordBeacon(site, hit);
   }
 
   /**
-   * The beacon without a promise, for the fast path in front of the HTTP framework: undefined when
-   * the site is not in the cache yet (the caller then takes the ordinary path, which loads it).
-   * Throws like `collectBeacon` when ingestion is over capacity.
+   * The beacon for the fast path in front of the HTTP framework: undefined when the site is not in
+   * the cache yet (the caller then takes the ordinary path, which loads it). Throws at once, like
+   * `collectBeacon`, for a page off the site or when ingestion is over capacity; the promise settles
+   * like `collectBeacon`'s.
    */
-  collectBeaconIfCached(hit: BeaconHit): boolean | undefined {
+  collectBeaconIfCached(hit: BeaconHit): Promise<DurableOutcome> | undefined {
     const cached = this.#siteCache.get(hit.site);
     if (!cached || cached instanceof Promise || cached.expires <= Date.now() || !cached.site)
       return undefined;
@@ -129,7 +131,7 @@ export class TrafficService {
    * `Referrer-Policy: no-referrer`) is still a visit to the site: it is counted with the page
    * unknown, never acknowledged and dropped.
    */
-  #recordBeacon(site: SiteRow, hit: BeaconHit): boolean {
+  #recordBeacon(site: SiteRow, hit: BeaconHit): Promise<DurableOutcome> {
     const url = hit.url || firstHeader(hit.headers.referer) || undefined;
     if (url !== undefined && !onSite(url, site.domain)) {
       const field = hit.url ? 'url' : 'Referer';
@@ -138,7 +140,7 @@ export class TrafficService {
     const headers: Record<string, string | undefined> = {};
     for (const name of AGENT_HEADERS) headers[name] = firstHeader(hit.headers[name]);
     const at = this.#deps.now().toISOString();
-    this.queue.enqueue([
+    return this.queue.enqueue([
       this.#prepare(site.id, 'beacon', at, at, {
         userAgent: hit.userAgent,
         referrer: hit.ref,
@@ -148,7 +150,6 @@ export class TrafficService {
         status: null,
       }),
     ]);
-    return true;
   }
 
   /**
@@ -210,11 +211,11 @@ export class TrafficService {
       by_category: byCategory,
     };
     if (!keyed) {
-      await this.queue.enqueueDurable(prepared);
+      await this.queue.enqueue(prepared);
       return result;
     }
     const { operation, key, print } = keyed;
-    const outcome = await this.queue.enqueueDurable(prepared, {
+    const outcome = await this.queue.enqueue(prepared, {
       operation,
       key,
       fingerprint: print,
@@ -485,7 +486,7 @@ export class TrafficService {
       .execute();
     const hour = new Date(now().getTime() - 7 * DAY_MS).toISOString().slice(0, 13);
     await db.deleteFrom('traffic_hourly').where('hour', '<', hour).execute();
-    // A batch is retried within seconds of a lost answer; a day of ids is plenty.
+    // No longer written (db/schema.ts); what earlier versions wrote goes after a day.
     await db
       .deleteFrom('traffic_batches')
       .where('written_at', '<', new Date(now().getTime() - DAY_MS).toISOString())
@@ -493,7 +494,7 @@ export class TrafficService {
     return { events };
   }
 
-  /** Stops taking events and writes everything queued (called before the database closes). */
+  /** Stops taking events and writes those taken (called before the database closes). */
   async drain(): Promise<void> {
     await this.queue.close();
   }

@@ -1,0 +1,138 @@
+/**
+ * The ingestion queue against a real database, both dialects: events that arrive together share
+ * one transaction (group commit), and each caller is answered from its own write's outcome - also
+ * when the COMMIT succeeded but its answer was lost (what a PostgreSQL connection cut between the
+ * server's commit and the client's read looks like: the driver reports an error, the rows are
+ * there): 503, never a 2xx for an unknown outcome, and nothing written twice behind the caller's back.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Database } from '../../db/schema.ts';
+import { batchWriter, IngestQueue, type PreparedEvent } from '../../servers/features/traffic/ingest.ts';
+import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
+import { storedPaths } from '../helpers/traffic.ts';
+
+const event = (siteId: string, path: string): PreparedEvent => ({
+  site_id: siteId,
+  occurred_at: new Date().toISOString(),
+  received_at: new Date().toISOString(),
+  source: 'beacon',
+  category: 'human',
+  agent: null,
+  operator: null,
+  path,
+  referrer_host: null,
+  status: null,
+  ip_prefix: null,
+  user_agent: 'Mozilla/5.0',
+});
+
+/**
+ * The database, except that each transaction calls `started` first and, with `loseFirstAnswer`,
+ * the answer of the first one that committed is lost.
+ */
+function observed(
+  db: Kysely<Database>,
+  options: { started?: () => void; loseFirstAnswer?: boolean },
+): Kysely<Database> {
+  let lost = !options.loseFirstAnswer;
+  return new Proxy(db, {
+    get(target, prop, receiver) {
+      if (prop !== 'transaction') return Reflect.get(target, prop, receiver);
+      return () => ({
+        execute: async <T>(fn: (trx: Kysely<Database>) => Promise<T>) => {
+          options.started?.();
+          const result = await target.transaction().execute(fn);
+          if (!lost) {
+            lost = true;
+            throw new Error('Connection terminated unexpectedly');
+          }
+          return result;
+        },
+      });
+    },
+  });
+}
+
+describe.each(dialects)('traffic ingestion queue (%s)', (dialect) => {
+  let db: TestDatabase | undefined;
+  afterEach(async () => {
+    await db?.drop();
+  });
+
+  const queueOn = (database: TestDatabase, observe: Parameters<typeof observed>[1]) =>
+    new IngestQueue(observed(database.handle.db, observe), pino({ level: 'silent' }), {
+      write: batchWriter(database.handle.raw),
+      queueMaxEvents: 1000,
+      flushMaxEvents: 100,
+      writeTimeoutMs: 60_000,
+    });
+  const counted = async (siteId: string) =>
+    Number(
+      (
+        await (db as TestDatabase).handle.db
+          .selectFrom('traffic_daily')
+          .select((eb) => eb.fn.sum<number>('events').as('n'))
+          .where('site_id', '=', siteId)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+
+  it('writes what arrives in one turn in one transaction, and what arrives during a write in the next', async () => {
+    db = await createTestDatabase(dialect);
+    const siteId = randomUUID();
+    let transactions = 0;
+    const during: Promise<unknown>[] = [];
+    const queue = queueOn(db, {
+      started: () => {
+        // While the first write runs, two more callers arrive.
+        if (++transactions === 1)
+          during.push(queue.enqueue([event(siteId, '/d')]), queue.enqueue([event(siteId, '/e')]));
+      },
+    });
+    const first = await Promise.all(['/a', '/b', '/c'].map((path) => queue.enqueue([event(siteId, path)])));
+    expect(first).toEqual(['written', 'written', 'written']);
+    expect(await Promise.all(during)).toEqual(['written', 'written']);
+    expect(transactions).toBe(2);
+    expect(await storedPaths((db as TestDatabase).handle.db, siteId)).toEqual(['/a', '/b', '/c', '/d', '/e']);
+    expect(await counted(siteId)).toBe(5);
+    expect(queue.size).toBe(0);
+    await queue.close();
+  });
+
+  it('answers the callers of a write whose COMMIT answer was lost 503, and writes nothing twice', async () => {
+    db = await createTestDatabase(dialect);
+    const siteId = randomUUID();
+    const queue = queueOn(db, { loseFirstAnswer: true });
+    const unknown = [
+      queue.enqueue([event(siteId, '/a')]),
+      queue.enqueue([event(siteId, '/b'), event(siteId, '/c')]),
+    ];
+    for (const outcome of unknown) {
+      await expect(outcome).rejects.toMatchObject({
+        code: 'service_unavailable',
+        headers: { 'Retry-After': '5' },
+      });
+    }
+    expect(await queue.enqueue([event(siteId, '/d')])).toBe('written');
+    expect(queue.size).toBe(0);
+    expect(await storedPaths((db as TestDatabase).handle.db, siteId)).toEqual(['/a', '/b', '/c', '/d']);
+    expect(await counted(siteId)).toBe(4);
+    await queue.close();
+  });
+
+  it('refuses events once closed, after writing those it took', async () => {
+    db = await createTestDatabase(dialect);
+    const siteId = randomUUID();
+    const queue = queueOn(db, {});
+    const taken = queue.enqueue([event(siteId, '/a')]);
+    await queue.close();
+    expect(await taken).toBe('written');
+    expect(() => queue.enqueue([event(siteId, '/b')])).toThrow(
+      expect.objectContaining({ code: 'service_unavailable' }),
+    );
+    expect(await storedPaths((db as TestDatabase).handle.db, siteId)).toEqual(['/a']);
+  });
+});
