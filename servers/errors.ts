@@ -2,7 +2,9 @@
  * One error type with a fixed set of stable codes (STYLE.md 6). REST renders it as
  * `application/problem+json` (RFC 9457), MCP as an `isError` tool result carrying the same code.
  * `expose` is false for 5xx (unless the code says its detail is written for the caller): the client
- * gets the code and a generic title, the log gets the cause.
+ * gets the code and a generic title, the log gets the cause. `fault` marks the one code that is a
+ * fault of this service: every other code, 5xx included, is an answer given by design and is logged
+ * below error (`failureLogLevel`), so an operator's error alerts mean something.
  */
 import { isDatabaseUnavailable } from '../db/database.ts';
 
@@ -80,7 +82,7 @@ export const errorCodes = {
   payload_too_large: { status: 413, title: 'The request body is too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported content type' },
   rate_limited: { status: 429, title: 'Too many requests' },
-  internal_error: { status: 500, title: 'Internal error' },
+  internal_error: { status: 500, title: 'Internal error', fault: true },
   /**
    * An outside provider the request depends on (web search, a language model) failed or did not
    * answer in time: nothing is charged. The detail names the provider and what happened (no
@@ -97,7 +99,7 @@ export const errorCodes = {
    * detail is the reason, written for the caller (the live catalog publishes it too), so it is shown.
    */
   sku_unavailable: { status: 503, title: 'This paid service is not available here', expose: true },
-} as const satisfies Record<string, { status: number; title: string; expose?: boolean }>;
+} as const satisfies Record<string, { status: number; title: string; expose?: boolean; fault?: true }>;
 
 export type ErrorCode = keyof typeof errorCodes;
 
@@ -134,13 +136,15 @@ export class ServiceError extends Error {
   readonly title: string;
   /** Whether `detail` may be shown to the caller. */
   readonly expose: boolean;
+  /** Whether this is a fault of the service rather than an answer given by design. */
+  readonly fault: boolean;
   readonly errors: FieldError[] | undefined;
   readonly headers: Record<string, string>;
   readonly payment: PaymentChallenge | undefined;
   readonly extensions: Record<string, string | number | boolean | null>;
 
   constructor(code: ErrorCode, options: ServiceErrorOptions = {}) {
-    const known: { status: number; title: string; expose?: boolean } = errorCodes[code];
+    const known: { status: number; title: string; expose?: boolean; fault?: true } = errorCodes[code];
     const { status, title } = known;
     super(options.detail ?? title, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ServiceError';
@@ -148,6 +152,7 @@ export class ServiceError extends Error {
     this.status = status;
     this.title = title;
     this.expose = known.expose ?? status < 500;
+    this.fault = known.fault === true;
     this.errors = options.errors;
     this.headers = options.headers ?? {};
     this.payment = options.payment;
@@ -179,6 +184,28 @@ export class ServiceError extends Error {
     };
   }
 }
+
+/**
+ * The level `error` is logged at beside its request line, or undefined for none: a fault at error;
+ * a 5xx by design whose detail the caller does not see (a database or a payment peer down, the
+ * service over capacity) at warn, with its cause; anything else - a 4xx, or a 5xx whose detail is
+ * written for the caller (`sku_unavailable`, `provider_unavailable`) - not at all: its request line
+ * says it.
+ */
+export function failureLogLevel(error: ServiceError): 'error' | 'warn' | undefined {
+  if (error.fault) return 'error';
+  return error.status >= 500 && !error.expose ? 'warn' : undefined;
+}
+
+/**
+ * The 5xx statuses only answers given by design use (503, 502): their request lines are logged at
+ * warn. Any other 5xx - a fault's 500, or a status no code declares - is logged at error.
+ */
+export const designed5xxStatuses: ReadonlySet<number> = (() => {
+  const codes = Object.values(errorCodes) as { status: number; fault?: true }[];
+  const faults = new Set(codes.filter((c) => c.fault).map((c) => c.status));
+  return new Set(codes.filter((c) => c.status >= 500 && !faults.has(c.status)).map((c) => c.status));
+})();
 
 export const invalid = (errors: FieldError[], detail?: string): ServiceError =>
   new ServiceError('validation_failed', {

@@ -37,7 +37,7 @@ import express, { type Request, type RequestHandler, Router } from 'express';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { serviceVersion } from '../config.ts';
-import { toServiceError } from '../errors.ts';
+import { failureLogLevel, toServiceError } from '../errors.ts';
 import {
   type AnyOperation,
   CallContext,
@@ -466,9 +466,8 @@ export function createMcpEndpoint(
         return result;
       } catch (err) {
         const error = toServiceError(err);
-        // A 5xx whose detail is written for the caller (sku_unavailable) is an answer, not a failure.
-        if (error.status >= 500 && !error.expose)
-          ctx.log.error({ err: error.cause ?? err, tool: op.toolName }, 'tool failed');
+        const level = failureLogLevel(error);
+        if (level) ctx.log[level]({ err: error.cause ?? err, tool: op.toolName }, 'tool failed');
         const body = error.toolBody();
         if (error.payment) {
           // x402 MCP transport, "Payment Required Signaling": the PaymentRequired in structuredContent

@@ -17,7 +17,7 @@ import express, {
   Router,
 } from 'express';
 import type { Logger } from 'pino';
-import { ServiceError, toServiceError } from '../errors.ts';
+import { failureLogLevel, ServiceError, toServiceError } from '../errors.ts';
 import {
   type AnyOperation,
   CallContext,
@@ -357,9 +357,8 @@ export function sendFailure(
   log: () => Logger,
   siteUrl: string,
 ): void {
-  // A 5xx whose detail is written for the caller (sku_unavailable) is an answer, not a failure.
-  if (error.status >= 500 && !error.expose)
-    log().error({ err: error.cause ?? err, code: error.code }, 'request failed');
+  const level = failureLogLevel(error);
+  if (level) log()[level]({ err: error.cause ?? err, code: error.code }, 'request failed');
   if (res.headersSent) {
     res.destroy();
     return;
