@@ -13,7 +13,8 @@ export const errorCodes = {
   malformed_json: { status: 400, title: 'The request body is not valid JSON' },
   /**
    * Bytes that do not decode: a path segment that is not valid percent-encoding (RFC 3986 section
-   * 2.1), or a body that is not valid in its `Content-Encoding` (RFC 9110 section 8.4).
+   * 2.1), a body that is not valid in its `Content-Encoding` (RFC 9110 section 8.4), or a message
+   * that is not HTTP/1.1 at all (RFC 9112; the connection is closed after the answer).
    */
   malformed_request: { status: 400, title: 'The request could not be decoded' },
   unauthorized: { status: 401, title: 'Authentication is required' },
@@ -79,9 +80,20 @@ export const errorCodes = {
    * out of time): the request was understood and cannot be carried out for that site.
    */
   site_unreachable: { status: 422, title: 'The site could not be reached or read' },
+  /**
+   * The body did not arrive within `server.body_timeout_ms` of the headers, or the headers within
+   * Node's `headersTimeout` (RFC 9110 section 15.5.9); the connection is closed after the answer.
+   */
+  request_timeout: { status: 408, title: 'The request did not arrive in time' },
   payload_too_large: { status: 413, title: 'The request body is too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported content type' },
   rate_limited: { status: 429, title: 'Too many requests' },
+  /**
+   * The request line and header fields together are over Node's `--max-http-header-size` (16 KiB
+   * by default), a long query string included (RFC 6585 section 5); the connection is closed after
+   * the answer.
+   */
+  request_header_fields_too_large: { status: 431, title: 'The request line or header fields are too large' },
   internal_error: { status: 500, title: 'Internal error', fault: true },
   /**
    * An outside provider the request depends on (web search, a language model) failed or did not

@@ -18,6 +18,7 @@ import {
 } from './config.ts';
 import type { BrandMatcher } from './features/charges/matcher.ts';
 import type { LiveTrafficProvider } from './features/scans/scoring.ts';
+import { guardConnections } from './http-refusals.ts';
 import { createLogger } from './logger.ts';
 import type { AnyOperation } from './operation.ts';
 import type { PaymentFacilitator } from './payments/facilitator.ts';
@@ -89,6 +90,11 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     const { handler, close } = createApp(services, options.operations);
     server.removeAllListeners('request');
     server.on('request', handler);
+    const guard = guardConnections(server, {
+      siteUrl: config.site_url,
+      bodyTimeoutMs: config.server.body_timeout_ms,
+      log,
+    });
     if (options.background !== false) services.startBackground();
 
     let stopping: Promise<void> | undefined;
@@ -108,6 +114,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
           server.closeIdleConnections();
           setTimeout(() => server.closeAllConnections(), config.server.shutdown_timeout_ms).unref();
         });
+        guard.stop();
         await services.stop();
         await close();
         if (ownsDatabase) await database.close();

@@ -38,6 +38,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { serviceVersion } from '../config.ts';
 import { failureLogLevel, toServiceError } from '../errors.ts';
+import { closeAfterAnswer } from '../http-refusals.ts';
 import {
   type AnyOperation,
   CallContext,
@@ -536,10 +537,13 @@ export function createMcpEndpoint(
       );
     }
     const body = await readJson(req, limit);
+    // Gone, or refused while its body was awaited (`http-refusals.ts`): nothing is left to answer.
+    if (res.headersSent || (!body.ok && body.error === 'aborted')) return;
     if (!body.ok) {
-      return body.error === 'too_large'
-        ? rpcError(res, 413, ErrorCode.InvalidRequest, 'Request body too large', caller.head)
-        : rpcError(res, 400, ErrorCode.ParseError, 'Parse error: invalid JSON', caller.head);
+      if (body.error === 'invalid')
+        return rpcError(res, 400, ErrorCode.ParseError, 'Parse error: invalid JSON', caller.head);
+      closeAfterAnswer(req, res);
+      return rpcError(res, 413, ErrorCode.InvalidRequest, 'Request body too large', caller.head);
     }
 
     const batch = Array.isArray(body.value);
@@ -746,28 +750,27 @@ async function readJson(
   req: IncomingMessage,
   limit: number,
 ): Promise<
-  { ok: true; value: unknown; roundedIds?: WeakSet<object> } | { ok: false; error: 'too_large' | 'invalid' }
+  | { ok: true; value: unknown; roundedIds?: WeakSet<object> }
+  | { ok: false; error: 'too_large' | 'invalid' | 'aborted' }
 > {
-  const declared = Number(req.headers['content-length']);
-  if (declared > limit) {
-    req.resume();
-    return { ok: false, error: 'too_large' };
-  }
+  // Not read: Node drops the rest of a body its answer did not read.
+  if (Number(req.headers['content-length']) > limit) return { ok: false, error: 'too_large' };
   const chunks: Buffer[] = [];
-  const tooLarge = await new Promise<boolean>((resolve, reject) => {
+  const outcome = await new Promise<'read' | 'too_large' | 'aborted'>((resolve) => {
     let size = 0;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > limit) {
         req.removeAllListeners('data');
         req.resume();
-        resolve(true);
+        resolve('too_large');
       } else chunks.push(chunk);
     });
-    req.once('end', () => resolve(false));
-    req.once('error', reject);
+    req.once('end', () => resolve('read'));
+    req.once('aborted', () => resolve('aborted'));
+    req.once('error', () => resolve('aborted'));
   });
-  if (tooLarge) return { ok: false, error: 'too_large' };
+  if (outcome !== 'read') return { ok: false, error: outcome };
   const text =
     chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8');
   try {

@@ -360,7 +360,9 @@ export function sendFailure(
   const level = failureLogLevel(error);
   if (level) log()[level]({ err: error.cause ?? err, code: error.code }, 'request failed');
   if (res.headersSent) {
-    res.destroy();
+    // Cut an answer under way; one already complete (a 408 sent while its body was awaited,
+    // `http-refusals.ts`) is left to close as it was sent.
+    if (!res.writableEnded) res.destroy();
     return;
   }
   sendProblem(req, res, error, siteUrl);
