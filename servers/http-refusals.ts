@@ -5,8 +5,9 @@
  *   headers slower than Node's `headersTimeout`: 408 `request_timeout` - from `clientError`;
  * - a body not in `server.body_timeout_ms` after its headers: 408 `request_timeout`. Only receiving
  *   counts: a handler that takes longer once the body is in (a long tool call) is not cut;
- * - a body over its limit while the client still sends it: the MCP adapter's 413, through
- *   `closeAfterAnswer` (body-parser, under the REST routes, reads a body to its end first).
+ * - a body over its limit while the client still sends it: the adapters' 413, through
+ *   `closeAfterAnswer` (REST for a declared length over it: body-parser reads a chunked body to
+ *   its end first).
  *
  * Each is a whole problem+json answer with `Connection: close`, and the connection is then closed
  * in stages (RFC 9112 section 9.6, "Tear-down"): the write side first, then what the client still

@@ -7,10 +7,11 @@
  * request refused while its body was awaited runs nothing, even when the rest of its body comes
  * after; a tool call longer than the body bound, whose body came in time, is not cut.
  */
-import { createServer, type ServerResponse } from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/databases.ts';
+import { startHeldSite } from '../helpers/fixture-sites.ts';
+import { waitFor } from '../helpers/receivers.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { newAccount } from '../helpers/x402-payer.ts';
 
@@ -30,7 +31,11 @@ interface Sending {
   chunk?: number;
   /** Pause between writes. */
   paceMs?: number;
-  /** Called once the answer's head arrived; what it returns is sent next, and then the client stops. */
+  /**
+   * Called once the answer's head arrived; what it returns is sent next, and then the client stops
+   * sending. Without it the client sends its whole body whatever comes back. A client still
+   * sending 5 s after its answer has its connection closed (`LINGER_MS`): paced clients stop.
+   */
   onAnswer?: () => string;
 }
 
@@ -92,11 +97,11 @@ async function rawExchange(url: string, head: string, body: string, sending: Sen
   };
 }
 
-/** A problem+json answer with `code`, whose connection the server closes after it unless `kept`. */
-function expectProblem(answer: Answer, status: number, code: string, kept = false): void {
+/** A problem+json answer with `code`, whose connection the server closes after it. */
+function expectProblem(answer: Answer, status: number, code: string): void {
   expect(answer.reset, 'the connection was reset').toBe(false);
   expect(answer.status).toBe(status);
-  if (!kept) expect(answer.headers.connection).toBe('close');
+  expect(answer.headers.connection).toBe('close');
   expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
   expect(Buffer.byteLength(answer.body)).toBe(Number(answer.headers['content-length']));
   const problem = JSON.parse(answer.body);
@@ -170,37 +175,31 @@ describe.each(dialects)('requests refused at the HTTP level are answered in full
     expectProblem(broken, 400, 'malformed_request');
   });
 
-  it('answers a body over the limit 413 while the client still sends it, read in full', async () => {
-    // 16 KiB every 5 ms: most of the body is still to come when the limit is passed.
-    const uploading = { chunk: 16 * 1024, paceMs: 5 };
-    // REST (body-parser) reads the rest of the body, within server.body_timeout_ms, then answers
-    // on a connection that stays open.
-    const paid = await rawExchange(
-      service.url,
-      postHead(paidPath, { 'Content-Length': megabyte.length }),
-      megabyte,
-      uploading,
-    );
-    expectProblem(paid, 413, 'payload_too_large', true);
-    const chunked = await rawExchange(
-      service.url,
-      postHead(paidPath, { 'Transfer-Encoding': 'chunked' }),
-      `${`${(16 * 1024).toString(16)}\r\n${'a'.repeat(16 * 1024)}\r\n`.repeat(64)}0\r\n\r\n`,
-      { ...uploading, chunk: 16 * 1024 + 10 },
-    );
-    expectProblem(chunked, 413, 'payload_too_large', true);
+  it('answers a body over the limit 413 with Connection: close while the client still sends it', async () => {
+    // 16 KiB every 5 ms: most of the body is still to come when it is refused; the client stops
+    // sending once it has the answer.
+    const uploading = { chunk: 16 * 1024, paceMs: 5, onAnswer: () => '' };
+    const declared = { 'Content-Length': megabyte.length };
+    const paid = await rawExchange(service.url, postHead(paidPath, declared), megabyte, uploading);
+    expectProblem(paid, 413, 'payload_too_large');
 
-    // MCP answers at once, in JSON-RPC form, and closes the connection.
-    const mcp = await rawExchange(
-      service.url,
-      postHead('/mcp', { ...mcpHeaders, 'Content-Length': megabyte.length }),
-      megabyte,
-      uploading,
-    );
-    expect(mcp.reset).toBe(false);
-    expect(mcp.status).toBe(413);
-    expect(mcp.headers.connection).toBe('close');
-    expect(JSON.parse(mcp.body)).toMatchObject({ jsonrpc: '2.0', error: { code: -32600 } });
+    // MCP, declared or not: the same close, the error in JSON-RPC form.
+    const chunked = `${`${(16 * 1024).toString(16)}\r\n${'a'.repeat(16 * 1024)}\r\n`.repeat(64)}0\r\n\r\n`;
+    for (const [headers, body, sending] of [
+      [declared, megabyte, uploading],
+      [{ 'Transfer-Encoding': 'chunked' }, chunked, { ...uploading, chunk: 16 * 1024 + 10 }],
+    ] as const) {
+      const mcp = await rawExchange(
+        service.url,
+        postHead('/mcp', { ...mcpHeaders, ...headers }),
+        body,
+        sending,
+      );
+      expect(mcp.reset).toBe(false);
+      expect(mcp.status).toBe(413);
+      expect(mcp.headers.connection).toBe('close');
+      expect(JSON.parse(mcp.body)).toMatchObject({ jsonrpc: '2.0', error: { code: -32600 } });
+    }
   });
 
   it('answers a body slower than server.body_timeout_ms 408 with Connection: close, REST and MCP', async () => {
@@ -214,10 +213,7 @@ describe.each(dialects)('requests refused at the HTTP level are answered in full
         service.url,
         postHead(path, { ...extra, 'Content-Length': body.length }),
         body,
-        {
-          chunk: 1,
-          paceMs: 50,
-        },
+        { chunk: 1, paceMs: 50, onAnswer: () => '' },
       );
       expectProblem(answer, 408, 'request_timeout');
     }
@@ -250,15 +246,8 @@ describe.each(dialects)('requests refused at the HTTP level are answered in full
   });
 
   it('does not cut a tool call that runs longer than the body bound once its body is in', async () => {
-    // A site that answers only when released: the scan, and so the call, lasts until then.
-    const held: ServerResponse[] = [];
-    let released = false;
-    const site = createServer((_req, res) => {
-      if (released) res.writeHead(404).end();
-      else held.push(res);
-    });
-    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-    const port = (site.address() as net.AddressInfo).port;
+    // The scan, and so the call, lasts until the site is released.
+    const site = await startHeldSite();
     try {
       const call = fetch(service.config.mcp_url, {
         method: 'POST',
@@ -267,22 +256,20 @@ describe.each(dialects)('requests refused at the HTTP level are answered in full
           jsonrpc: '2.0',
           id: 1,
           method: 'tools/call',
-          params: { name: 'get_signal', arguments: { domain: `127.0.0.1:${port}` } },
+          params: { name: 'get_signal', arguments: { domain: site.domain } },
         }),
       });
-      while (held.length === 0) await new Promise((resolve) => setTimeout(resolve, 25));
+      await waitFor(() => site.waiting() > 0);
       // Held for several body bounds: only the body's arrival is bounded, not the handler.
       await new Promise((resolve) => setTimeout(resolve, 4 * BODY_TIMEOUT_MS));
-      released = true;
-      for (const res of held.splice(0)) res.writeHead(404).end();
+      site.release();
       const res = await call;
       expect(res.status).toBe(200);
       const reply = (await res.json()) as { id: number; result: { structuredContent: { domain: string } } };
       expect(reply.id).toBe(1);
-      expect(reply.result.structuredContent.domain).toBe(`127.0.0.1:${port}`);
+      expect(reply.result.structuredContent.domain).toBe(site.domain);
     } finally {
-      site.closeAllConnections();
-      site.close();
+      await site.close();
     }
   });
 });
