@@ -8,8 +8,13 @@
  * therefore never collide (the reason the SDK's stateless transport refuses reuse), and nothing is
  * constructed per request - a new `McpServer` + transport per POST, as in the SDK's stateless
  * example, spends most of the request building them (see `npm run bench`).
+ *
+ * A `notifications/cancelled` arrives in a POST of its own: it is matched to the requests still
+ * running by the caller's id and the requester (`requesterOf`), whose handlers' signals abort and
+ * who get no reply (`MultiplexTransport.cancel`).
  */
 
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
@@ -185,6 +190,8 @@ class Exchange {
         'X-Accel-Buffering',
         'no',
       ]);
+      // Sent now, not with the first event: a client learns at once that its stream is open.
+      res.flushHeaders();
     }
   }
 
@@ -218,6 +225,43 @@ class Exchange {
       sendWhole(this.res, 200, this.caller.head, 'application/json', body);
     }
   }
+
+  /**
+   * A request of this POST was cancelled: nothing is sent for it (MCP basic/utilities/cancellation:
+   * the receiver SHOULD "not send a response for the cancelled request"). Once nothing else is
+   * owed the POST ends: an SSE stream closes; a JSON answer is the replies already made (a batch),
+   * or, with none, an SSE stream without events - the one answer to a POST of requests that
+   * carries no JSON-RPC response (Streamable HTTP, "Sending Messages to the Server").
+   */
+  cancel(internalId: number): void {
+    if (!this.owed.delete(internalId) || this.owed.size > 0) return;
+    if (this.streaming) {
+      this.res.end();
+      return;
+    }
+    if (this.res.headersSent) return;
+    if (this.replies.length > 0) {
+      sendWhole(this.res, 200, this.caller.head, 'application/json', JSON.stringify(this.replies));
+      return;
+    }
+    sendWhole(this.res, 200, this.caller.head, 'text/event-stream', '');
+  }
+}
+
+/**
+ * Who may cancel a request: the same requester, by the same id. This server keeps no session
+ * state, so the requester is what every POST of one client carries and no other client can
+ * present: the `Mcp-Session-Id` handed out at `initialize` (a random UUID, never stored) and, on
+ * the owner endpoint, the OAuth grant the bearer token stands for. A POST with neither - a client
+ * that skipped `initialize` on the public endpoint - names no requester, and its requests are
+ * cancelled only by closing their connection: a JSON-RPC id (0, 1, 2 from most clients) or a
+ * client address (shared behind a NAT or a proxy) would let anyone cancel anyone's calls.
+ */
+function requesterOf(caller: Caller): string | undefined {
+  const session = caller.request.headers['mcp-session-id'];
+  const grant = caller.principal?.grant?.grantId ?? caller.principal?.account?.id;
+  if (!session && !grant) return undefined;
+  return `${session ?? ''}\n${grant ?? ''}`;
 }
 
 /**
@@ -289,11 +333,42 @@ export class MultiplexTransport implements Transport {
         }
         this.deliver({ ...admitted, id }, extra);
       } else if (isNotification(message)) {
-        // A cancellation names the caller's id, which is not unique across stateless clients; the
-        // request is cancelled when its HTTP exchange closes instead (see `abandon`).
-        if (message.method !== 'notifications/cancelled') this.deliver(message);
+        if (message.method === 'notifications/cancelled') this.cancel(exchange.caller, message);
+        else this.deliver(message);
       }
     }
+  }
+
+  /**
+   * `notifications/cancelled` from `caller`: the requests still running that the same requester
+   * (`requesterOf`) sent with the id it names stop - their handler's signal aborts - and get no
+   * reply. An id that names none of them (unknown, finished, another client's) is ignored, as MCP
+   * allows.
+   */
+  cancel(caller: Caller, notification: JSONRPCNotification): void {
+    const requestId = notification.params?.requestId;
+    if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
+    const requester = requesterOf(caller);
+    if (requester === undefined) return;
+    const reason = notification.params?.reason;
+    this.cancelOwn(requester, requestId, typeof reason === 'string' ? reason : undefined);
+  }
+
+  /** Cancels the requests of `requester` with the caller id `requestId`; whether there was one. */
+  cancelOwn(requester: string, requestId: RequestId, reason?: string): boolean {
+    let found = false;
+    for (const [id, entry] of this.pending) {
+      if (entry.callerId !== requestId || requesterOf(entry.exchange.caller) !== requester) continue;
+      found = true;
+      this.pending.delete(id);
+      entry.exchange.cancel(id);
+      this.deliver({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: id, reason: reason ?? 'cancelled by the client' },
+      });
+    }
+    return found;
   }
 
   /** Hands a classified request or notification to the SDK (directly once `bindDirect` succeeded). */
@@ -466,6 +541,11 @@ export function createMcpEndpoint(
         if (!receipt) result[RESULT_TEXT] = text;
         return result;
       } catch (err) {
+        // Cancelled, or its client went away: the SDK sends nothing for it, and nothing failed.
+        if (extra.signal.aborted) {
+          ctx.log.info({ tool: op.toolName }, 'tool call cancelled');
+          return { isError: true, content: [] };
+        }
         const error = toServiceError(err);
         const level = failureLogLevel(error);
         if (level) ctx.log[level]({ err: error.cause ?? err, tool: op.toolName }, 'tool failed');
@@ -567,6 +647,8 @@ export function createMcpEndpoint(
       );
     }
     const requests = messages.filter(isRequest);
+    // A session id only names this client's requests for its cancellations (`requesterOf`).
+    if (requests[0]?.method === 'initialize') res.setHeader('Mcp-Session-Id', randomUUID());
     if (requests.length === 0) {
       transport.dispatch(new Exchange(caller, res, false, batch), messages, extraOf(req));
       sendWhole(res, 202, caller.head, undefined, '');
