@@ -14,7 +14,7 @@
  * who get no reply (`MultiplexTransport.cancel`).
  */
 
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
@@ -249,6 +249,19 @@ class Exchange {
 }
 
 /**
+ * A cancellation passed between processes: the requester as a digest (its session id stays in
+ * the process that received it), the caller's request id.
+ */
+const ForwardedCancellation = z.object({
+  requester: z.string(),
+  requestId: z.union([z.string(), z.number()]),
+  reason: z.string().optional(),
+});
+type ForwardedCancellation = z.infer<typeof ForwardedCancellation>;
+
+const digestOf = (requester: string): string => createHash('sha256').update(requester).digest('hex');
+
+/**
  * Who may cancel a request: the same requester, by the same id. This server keeps no session
  * state, so the requester is what every POST of one client carries and no other client can
  * present: the `Mcp-Session-Id` handed out at `initialize` (a random UUID, never stored) and, on
@@ -342,23 +355,44 @@ export class MultiplexTransport implements Transport {
   /**
    * `notifications/cancelled` from `caller`: the requests still running that the same requester
    * (`requesterOf`) sent with the id it names stop - their handler's signal aborts - and get no
-   * reply. An id that names none of them (unknown, finished, another client's) is ignored, as MCP
-   * allows.
+   * reply. An id that names none of them here is passed to `elsewhere`: behind a load balancer the
+   * cancellation may reach another process than the request (`cancelForwarded` there). An id
+   * that names none anywhere (unknown, finished, another client's) is ignored, as MCP allows.
    */
   cancel(caller: Caller, notification: JSONRPCNotification): void {
     const requestId = notification.params?.requestId;
     if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
     const requester = requesterOf(caller);
     if (requester === undefined) return;
-    const reason = notification.params?.reason;
-    this.cancelOwn(requester, requestId, typeof reason === 'string' ? reason : undefined);
+    const given = notification.params?.reason;
+    const reason = typeof given === 'string' ? given.slice(0, 200) : undefined;
+    if (this.cancelWhere(requestId, (other) => other === requester, reason)) return;
+    this.elsewhere?.({ requester: digestOf(requester), requestId, ...(reason ? { reason } : {}) });
   }
 
-  /** Cancels the requests of `requester` with the caller id `requestId`; whether there was one. */
-  cancelOwn(requester: string, requestId: RequestId, reason?: string): boolean {
+  /** Where a cancellation that names no request of this process goes (every other process). */
+  elsewhere?: (cancellation: ForwardedCancellation) => void;
+
+  /** A cancellation another process received for a request it does not run (`elsewhere`). */
+  cancelForwarded(cancellation: ForwardedCancellation): void {
+    this.cancelWhere(
+      cancellation.requestId,
+      (requester) => digestOf(requester) === cancellation.requester,
+      cancellation.reason,
+    );
+  }
+
+  /** Cancels the running requests with the caller id `requestId` whose requester `isRequester`. */
+  private cancelWhere(
+    requestId: RequestId,
+    isRequester: (requester: string) => boolean,
+    reason?: string,
+  ): boolean {
     let found = false;
     for (const [id, entry] of this.pending) {
-      if (entry.callerId !== requestId || requesterOf(entry.exchange.caller) !== requester) continue;
+      if (entry.callerId !== requestId) continue;
+      const requester = requesterOf(entry.exchange.caller);
+      if (requester === undefined || !isRequester(requester)) continue;
       found = true;
       this.pending.delete(id);
       entry.exchange.cancel(id);
@@ -473,6 +507,16 @@ export function createMcpEndpoint(
     operations.filter((op) => op.mcp?.includes(options.server)).map((op) => [op.toolName, op]),
   );
   const transport = new MultiplexTransport();
+  const cancellations = `mcp-cancellation:${options.server}`;
+  transport.elsewhere = (cancellation) => {
+    services.broadcast
+      .publish(cancellations, cancellation)
+      .catch((err: unknown) => services.log.warn({ err }, 'mcp: a cancellation could not be passed on'));
+  };
+  services.broadcast.subscribe(cancellations, (message) => {
+    const cancellation = ForwardedCancellation.safeParse(message);
+    if (cancellation.success) transport.cancelForwarded(cancellation.data);
+  });
   const server = new Server(
     { name: `agent-service-${options.server}`, title: 'Agent service', version: serviceVersion },
     { capabilities: { tools: { listChanged: false } }, instructions: options.instructions },

@@ -5,7 +5,8 @@
  * when its AbortSignal fires: `notifications/cancelled` in a POST of its own. The scan stops (the
  * site sees its requests given up), no JSON-RPC response is sent for the cancelled id, a paid call
  * cancelled is not charged, and nobody but the requester can cancel a request: not another
- * client naming the same id, nor a POST without the requester's session.
+ * client naming the same id, nor a POST without the requester's session. On PostgreSQL the
+ * cancellation reaches the request in another process of the deployment.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -49,15 +50,16 @@ describe.each(dialects)('MCP cancellation (%s)', (dialect) => {
   let service: TestService;
   let site: HeldSite;
 
+  const settings = {
+    'payments.pay_to': newAccount().address,
+    'scanner.allow_private_networks': true,
+    'scanner.delay_ms': 0,
+    'scanner.request_timeout_ms': 300_000,
+    'scanner.scan_timeout_ms': 600_000,
+    'outbound.timeout_ms': 300_000,
+  };
   beforeAll(async () => {
-    service = await startTestService(dialect, {
-      'payments.pay_to': newAccount().address,
-      'scanner.allow_private_networks': true,
-      'scanner.delay_ms': 0,
-      'scanner.request_timeout_ms': 300_000,
-      'scanner.scan_timeout_ms': 600_000,
-      'outbound.timeout_ms': 300_000,
-    });
+    service = await startTestService(dialect, settings);
   });
   afterAll(async () => {
     await service?.close();
@@ -81,8 +83,8 @@ describe.each(dialects)('MCP cancellation (%s)', (dialect) => {
     return client;
   }
 
-  const rawPost = (message: unknown, headers: Record<string, string> = {}) =>
-    fetch(service.config.mcp_url, {
+  const rawPost = (message: unknown, headers: Record<string, string> = {}, to = service) =>
+    fetch(to.config.mcp_url, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
@@ -91,6 +93,16 @@ describe.each(dialects)('MCP cancellation (%s)', (dialect) => {
       },
       body: JSON.stringify(message),
     });
+  const initialize = (name: string, headers: Record<string, string> = {}) =>
+    rawPost(
+      {
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name, version: '1' } },
+      },
+      headers,
+    );
 
   it('stops a scan the SDK client cancels, and sends no response for it', async () => {
     const target = await heldSite();
@@ -127,19 +139,7 @@ describe.each(dialects)('MCP cancellation (%s)', (dialect) => {
   it('cancels a streamed call sent through the router (with Origin): its stream ends without a response', async () => {
     const target = await heldSite();
     const origin = { origin: new URL(service.config.mcp_url).origin };
-    const init = await rawPost(
-      {
-        jsonrpc: '2.0',
-        id: 'init',
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-11-25',
-          capabilities: {},
-          clientInfo: { name: 'raw', version: '1' },
-        },
-      },
-      origin,
-    );
+    const init = await initialize('raw', origin);
     expect(init.status).toBe(200);
     const session = init.headers.get('mcp-session-id') as string;
     expect(session).toMatch(/^[0-9a-f-]{36}$/);
@@ -217,16 +217,7 @@ describe.each(dialects)('MCP cancellation (%s)', (dialect) => {
       const id = (exchanged.find((e) => e.message.method === 'tools/call') as Exchanged).message.id;
 
       // Another client that did initialize, and a POST that names no session at all.
-      const attacker = await rawPost({
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-11-25',
-          capabilities: {},
-          clientInfo: { name: 'attacker', version: '1' },
-        },
-      });
+      const attacker = await initialize('attacker');
       const attackerSession = attacker.headers.get('mcp-session-id') as string;
       const attacks: Record<string, string>[] = [{ 'mcp-session-id': attackerSession }, {}];
       for (const headers of attacks) {
@@ -246,4 +237,39 @@ describe.each(dialects)('MCP cancellation (%s)', (dialect) => {
       await victim.close();
     }
   });
+
+  it.runIf(dialect === 'postgres')(
+    'cancels a call running in another process than the one its cancellation reaches',
+    async () => {
+      // Two processes of one deployment behind a load balancer: the call went to one, the
+      // cancellation POST (another connection) to the other.
+      const other = await startTestService(dialect, settings, { database: service.db, background: false });
+      const target = await heldSite();
+      try {
+        const session = (await initialize('balanced')).headers.get('mcp-session-id') as string;
+        const call = rawPost(
+          {
+            jsonrpc: '2.0',
+            id: 7,
+            method: 'tools/call',
+            params: { name: 'get_signal', arguments: { domain: target.domain } },
+          },
+          { 'mcp-session-id': session },
+        );
+        await waitFor(() => target.waiting() > 0);
+        const cancel = await rawPost(
+          { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } },
+          { 'mcp-session-id': session },
+          other,
+        );
+        expect(cancel.status).toBe(202);
+        await waitFor(() => target.waiting() === 0);
+        const res = await call;
+        expect(res.headers.get('content-type')).toBe('text/event-stream');
+        expect(await res.text()).toBe('');
+      } finally {
+        await other.close();
+      }
+    },
+  );
 });
