@@ -125,10 +125,14 @@ export interface ConnectionGuardOptions {
 }
 
 /**
- * Installs the refusals on `server` (call it once the application's request listener is on, so the
- * body watch runs first). Returns what stops the body watch.
+ * Installs the refusals on `server`. The request listener calls `watchBody` with each request
+ * before handling it (one listener: Node copies the listener list of an event that has several,
+ * on every request); `stop` ends the body watch.
  */
-export function guardConnections(server: Server, options: ConnectionGuardOptions): { stop(): void } {
+export function guardConnections(
+  server: Server,
+  options: ConnectionGuardOptions,
+): { watchBody(req: IncomingMessage, res: ServerResponse): void; stop(): void } {
   const { siteUrl, bodyTimeoutMs, log } = options;
   const writeLine = requestLineWriter(log);
 
@@ -187,11 +191,11 @@ export function guardConnections(server: Server, options: ConnectionGuardOptions
   const watch = (req: IncomingMessage, res: ServerResponse, since: number): void => {
     if (!req.complete && !req.destroyed) awaiting.set(req, { res, since });
   };
-  server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+  const watchBody = (req: IncomingMessage, res: ServerResponse): void => {
     const headers = req.headers;
     if (headers['content-length'] === undefined && headers['transfer-encoding'] === undefined) return;
     setImmediate(watch, req, res, performance.now());
-  });
+  };
   const interval = Math.min(1_000, Math.max(10, Math.floor(bodyTimeoutMs / 4)));
   const sweep = setInterval(() => {
     const now = performance.now();
@@ -222,5 +226,5 @@ export function guardConnections(server: Server, options: ConnectionGuardOptions
     server.requestTimeout,
     server.headersTimeout + bodyTimeoutMs + 2 * interval,
   );
-  return { stop: () => clearInterval(sweep) };
+  return { watchBody, stop: () => clearInterval(sweep) };
 }

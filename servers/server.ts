@@ -88,12 +88,15 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       ...(options.now ? { now: options.now } : {}),
     });
     const { handler, close } = createApp(services, options.operations);
-    server.removeAllListeners('request');
-    server.on('request', handler);
     const guard = guardConnections(server, {
       siteUrl: config.site_url,
       bodyTimeoutMs: config.server.body_timeout_ms,
       log,
+    });
+    server.removeAllListeners('request');
+    server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+      guard.watchBody(req, res);
+      handler(req, res);
     });
     if (options.background !== false) services.startBackground();
 

@@ -133,15 +133,17 @@ describe.each(dialects)('requests refused at the HTTP level are answered in full
       .map(([name, value]) => `${name}: ${value}\r\n`)
       .join('')}\r\n`;
   const mcpHeaders = { Accept: 'application/json, text/event-stream' };
+  /** A paid endpoint and the MCP endpoint, with the headers each wants besides the body's. */
+  const pathsAttacked = [
+    [paidPath, {}],
+    ['/mcp', mcpHeaders],
+  ] as const;
   /** A megabyte of JSON text. */
   const megabyte = `{"domain":"${'a'.repeat(1024 * 1024)}"}`;
 
   it('answers a 100 KB query string 431 while the client still sends its body, on a paid endpoint and the MCP endpoint', async () => {
     const query = `?q=${'x'.repeat(100_000)}`;
-    for (const [path, extra] of [
-      [paidPath, {}],
-      ['/mcp', mcpHeaders],
-    ] as const) {
+    for (const [path, extra] of pathsAttacked) {
       const answer = await rawExchange(
         service.url,
         postHead(`${path}${query}`, { ...extra, 'Content-Length': megabyte.length }),
@@ -204,10 +206,7 @@ describe.each(dialects)('requests refused at the HTTP level are answered in full
 
   it('answers a body slower than server.body_timeout_ms 408 with Connection: close, REST and MCP', async () => {
     const body = JSON.stringify({ domain: 'example.com', padding: 'x'.repeat(40) });
-    for (const [path, extra] of [
-      [paidPath, {}],
-      ['/mcp', mcpHeaders],
-    ] as const) {
+    for (const [path, extra] of pathsAttacked) {
       // A byte every 50 ms: the whole body would take several times the bound.
       const answer = await rawExchange(
         service.url,
