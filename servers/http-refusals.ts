@@ -184,17 +184,25 @@ export function guardConnections(
   });
 
   // Requests whose body is still arriving once the chunk that brought their headers is parsed,
-  // and since when. Looked at a turn later (`setImmediate`), not at once: Node parses a body
-  // that came with its headers only after the request event, and a request held here until a
-  // sweep would outlive the collector's young generation.
+  // and since when. Looked at a turn later (`setImmediate`, one for all the requests of a turn),
+  // not at once: Node parses a body that came with its headers only after the request event, and
+  // a request held here until a sweep would outlive the collector's young generation.
   const awaiting = new Map<IncomingMessage, { res: ServerResponse; since: number }>();
-  const watch = (req: IncomingMessage, res: ServerResponse, since: number): void => {
-    if (!req.complete && !req.destroyed) awaiting.set(req, { res, since });
+  let arrived: (IncomingMessage | ServerResponse)[] = [];
+  const lookAtArrived = (): void => {
+    const since = performance.now();
+    const list = arrived;
+    arrived = [];
+    for (let i = 0; i < list.length; i += 2) {
+      const req = list[i] as IncomingMessage;
+      if (!req.complete && !req.destroyed) awaiting.set(req, { res: list[i + 1] as ServerResponse, since });
+    }
   };
   const watchBody = (req: IncomingMessage, res: ServerResponse): void => {
     const headers = req.headers;
     if (headers['content-length'] === undefined && headers['transfer-encoding'] === undefined) return;
-    setImmediate(watch, req, res, performance.now());
+    if (arrived.length === 0) setImmediate(lookAtArrived);
+    arrived.push(req, res);
   };
   const interval = Math.min(1_000, Math.max(10, Math.floor(bodyTimeoutMs / 4)));
   const sweep = setInterval(() => {

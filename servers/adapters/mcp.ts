@@ -893,8 +893,9 @@ async function readJson(
       } else chunks.push(chunk);
     });
     req.once('end', () => resolve('read'));
-    req.once('aborted', () => resolve('aborted'));
-    req.once('error', () => resolve('aborted'));
+    // One function for both: `on` keeps it as it is, `once` would wrap it for each.
+    const aborted = () => resolve('aborted');
+    req.on('aborted', aborted).on('error', aborted);
   });
   if (outcome !== 'read') return { ok: false, error: outcome };
   const text =
