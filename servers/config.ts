@@ -146,6 +146,11 @@ export const Config = z
     server: z.strictObject({
       /** After SIGTERM: how long in-flight requests get before their connections are closed. */
       shutdown_timeout_ms: positiveInt,
+      /**
+       * How long a request's body may take to arrive once its headers have (408 past it); the
+       * handler's own time is not counted. Headers have Node's `headersTimeout` (60 s).
+       */
+      body_timeout_ms: positiveInt,
       /** `npm start` forks this many workers on one port (node:cluster); past 1 needs PostgreSQL. */
       workers: positiveInt.max(256),
     }),
@@ -480,6 +485,7 @@ export const envBindings: Record<string, EnvBinding> = {
   DATABASE_POOL_SIZE: { key: 'database_pool_size', parse: numberOrRaw },
   LOG_LEVEL: { key: 'log_level' },
   SHUTDOWN_TIMEOUT_MS: { key: 'server.shutdown_timeout_ms', parse: numberOrRaw },
+  BODY_TIMEOUT_MS: { key: 'server.body_timeout_ms', parse: numberOrRaw },
   WORKERS: { key: 'server.workers', parse: numberOrRaw },
   METRICS_ENABLED: { key: 'metrics.enabled', parse: flag },
   NODE_ENV: { key: 'mode', parse: (raw) => (raw === 'production' ? 'production' : 'development') },

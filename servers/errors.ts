@@ -2,7 +2,9 @@
  * One error type with a fixed set of stable codes (STYLE.md 6). REST renders it as
  * `application/problem+json` (RFC 9457), MCP as an `isError` tool result carrying the same code.
  * `expose` is false for 5xx (unless the code says its detail is written for the caller): the client
- * gets the code and a generic title, the log gets the cause.
+ * gets the code and a generic title, the log gets the cause. `fault` marks the one code that is a
+ * fault of this service: every other code, 5xx included, is an answer given by design and is logged
+ * below error (`failureLogLevel`), so an operator's error alerts mean something.
  */
 import { isDatabaseUnavailable } from '../db/database.ts';
 
@@ -11,7 +13,8 @@ export const errorCodes = {
   malformed_json: { status: 400, title: 'The request body is not valid JSON' },
   /**
    * Bytes that do not decode: a path segment that is not valid percent-encoding (RFC 3986 section
-   * 2.1), or a body that is not valid in its `Content-Encoding` (RFC 9110 section 8.4).
+   * 2.1), a body that is not valid in its `Content-Encoding` (RFC 9110 section 8.4), or a message
+   * that is not HTTP/1.1 at all (RFC 9112; the connection is closed after the answer).
    */
   malformed_request: { status: 400, title: 'The request could not be decoded' },
   unauthorized: { status: 401, title: 'Authentication is required' },
@@ -77,10 +80,21 @@ export const errorCodes = {
    * out of time): the request was understood and cannot be carried out for that site.
    */
   site_unreachable: { status: 422, title: 'The site could not be reached or read' },
+  /**
+   * The body did not arrive within `server.body_timeout_ms` of the headers, or the headers within
+   * Node's `headersTimeout` (RFC 9110 section 15.5.9); the connection is closed after the answer.
+   */
+  request_timeout: { status: 408, title: 'The request did not arrive in time' },
   payload_too_large: { status: 413, title: 'The request body is too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported content type' },
   rate_limited: { status: 429, title: 'Too many requests' },
-  internal_error: { status: 500, title: 'Internal error' },
+  /**
+   * The request line and header fields together are over Node's `--max-http-header-size` (16 KiB
+   * by default), a long query string included (RFC 6585 section 5); the connection is closed after
+   * the answer.
+   */
+  request_header_fields_too_large: { status: 431, title: 'The request line or header fields are too large' },
+  internal_error: { status: 500, title: 'Internal error', fault: true },
   /**
    * An outside provider the request depends on (web search, a language model) failed or did not
    * answer in time: nothing is charged. The detail names the provider and what happened (no
@@ -97,7 +111,7 @@ export const errorCodes = {
    * detail is the reason, written for the caller (the live catalog publishes it too), so it is shown.
    */
   sku_unavailable: { status: 503, title: 'This paid service is not available here', expose: true },
-} as const satisfies Record<string, { status: number; title: string; expose?: boolean }>;
+} as const satisfies Record<string, { status: number; title: string; expose?: boolean; fault?: true }>;
 
 export type ErrorCode = keyof typeof errorCodes;
 
@@ -134,13 +148,15 @@ export class ServiceError extends Error {
   readonly title: string;
   /** Whether `detail` may be shown to the caller. */
   readonly expose: boolean;
+  /** Whether this is a fault of the service rather than an answer given by design. */
+  readonly fault: boolean;
   readonly errors: FieldError[] | undefined;
   readonly headers: Record<string, string>;
   readonly payment: PaymentChallenge | undefined;
   readonly extensions: Record<string, string | number | boolean | null>;
 
   constructor(code: ErrorCode, options: ServiceErrorOptions = {}) {
-    const known: { status: number; title: string; expose?: boolean } = errorCodes[code];
+    const known: { status: number; title: string; expose?: boolean; fault?: true } = errorCodes[code];
     const { status, title } = known;
     super(options.detail ?? title, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ServiceError';
@@ -148,6 +164,7 @@ export class ServiceError extends Error {
     this.status = status;
     this.title = title;
     this.expose = known.expose ?? status < 500;
+    this.fault = known.fault === true;
     this.errors = options.errors;
     this.headers = options.headers ?? {};
     this.payment = options.payment;
@@ -179,6 +196,28 @@ export class ServiceError extends Error {
     };
   }
 }
+
+/**
+ * The level `error` is logged at beside its request line, or undefined for none: a fault at error;
+ * a 5xx by design whose detail the caller does not see (a database or a payment peer down, the
+ * service over capacity) at warn, with its cause; anything else - a 4xx, or a 5xx whose detail is
+ * written for the caller (`sku_unavailable`, `provider_unavailable`) - not at all: its request line
+ * says it.
+ */
+export function failureLogLevel(error: ServiceError): 'error' | 'warn' | undefined {
+  if (error.fault) return 'error';
+  return error.status >= 500 && !error.expose ? 'warn' : undefined;
+}
+
+/**
+ * The 5xx statuses only answers given by design use (503, 502): their request lines are logged at
+ * warn. Any other 5xx - a fault's 500, or a status no code declares - is logged at error.
+ */
+export const designed5xxStatuses: ReadonlySet<number> = (() => {
+  const codes = Object.values(errorCodes) as { status: number; fault?: true }[];
+  const faults = new Set(codes.filter((c) => c.fault).map((c) => c.status));
+  return new Set(codes.filter((c) => c.status >= 500 && !faults.has(c.status)).map((c) => c.status));
+})();
 
 export const invalid = (errors: FieldError[], detail?: string): ServiceError =>
   new ServiceError('validation_failed', {

@@ -141,7 +141,11 @@ export interface RequestLineFields {
 }
 
 /** Writes a request's line at `level`; the caller has checked that the level is enabled. */
-export type RequestLineWriter = (level: 'info' | 'error', fields: RequestLineFields, msg: string) => void;
+export type RequestLineWriter = (
+  level: 'info' | 'warn' | 'error',
+  fields: RequestLineFields,
+  msg: string,
+) => void;
 
 const requestLineWriters = new WeakMap<Logger, RequestLineWriter>();
 

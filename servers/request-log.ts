@@ -2,6 +2,8 @@
  * Per request: an id, `X-Content-Type-Options: nosniff`, and one structured log line (pino): request id, method, path, status, duration. Never
  * the query string, headers or body - they can hold personal data. The request id comes from a
  * well-formed `X-Request-Id` or is generated, and is echoed in the response and in problem bodies.
+ * The line is at error for a fault (500), at warn for a 5xx the service answers by design (503,
+ * 502: `designed5xxStatuses`), at info otherwise.
  *
  * Hand-written rather than pino-http: pino-http serializes whole request and response objects and
  * costs about as much as the rest of a request (measured with `npm run bench`). The line goes to the
@@ -13,6 +15,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express, Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
+import { designed5xxStatuses } from './errors.ts';
 import { requestLineWriter } from './logger.ts';
 
 declare module 'node:http' {
@@ -85,7 +88,7 @@ export function requestTracker(
     // 'close' is emitted once per response: `on`, not `once`, which wraps the listener per call.
     res.on('close', () => {
       const status = res.writableFinished ? res.statusCode : 499;
-      const level = status >= 500 ? 'error' : 'info';
+      const level = status < 500 ? 'info' : designed5xxStatuses.has(status) ? 'warn' : 'error';
       if (!log.isLevelEnabled(level)) return;
       // Express's originalUrl: the URL as received, before any router trimmed its mount path.
       const url = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '';

@@ -18,6 +18,7 @@ import {
 } from './config.ts';
 import type { BrandMatcher } from './features/charges/matcher.ts';
 import type { LiveTrafficProvider } from './features/scans/scoring.ts';
+import { guardConnections } from './http-refusals.ts';
 import { createLogger } from './logger.ts';
 import type { AnyOperation } from './operation.ts';
 import type { PaymentFacilitator } from './payments/facilitator.ts';
@@ -87,8 +88,16 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       ...(options.now ? { now: options.now } : {}),
     });
     const { handler, close } = createApp(services, options.operations);
+    const guard = guardConnections(server, {
+      siteUrl: config.site_url,
+      bodyTimeoutMs: config.server.body_timeout_ms,
+      log,
+    });
     server.removeAllListeners('request');
-    server.on('request', handler);
+    server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+      guard.watchBody(req, res);
+      handler(req, res);
+    });
     if (options.background !== false) services.startBackground();
 
     let stopping: Promise<void> | undefined;
@@ -108,6 +117,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
           server.closeIdleConnections();
           setTimeout(() => server.closeAllConnections(), config.server.shutdown_timeout_ms).unref();
         });
+        guard.stop();
         await services.stop();
         await close();
         if (ownsDatabase) await database.close();

@@ -25,6 +25,7 @@ import {
 } from '../auth/provider.ts';
 import type { DatabaseHandle, Dialect } from '../db/database.ts';
 import type { Database } from '../db/schema.ts';
+import { type Broadcast, createBroadcast } from './broadcast.ts';
 import { type Config, secretBoxOf } from './config.ts';
 import { AccountsService } from './features/accounts/service.ts';
 import { BoostCampaigns } from './features/catalog/boost/campaigns.ts';
@@ -140,6 +141,8 @@ export interface Services {
   lifecycle: Lifecycle;
   /** Prometheus metrics (`metrics.enabled`), or null: nothing is measured. */
   metrics: Metrics | null;
+  /** Messages every process of the deployment sees (`servers/broadcast.ts`). */
+  broadcast: Broadcast;
   /** Starts background work (delivery outbox, housekeeping). */
   startBackground(): void;
   /** Stops background work and waits for what is in flight. Does not close the database. */
@@ -181,6 +184,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     timeoutMs: config.outbound.timeout_ms,
     userAgent: config.outbound.user_agent,
   });
+  const broadcast = createBroadcast(database, log);
   const rateLimits = await createRateLimits(
     config,
     database,
@@ -391,6 +395,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     metrics: config.metrics.enabled
       ? new Metrics({ db, now, trafficQueueDepth: () => traffic.queue.size })
       : null,
+    broadcast,
     startBackground() {
       deliveries.start();
       scans.worker.start();
@@ -435,6 +440,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
       mailer?.close();
       await fetch.close();
       await siteFetch.close();
+      await broadcast.close();
     },
   };
 }

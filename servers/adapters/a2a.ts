@@ -29,7 +29,7 @@ import {
 import { agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
 import express, { type Request, type RequestHandler } from 'express';
 import { serviceVersion } from '../config.ts';
-import { toServiceError } from '../errors.ts';
+import { failureLogLevel, toServiceError } from '../errors.ts';
 import { type AnyOperation, CallContext, invokeOperation, type RequestInfo } from '../operation.ts';
 import type { Services } from '../services.ts';
 import { A2A_PATH, AGENT_CARD_PATH } from './api-catalog.ts';
@@ -176,8 +176,8 @@ class ServiceExecutor implements AgentExecutor {
       reply([dataPart(await invokeOperation(op, ctx, invocation.arguments))]);
     } catch (err) {
       const error = toServiceError(err);
-      if (error.status >= 500 && !error.expose)
-        ctx.log.error({ err: error.cause ?? err, skill: op.toolName }, 'a2a skill failed');
+      const level = failureLogLevel(error);
+      if (level) ctx.log[level]({ err: error.cause ?? err, skill: op.toolName }, 'a2a skill failed');
       reply([dataPart(error.toolBody())]);
     }
   }

@@ -8,8 +8,13 @@
  * therefore never collide (the reason the SDK's stateless transport refuses reuse), and nothing is
  * constructed per request - a new `McpServer` + transport per POST, as in the SDK's stateless
  * example, spends most of the request building them (see `npm run bench`).
+ *
+ * A `notifications/cancelled` arrives in a POST of its own: it is matched to the requests still
+ * running by the caller's id and the requester (`requesterOf`), whose handlers' signals abort and
+ * who get no reply (`MultiplexTransport.cancel`).
  */
 
+import { createHash, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
@@ -37,7 +42,8 @@ import express, { type Request, type RequestHandler, Router } from 'express';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { serviceVersion } from '../config.ts';
-import { toServiceError } from '../errors.ts';
+import { failureLogLevel, toServiceError } from '../errors.ts';
+import { closeAfterAnswer } from '../http-refusals.ts';
 import {
   type AnyOperation,
   CallContext,
@@ -184,6 +190,8 @@ class Exchange {
         'X-Accel-Buffering',
         'no',
       ]);
+      // Sent now, not with the first event: a client learns at once that its stream is open.
+      res.flushHeaders();
     }
   }
 
@@ -217,6 +225,56 @@ class Exchange {
       sendWhole(this.res, 200, this.caller.head, 'application/json', body);
     }
   }
+
+  /**
+   * A request of this POST was cancelled: nothing is sent for it (MCP basic/utilities/cancellation:
+   * the receiver SHOULD "not send a response for the cancelled request"). Once nothing else is
+   * owed the POST ends: an SSE stream closes; a JSON answer is the replies already made (a batch),
+   * or, with none, an SSE stream without events - the one answer to a POST of requests that
+   * carries no JSON-RPC response (Streamable HTTP, "Sending Messages to the Server").
+   */
+  cancel(internalId: number): void {
+    if (!this.owed.delete(internalId) || this.owed.size > 0) return;
+    if (this.streaming) {
+      this.res.end();
+      return;
+    }
+    if (this.res.headersSent) return;
+    if (this.replies.length > 0) {
+      sendWhole(this.res, 200, this.caller.head, 'application/json', JSON.stringify(this.replies));
+      return;
+    }
+    sendWhole(this.res, 200, this.caller.head, 'text/event-stream', '');
+  }
+}
+
+/**
+ * A cancellation passed between processes: the requester as a digest (its session id stays in
+ * the process that received it), the caller's request id.
+ */
+const ForwardedCancellation = z.object({
+  requester: z.string(),
+  requestId: z.union([z.string(), z.number()]),
+  reason: z.string().optional(),
+});
+type ForwardedCancellation = z.infer<typeof ForwardedCancellation>;
+
+const digestOf = (requester: string): string => createHash('sha256').update(requester).digest('hex');
+
+/**
+ * Who may cancel a request: the same requester, by the same id. This server keeps no session
+ * state, so the requester is what every POST of one client carries and no other client can
+ * present: the `Mcp-Session-Id` handed out at `initialize` (a random UUID, never stored) and, on
+ * the owner endpoint, the OAuth grant the bearer token stands for. A POST with neither - a client
+ * that skipped `initialize` on the public endpoint - names no requester, and its requests are
+ * cancelled only by closing their connection: a JSON-RPC id (0, 1, 2 from most clients) or a
+ * client address (shared behind a NAT or a proxy) would let anyone cancel anyone's calls.
+ */
+function requesterOf(caller: Caller): string | undefined {
+  const session = caller.request.headers['mcp-session-id'];
+  const grant = caller.principal?.grant?.grantId ?? caller.principal?.account?.id;
+  if (!session && !grant) return undefined;
+  return `${session ?? ''}\n${grant ?? ''}`;
 }
 
 /**
@@ -288,11 +346,63 @@ export class MultiplexTransport implements Transport {
         }
         this.deliver({ ...admitted, id }, extra);
       } else if (isNotification(message)) {
-        // A cancellation names the caller's id, which is not unique across stateless clients; the
-        // request is cancelled when its HTTP exchange closes instead (see `abandon`).
-        if (message.method !== 'notifications/cancelled') this.deliver(message);
+        if (message.method === 'notifications/cancelled') this.cancel(exchange.caller, message);
+        else this.deliver(message);
       }
     }
+  }
+
+  /**
+   * `notifications/cancelled` from `caller`: the requests still running that the same requester
+   * (`requesterOf`) sent with the id it names stop - their handler's signal aborts - and get no
+   * reply. An id that names none of them here is passed to `elsewhere`: behind a load balancer the
+   * cancellation may reach another process than the request (`cancelForwarded` there). An id
+   * that names none anywhere (unknown, finished, another client's) is ignored, as MCP allows.
+   */
+  cancel(caller: Caller, notification: JSONRPCNotification): void {
+    const requestId = notification.params?.requestId;
+    if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
+    const requester = requesterOf(caller);
+    if (requester === undefined) return;
+    const given = notification.params?.reason;
+    const reason = typeof given === 'string' ? given.slice(0, 200) : undefined;
+    if (this.cancelWhere(requestId, (other) => other === requester, reason)) return;
+    this.elsewhere?.({ requester: digestOf(requester), requestId, ...(reason ? { reason } : {}) });
+  }
+
+  /** Where a cancellation that names no request of this process goes (every other process). */
+  elsewhere?: (cancellation: ForwardedCancellation) => void;
+
+  /** A cancellation another process received for a request it does not run (`elsewhere`). */
+  cancelForwarded(cancellation: ForwardedCancellation): void {
+    this.cancelWhere(
+      cancellation.requestId,
+      (requester) => digestOf(requester) === cancellation.requester,
+      cancellation.reason,
+    );
+  }
+
+  /** Cancels the running requests with the caller id `requestId` whose requester `isRequester`. */
+  private cancelWhere(
+    requestId: RequestId,
+    isRequester: (requester: string) => boolean,
+    reason?: string,
+  ): boolean {
+    let found = false;
+    for (const [id, entry] of this.pending) {
+      if (entry.callerId !== requestId) continue;
+      const requester = requesterOf(entry.exchange.caller);
+      if (requester === undefined || !isRequester(requester)) continue;
+      found = true;
+      this.pending.delete(id);
+      entry.exchange.cancel(id);
+      this.deliver({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: id, reason: reason ?? 'cancelled by the client' },
+      });
+    }
+    return found;
   }
 
   /** Hands a classified request or notification to the SDK (directly once `bindDirect` succeeded). */
@@ -397,6 +507,16 @@ export function createMcpEndpoint(
     operations.filter((op) => op.mcp?.includes(options.server)).map((op) => [op.toolName, op]),
   );
   const transport = new MultiplexTransport();
+  const cancellations = `mcp-cancellation:${options.server}`;
+  transport.elsewhere = (cancellation) => {
+    services.broadcast
+      .publish(cancellations, cancellation)
+      .catch((err: unknown) => services.log.warn({ err }, 'mcp: a cancellation could not be passed on'));
+  };
+  services.broadcast.subscribe(cancellations, (message) => {
+    const cancellation = ForwardedCancellation.safeParse(message);
+    if (cancellation.success) transport.cancelForwarded(cancellation.data);
+  });
   const server = new Server(
     { name: `agent-service-${options.server}`, title: 'Agent service', version: serviceVersion },
     { capabilities: { tools: { listChanged: false } }, instructions: options.instructions },
@@ -465,10 +585,14 @@ export function createMcpEndpoint(
         if (!receipt) result[RESULT_TEXT] = text;
         return result;
       } catch (err) {
+        // Cancelled, or its client went away: the SDK sends nothing for it, and nothing failed.
+        if (extra.signal.aborted) {
+          ctx.log.info({ tool: op.toolName }, 'tool call cancelled');
+          return { isError: true, content: [] };
+        }
         const error = toServiceError(err);
-        // A 5xx whose detail is written for the caller (sku_unavailable) is an answer, not a failure.
-        if (error.status >= 500 && !error.expose)
-          ctx.log.error({ err: error.cause ?? err, tool: op.toolName }, 'tool failed');
+        const level = failureLogLevel(error);
+        if (level) ctx.log[level]({ err: error.cause ?? err, tool: op.toolName }, 'tool failed');
         const body = error.toolBody();
         if (error.payment) {
           // x402 MCP transport, "Payment Required Signaling": the PaymentRequired in structuredContent
@@ -537,10 +661,13 @@ export function createMcpEndpoint(
       );
     }
     const body = await readJson(req, limit);
+    // Gone, or refused while its body was awaited (`http-refusals.ts`): nothing is left to answer.
+    if (res.headersSent || (!body.ok && body.error === 'aborted')) return;
     if (!body.ok) {
-      return body.error === 'too_large'
-        ? rpcError(res, 413, ErrorCode.InvalidRequest, 'Request body too large', caller.head)
-        : rpcError(res, 400, ErrorCode.ParseError, 'Parse error: invalid JSON', caller.head);
+      if (body.error === 'invalid')
+        return rpcError(res, 400, ErrorCode.ParseError, 'Parse error: invalid JSON', caller.head);
+      closeAfterAnswer(req, res);
+      return rpcError(res, 413, ErrorCode.InvalidRequest, 'Request body too large', caller.head);
     }
 
     const batch = Array.isArray(body.value);
@@ -564,6 +691,8 @@ export function createMcpEndpoint(
       );
     }
     const requests = messages.filter(isRequest);
+    // A session id only names this client's requests for its cancellations (`requesterOf`).
+    if (requests[0]?.method === 'initialize') res.setHeader('Mcp-Session-Id', randomUUID());
     if (requests.length === 0) {
       transport.dispatch(new Exchange(caller, res, false, batch), messages, extraOf(req));
       sendWhole(res, 202, caller.head, undefined, '');
@@ -747,28 +876,28 @@ async function readJson(
   req: IncomingMessage,
   limit: number,
 ): Promise<
-  { ok: true; value: unknown; roundedIds?: WeakSet<object> } | { ok: false; error: 'too_large' | 'invalid' }
+  | { ok: true; value: unknown; roundedIds?: WeakSet<object> }
+  | { ok: false; error: 'too_large' | 'invalid' | 'aborted' }
 > {
-  const declared = Number(req.headers['content-length']);
-  if (declared > limit) {
-    req.resume();
-    return { ok: false, error: 'too_large' };
-  }
+  // Not read: Node drops the rest of a body its answer did not read.
+  if (Number(req.headers['content-length']) > limit) return { ok: false, error: 'too_large' };
   const chunks: Buffer[] = [];
-  const tooLarge = await new Promise<boolean>((resolve, reject) => {
+  const outcome = await new Promise<'read' | 'too_large' | 'aborted'>((resolve) => {
     let size = 0;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > limit) {
         req.removeAllListeners('data');
         req.resume();
-        resolve(true);
+        resolve('too_large');
       } else chunks.push(chunk);
     });
-    req.once('end', () => resolve(false));
-    req.once('error', reject);
+    req.once('end', () => resolve('read'));
+    // One function for both: `on` keeps it as it is, `once` would wrap it for each.
+    const aborted = () => resolve('aborted');
+    req.on('aborted', aborted).on('error', aborted);
   });
-  if (tooLarge) return { ok: false, error: 'too_large' };
+  if (outcome !== 'read') return { ok: false, error: outcome };
   const text =
     chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8');
   try {

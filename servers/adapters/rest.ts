@@ -17,7 +17,8 @@ import express, {
   Router,
 } from 'express';
 import type { Logger } from 'pino';
-import { notFound, ServiceError, toServiceError } from '../errors.ts';
+import { failureLogLevel, notFound, ServiceError, toServiceError } from '../errors.ts';
+import { closeAfterAnswer } from '../http-refusals.ts';
 import {
   type AnyOperation,
   CallContext,
@@ -142,6 +143,22 @@ export function requireJson(): RequestHandler {
 }
 
 /**
+ * express.json, refusing a body whose declared length is over `limit` before reading any of it:
+ * body-parser reads such a body to its end before it answers 413. `problemHandler` then closes the
+ * connection in stages while the client still sends (`closeAfterAnswer`).
+ */
+function jsonBodyWithin(limit: number): RequestHandler {
+  const parse = express.json({ limit, strict: true });
+  return (req, res, next) => {
+    if (Number(req.headers['content-length']) > limit) return next(bodyTooLarge(limit));
+    parse(req, res, next);
+  };
+}
+
+const bodyTooLarge = (limit: number): ServiceError =>
+  new ServiceError('payload_too_large', { detail: `The body is larger than ${limit} bytes` });
+
+/**
  * The router of one REST surface: cross-origin access for agents running in browsers (keyless, no
  * cookies, so any origin), the surface's OpenAPI document as JSON and YAML, one route per operation,
  * and 405 with `Allow` for the other methods on those paths.
@@ -179,7 +196,7 @@ export function surfaceRouter(
   });
 
   const methodsByPath = new Map<string, Set<string>>();
-  const jsonBody = express.json({ limit: services.config.http.body_limit_bytes, strict: true });
+  const jsonBody = jsonBodyWithin(services.config.http.body_limit_bytes);
   for (const op of operations) {
     const http = op.http;
     if (!http || http.surface !== surface) continue;
@@ -219,7 +236,7 @@ export function surfaceRouter(
         sendJson(res, http.status?.(output) ?? http.successStatus ?? 200, output);
       };
     const method = http.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
-    const body = http.bodyLimitBytes ? express.json({ limit: http.bodyLimitBytes, strict: true }) : jsonBody;
+    const body = http.bodyLimitBytes ? jsonBodyWithin(http.bodyLimitBytes) : jsonBody;
     if (surface === 'site') router.all(http.path, crossOrigin);
     if (http.input === 'body') router[method](http.path, requireJson(), body, handler('body'));
     else router[method](http.path, handler('query'));
@@ -345,6 +362,7 @@ export function problemHandler(siteUrl: string) {
       fromBodyParser(err, req) ??
       (isUndecodablePath(err) ? malformedPath() : undefined) ??
       toServiceError(err);
+    if (error.code === 'payload_too_large') closeAfterAnswer(req, res);
     sendFailure(req, res, err, error, () => req.log, siteUrl);
   };
 }
@@ -362,11 +380,12 @@ export function sendFailure(
   log: () => Logger,
   siteUrl: string,
 ): void {
-  // A 5xx whose detail is written for the caller (sku_unavailable) is an answer, not a failure.
-  if (error.status >= 500 && !error.expose)
-    log().error({ err: error.cause ?? err, code: error.code }, 'request failed');
+  const level = failureLogLevel(error);
+  if (level) log()[level]({ err: error.cause ?? err, code: error.code }, 'request failed');
   if (res.headersSent) {
-    res.destroy();
+    // Cut an answer under way; one already complete (a 408 sent while its body was awaited,
+    // `http-refusals.ts`) is left to close as it was sent.
+    if (!res.writableEnded) res.destroy();
     return;
   }
   sendProblem(req, res, error, siteUrl);
@@ -377,9 +396,7 @@ function fromBodyParser(err: unknown, req: Request): ServiceError | undefined {
   if (type === undefined) return fromDecompression(err, req);
   switch (type) {
     case 'entity.too.large':
-      return new ServiceError('payload_too_large', {
-        detail: `The body is larger than ${(err as { limit: number }).limit} bytes`,
-      });
+      return bodyTooLarge((err as { limit: number }).limit);
     case 'entity.parse.failed':
       return new ServiceError('malformed_json', { detail: 'The body is not valid JSON' });
     case 'encoding.unsupported':

@@ -26,6 +26,7 @@
  *   a marine biologist in Halifax), each page saying who she is in JSON-LD and prose with dated
  *   statements; robots.txt keeps `/private/` from the scanner's token.
  * Every request is recorded so tests can check what the crawler did (and did not) fetch.
+ * `startHeldSite` is a site that answers nothing until released (a scan that lasts).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -1002,6 +1003,50 @@ export async function startFixtureSite(
     },
     async close() {
       for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** A site that answers nothing until released (`startHeldSite`). */
+export interface HeldSite {
+  /** `127.0.0.1:PORT`, what a scan is asked for. */
+  domain: string;
+  /** Requests received so far. */
+  received(): number;
+  /** Requests received and neither answered nor given up by their client. */
+  waiting(): number;
+  /** Answers every waiting request, and all later ones, 404 at once. */
+  release(): void;
+  close(): Promise<void>;
+}
+
+/**
+ * A site whose requests get no answer - not even headers - until `release()`: a scan of it lasts
+ * until released, or until its client gives up (its connection closes), which `waiting()` shows.
+ */
+export async function startHeldSite(): Promise<HeldSite> {
+  const held = new Set<http.ServerResponse>();
+  let received = 0;
+  let released = false;
+  const server = http.createServer((_req, res) => {
+    received += 1;
+    if (released) return res.writeHead(404).end();
+    held.add(res);
+    res.on('close', () => held.delete(res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  return {
+    domain: `127.0.0.1:${port}`,
+    received: () => received,
+    waiting: () => held.size,
+    release() {
+      released = true;
+      for (const res of held) res.writeHead(404).end();
+    },
+    async close() {
+      server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };

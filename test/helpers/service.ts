@@ -1,5 +1,5 @@
 /** Starts the real service on port 0 against a test database. */
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import type { Dialect } from '../../db/database.ts';
 import { loadBrands } from '../../servers/features/charges/brand-registry.ts';
 import { BrandMatcher } from '../../servers/features/charges/matcher.ts';
@@ -30,6 +30,8 @@ export async function startTestService(
     env?: NodeJS.ProcessEnv;
     /** The services' clock (move it instead of sleeping). */
     now?: () => Date;
+    /** Where the service logs (default: nowhere, or TEST_LOG_LEVEL to stdout). */
+    log?: Logger;
   } = {},
 ): Promise<TestService> {
   const db = options.database ?? (await createTestDatabase(dialect));
@@ -46,7 +48,7 @@ export async function startTestService(
     },
     database: db.handle,
     brands: shippedBrands(),
-    log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    log: options.log ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     background: options.background ?? true,
     ...(options.operations ? { operations: options.operations } : {}),
     ...(options.now ? { now: options.now } : {}),

@@ -1,17 +1,24 @@
 /**
  * The request log line (`servers/request-log.ts`) keeps every field - service, level, time,
  * request id, method, path without its query, status, duration, message - whether or not the
- * handler logged; what a handler logs carries the request id; and the service's buffered
- * destination (`servers/logger.ts`) writes everything out when the process exits on SIGTERM.
+ * handler logged; what a handler logs carries the request id; the service's buffered
+ * destination (`servers/logger.ts`) writes everything out when the process exits on SIGTERM; and
+ * only faults are logged at error.
  */
 import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import express from 'express';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { loggerOn } from '../../servers/logger.ts';
+import { defineOperation } from '../../servers/operation.ts';
+import { operations } from '../../servers/registry.ts';
 import { requestLog } from '../../servers/request-log.ts';
+import { dialects } from '../helpers/databases.ts';
 import { type ServiceProcess, spawnService } from '../helpers/process.ts';
+import { waitFor } from '../helpers/receivers.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
 
 type Line = Record<string, unknown>;
 
@@ -166,4 +173,106 @@ describe('request log', () => {
     }
     expect(lines).toContainEqual(expect.objectContaining({ msg: 'shutting down', signal: 'SIGTERM' }));
   }, 120_000);
+});
+
+/**
+ * Issue 28 item 11, written as what an operator's alerts see: answers the service gives by design
+ * - a paid SKU this deployment cannot sell (503 `sku_unavailable`), a client's mistake - log no
+ * line at error; a fault (a handler that throws) logs its request line and its cause at error.
+ */
+describe.each(dialects)('log levels of answers (%s)', (dialect) => {
+  let service: TestService | undefined;
+  const lines: Line[] = [];
+  const faulty = defineOperation({
+    name: 'testFault',
+    title: 'Fails (test operation)',
+    description: 'Throws, as a bug would.',
+    input: z.strictObject({}),
+    output: z.object({}),
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    access: 'public',
+    http: { surface: 'public_api', method: 'GET', path: '/test-fault', input: 'query' },
+    handler: async () => {
+      throw new Error('a bug');
+    },
+  });
+
+  beforeAll(async () => {
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const text of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(text));
+        done();
+      },
+    });
+    // No payments.pay_to: every paid SKU answers 503 sku_unavailable.
+    service = await startTestService(
+      dialect,
+      {},
+      { log: loggerOn({ log_level: 'info' }, sink), operations: [...operations, faulty] },
+    );
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  const ERROR = 50;
+  const WARN = 40;
+
+  it('logs a 503 sku_unavailable, over REST and MCP, below error', async () => {
+    const running = service as TestService;
+    const from = lines.length;
+    const rest = await fetch(`${running.config.site_url}/api/public/x402/signal`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': 'unavailable-rest' },
+      body: JSON.stringify({ domain: 'example.com' }),
+    });
+    expect(rest.status).toBe(503);
+    expect(((await rest.json()) as { code: string }).code).toBe('sku_unavailable');
+
+    const mcp = await fetch(running.config.mcp_url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'x-request-id': 'unavailable-mcp',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'buy_signal_check', arguments: { domain: 'example.com' } },
+      }),
+    });
+    const reply = (await mcp.json()) as { result: { isError: boolean; content: { text: string }[] } };
+    expect(reply.result.isError).toBe(true);
+    expect(JSON.parse(reply.result.content[0]?.text ?? '{}').code).toBe('sku_unavailable');
+
+    await waitFor(() => lines.slice(from).filter((l) => l.msg === 'request completed').length >= 2);
+    const written = lines.slice(from);
+    expect(written.find((l) => l.req_id === 'unavailable-rest')).toMatchObject({ status: 503, level: WARN });
+    expect(written.find((l) => l.req_id === 'unavailable-mcp')).toMatchObject({ status: 200 });
+    expect(written.filter((l) => (l.level as number) >= ERROR)).toEqual([]);
+  });
+
+  it('logs a fault at error, its request line and its cause', async () => {
+    const running = service as TestService;
+    const from = lines.length;
+    const res = await fetch(`${running.config.public_api_url}/test-fault`, {
+      headers: { 'x-request-id': 'a-fault' },
+    });
+    expect(res.status).toBe(500);
+    expect(JSON.stringify(await res.json())).not.toContain('a bug');
+    await waitFor(() => lines.slice(from).some((l) => l.msg === 'request completed'));
+    const written = lines.slice(from).filter((l) => l.req_id === 'a-fault');
+    expect(written).toContainEqual(
+      expect.objectContaining({ level: ERROR, msg: 'request completed', status: 500 }),
+    );
+    expect(written).toContainEqual(
+      expect.objectContaining({
+        level: ERROR,
+        msg: 'request failed',
+        err: expect.objectContaining({ message: 'a bug' }),
+      }),
+    );
+  });
 });
