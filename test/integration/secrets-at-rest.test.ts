@@ -7,6 +7,7 @@
  * too, and still replayed. Written as the attack: reading the tables.
  */
 import { randomBytes } from 'node:crypto';
+import type { PaymentPayload } from '@x402/core/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SecretBox, SecretsKey, SecretsKeyMissingError } from '../../servers/secrets.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
@@ -81,14 +82,19 @@ describe.each(dialects)('secrets at rest (%s)', (dialect) => {
     );
 
   /** The result a paid call left for replay, as stored (the test SKU, paid once in the first test). */
-  const paid = { header: {} as Record<string, string>, execution: '' };
+  const paid = { payload: null as PaymentPayload | null, execution: '' };
   const PAID_TEXT = 'kept-for-replay-only';
   const storedResult = async (): Promise<string> =>
     (await db.handle.db.selectFrom('payments').select('result').executeTakeFirstOrThrow()).result as string;
   async function replay(running: TestService): Promise<string> {
-    const res = await fetch(`${running.config.site_url}/api/public/x402/${TEST_SKU}`, {
+    const url = `${running.config.site_url}/api/public/x402/${TEST_SKU}`;
+    // Each restart here listens on a new port, so its SITE_URL - and the SKU's URL the payment names
+    // (`resource.url`, which binds it) - moves; a deployment keeps its SITE_URL. The same signed
+    // authorization is sent, naming where the SKU is sold now.
+    const payload = { ...(paid.payload as PaymentPayload), resource: { url } };
+    const res = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...paid.header },
+      headers: { 'content-type': 'application/json', 'PAYMENT-SIGNATURE': paymentHeader(payload) },
       body: JSON.stringify({ text: PAID_TEXT }),
     });
     expect(res.status).toBe(200);
@@ -188,8 +194,7 @@ describe.each(dialects)('secrets at rest (%s)', (dialect) => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ text: PAID_TEXT }),
     });
-    const payload = await stockClient(newAccount()).createPaymentPayload(paymentRequiredOf(unpaid));
-    paid.header = { 'PAYMENT-SIGNATURE': paymentHeader(payload) };
+    paid.payload = await stockClient(newAccount()).createPaymentPayload(paymentRequiredOf(unpaid));
     paid.execution = await replay(service);
     const result = await storedResult();
     expect(result.startsWith(`"sealed:v1:${keyId(first)}:`)).toBe(true);
