@@ -6,13 +6,15 @@
  * the MCP SDK's client for the public tools. A brand reply arrives the way the inbound channels
  * record one: `appendMessage` and `transitionRequest` in one transaction.
  */
+import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { transitionRequest } from '../../servers/features/returns/repository.ts';
 import { appendMessage } from '../../servers/features/returns/thread.ts';
+import { SecretsKey } from '../../servers/secrets.ts';
 import { type A2aAgent, startA2aAgent } from '../helpers/a2a-agent.ts';
-import { dialects } from '../helpers/databases.ts';
+import { createTestDatabase, dialects } from '../helpers/databases.ts';
 import {
   type ReceivedWebhook,
   startSmtpServer,
@@ -448,5 +450,55 @@ describe.each(dialects)('the requester of a return request (%s)', (dialect) => {
     const cancelTool = tools.find((t) => t.name === 'cancel_return_request');
     expect(cancelTool?.annotations).toMatchObject({ destructiveHint: true, readOnlyHint: false });
     expect(Object.keys(cancelTool?.inputSchema.properties ?? {})).toContain('request_token');
+  });
+});
+
+describe.each(dialects)('secrets of a return request across a key rotation (%s)', (dialect) => {
+  it('reseals the kept response and the callback secret under the new key; a retry gets the same token', async () => {
+    const db = await createTestDatabase(dialect);
+    const [oldKey, newKey] = [randomBytes(32).toString('base64'), randomBytes(32).toString('base64')];
+    const start = (keys: Record<string, unknown>) =>
+      startTestService(
+        dialect,
+        { 'rate_limits.unauthenticated_writes.points': 1000, ...keys },
+        { database: db },
+      );
+    const body = {
+      brand_domain: `rotation-${dialect}.example`,
+      name: 'Jane Doe',
+      contact: 'jane@example.com',
+      protocol: 'webhook',
+      callback_url: 'http://127.0.0.1:9/hooks',
+    };
+    const send = async (running: TestService) =>
+      (
+        await fetch(`${running.config.base_url}/return`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'Idempotency-Key': 'rotation-key' },
+          body: JSON.stringify(body),
+        })
+      ).json() as Promise<Json>;
+    let service = await start({ 'secrets.key': oldKey });
+    try {
+      const first = await send(service);
+      expect(first.notifications.callback_secret).toMatch(/^whsec_/);
+      await service.close();
+      service = await start({ 'secrets.key': newKey, 'secrets.previous_keys': [oldKey] });
+      const sealedUnder = `sealed:v1:${(SecretsKey.parse(newKey) as SecretsKey).id}:`;
+      const kept = await db.handle.db
+        .selectFrom('idempotency_keys')
+        .select('response')
+        .executeTakeFirstOrThrow();
+      expect(kept.response.startsWith(`"${sealedUnder}`)).toBe(true);
+      const request = await db.handle.db
+        .selectFrom('return_requests')
+        .select('callback_secret')
+        .executeTakeFirstOrThrow();
+      expect(request.callback_secret?.startsWith(sealedUnder)).toBe(true);
+      expect(await send(service)).toEqual(first);
+    } finally {
+      await service.close();
+      await db.drop();
+    }
   });
 });
