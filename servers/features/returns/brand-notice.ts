@@ -4,7 +4,9 @@
  * follow-ups (`return_request.message`) and cancellation (`return_request.cancelled`). This is the
  * only place the person's name and contact leave the service.
  */
+import type { Message } from '@a2a-js/sdk';
 import type { ReturnMessageRow, ReturnRequestRow } from '../../../db/schema.ts';
+import { requestMessage } from './a2a-message.ts';
 
 export const RETURN_REQUEST_EVENT = 'return_request.created';
 export const RETURN_MESSAGE_EVENT = 'return_request.message';
@@ -165,4 +167,21 @@ export function noticeAsText(notice: ReturnRequestNotice): string {
     `Delivery id: ${data.delivery_id}`,
   ];
   return lines.filter((l) => l !== null).join('\n');
+}
+
+/**
+ * A notice as the A2A message the service sends a brand's agent (`a2a-message.ts`): the delivery
+ * id as `messageId`, the request id as `contextId`, the text form and the webhook body as parts.
+ */
+export function brandA2aMessage(notice: ReturnRequestNotice | RequestUpdateNotice, taskId?: string): Message {
+  return requestMessage({
+    messageId: notice.data.delivery_id,
+    requestId: notice.data.request_id,
+    ...(taskId ? { taskId } : {}),
+    text:
+      notice.type === RETURN_REQUEST_EVENT
+        ? noticeAsText(notice)
+        : updateAsText(notice as RequestUpdateNotice),
+    data: notice,
+  });
 }

@@ -10,7 +10,6 @@
  *   request id, a text part saying what happened and a data part holding the event;
  * - `email`: a plain-text mail to the person's contact, `Message-ID` = event id.
  */
-import { type Message, type Part, Role } from '@a2a-js/sdk';
 import {
   ClientFactory,
   ClientFactoryOptions,
@@ -31,6 +30,7 @@ import {
   sendMail,
 } from '../../outbox-worker.ts';
 import { callbackSecretPlace, type SecretBox } from '../../secrets.ts';
+import { JSON_MEDIA_TYPE, requestMessage } from './a2a-message.ts';
 import { eventAsText, eventSummary, type RequesterEvent, requesterEvent } from './notifications.ts';
 import { findReturnRequest } from './repository.ts';
 
@@ -42,10 +42,6 @@ export interface NotificationDeps extends OutboxWorkerDeps {
   mailer: Transporter | null;
   statusUrl: (requestId: string) => string;
 }
-
-const JSON_MODE = 'application/json';
-/** What a notification message leaves empty: no task, metadata or extension. */
-const unthreaded = { taskId: '', metadata: undefined, extensions: [], referenceTaskIds: [] };
 
 export class NotificationWorker extends OutboxWorker<'return_notifications'> {
   private readonly deps: NotificationDeps;
@@ -115,23 +111,12 @@ export class NotificationWorker extends OutboxWorker<'return_notifications'> {
     const url = request.callback_url;
     // A callback naming the card itself is read as is; any other URL is the agent's base URL.
     const cardPath = new URL(url).pathname.endsWith('.json') ? '' : undefined;
-    const parts: Part[] = [
-      {
-        content: { $case: 'text', value: eventSummary(event, brandOf(request)) },
-        metadata: undefined,
-        filename: '',
-        mediaType: 'text/plain',
-      },
-      { content: { $case: 'data', value: event }, metadata: undefined, filename: '', mediaType: JSON_MODE },
-    ];
-    // One message per event, its id the event's (a retry sends the same id), in the request's context.
-    const message: Message = {
-      ...unthreaded,
+    const message = requestMessage({
       messageId: row.id,
-      contextId: request.id,
-      role: Role.ROLE_USER,
-      parts,
-    };
+      requestId: request.id,
+      text: eventSummary(event, brandOf(request)),
+      data: event,
+    });
     try {
       const client = await this.#a2a.createFromUrl(url, cardPath);
       await client.sendMessage(
@@ -139,7 +124,7 @@ export class NotificationWorker extends OutboxWorker<'return_notifications'> {
           tenant: '',
           message,
           configuration: {
-            acceptedOutputModes: [JSON_MODE, 'text/plain'],
+            acceptedOutputModes: [JSON_MEDIA_TYPE, 'text/plain'],
             taskPushNotificationConfig: undefined,
             returnImmediately: true,
           },
