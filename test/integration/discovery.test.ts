@@ -134,6 +134,13 @@ describe('discovery documents, pinned against the registry', () => {
       .flatMap((op) => (op.sku ? [op.name, `${op.name}${PAID_GET_SUFFIX}`] : [op.name]));
     expect(ids.sort()).toEqual(expected.sort());
     expect(doc.paths['/cs/agent']?.get.operationId).toBe('lookupCardCharge');
+    // The requester's side of a return request, generated from its schemas.
+    expect(doc.paths['/cs/return/cancel']?.post.operationId).toBe('cancelReturnRequest');
+    expect(doc.paths['/cs/return/message']?.post.operationId).toBe('sendReturnMessage');
+    const started = JSON.stringify(doc.paths['/cs/return'].post.responses['200']);
+    const status = JSON.stringify(doc.paths['/cs/status'].get.responses['200']);
+    for (const field of ['request_token', 'callback_secret']) expect(started).toContain(field);
+    for (const field of ['thread', 'kit', 'card_dispute']) expect(status).toContain(field);
     expect(parseYaml(await (await get('/openapi.yaml')).text())).toEqual(doc);
   });
 
