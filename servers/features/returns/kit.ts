@@ -7,6 +7,7 @@
  */
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
+import { prepared } from '../../../db/prepared.ts';
 import type { Database, ReturnRequestRow } from '../../../db/schema.ts';
 import type { BrandMatcher } from '../charges/matcher.ts';
 
@@ -29,6 +30,14 @@ export const ContactChannel = z.object({
     ),
 });
 export type ContactChannel = z.infer<typeof ContactChannel>;
+
+/** What a brand's registered agent publishes (never its private return contact). */
+const brandAgentContacts = prepared('brand agent contacts', (db: Kysely<Database>, domain: string) =>
+  db
+    .selectFrom('brand_agents')
+    .select(['endpoint', 'protocols', 'support_contact', 'return_policy'])
+    .where('domain', '=', domain),
+);
 
 /** `{email?, url?, phone?}` as brand agents publish their support contact. */
 interface PublishedContact {
@@ -59,11 +68,7 @@ export async function knownContactChannels(
     if (address && !out.some((c) => c.kind === kind && c.address === address))
       out.push({ kind, address, source });
   };
-  const agent = await db
-    .selectFrom('brand_agents')
-    .select(['endpoint', 'protocols', 'support_contact', 'return_policy'])
-    .where('domain', '=', domain)
-    .executeTakeFirst();
+  const agent = await brandAgentContacts.first(db, domain);
   if (agent) {
     const protocols = JSON.parse(agent.protocols) as string[];
     if (protocols.includes('a2a')) add('agent_a2a', agent.endpoint, 'brand_agent');

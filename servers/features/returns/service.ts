@@ -93,6 +93,18 @@ export class ReturnsService {
       ? await verifyApproval(input.approval_proof, input, `${config.base_url}/return`, now())
       : null;
     const brand = brands.brandByDomain(input.brand_domain);
+    const facts = {
+      brand_domain: input.brand_domain,
+      brand_name: brand?.name ?? null,
+      requester_name: input.name,
+      contact: input.contact,
+      order_number: input.order_number ?? null,
+      card_last4: input.card_last4 ?? null,
+      purchase_date: input.date ?? null,
+      amount_cents: input.amount === undefined ? null : Math.round(input.amount * 100),
+      currency: input.currency ?? null,
+      message: input.message ?? null,
+    };
 
     const result = await withIdempotency(
       db,
@@ -120,17 +132,8 @@ export class ReturnsService {
         }
         const row = {
           id,
-          brand_domain: input.brand_domain,
-          brand_name: brand?.name ?? null,
-          requester_name: input.name,
-          contact: input.contact,
+          ...facts,
           contact_kind: kind,
-          order_number: input.order_number ?? null,
-          card_last4: input.card_last4 ?? null,
-          purchase_date: input.date ?? null,
-          amount_cents: input.amount === undefined ? null : Math.round(input.amount * 100),
-          currency: input.currency ?? null,
-          message: input.message ?? null,
           agent_id: input.agent_id ?? null,
           protocol,
           callback_url: input.callback_url ?? null,
@@ -145,8 +148,6 @@ export class ReturnsService {
         };
         const status = await insertReturnRequest(trx, row, steps, 'service');
         if (channel) await queueDelivery(trx, id, channel.channel, channel.target, at);
-        // The requester is reading its own request here: the drafted message is filled in.
-        const kit = stalled.has(status) ? await contactKit(trx, brands, row, true, (text) => text) : null;
         return {
           request_id: id,
           status_url: statusUrl(this.deps.config, id),
@@ -166,7 +167,7 @@ export class ReturnsService {
                 ...(approval.key_thumbprint ? { key_thumbprint: approval.key_thumbprint } : {}),
               }
             : null,
-          next_step: requesterNextStep(status, kit),
+          next_step: requesterNextStep(status, null),
           created_at: at,
           request_token: token,
           notifications: { channel: notifyChannel, callback_secret: callbackSecret },
@@ -178,7 +179,11 @@ export class ReturnsService {
       this.deps.secrets,
     );
     if (result.delivery.channel) worker.nudge();
-    return result;
+    if (!result.next_step || !stalled.has(result.status)) return result;
+    // Read after the commit (not under the write lock), and again on a replay: the channels now.
+    // The requester is reading its own request here: the drafted message is filled in.
+    const kit = await contactKit(db, brands, { id: result.request_id, ...facts }, true, (text) => text);
+    return { ...result, next_step: { ...result.next_step, kit } };
   }
 
   async status(requestId: string): Promise<ReturnStatusResult> {
