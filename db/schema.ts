@@ -112,7 +112,7 @@ export interface ReturnMessagesTable {
   id: string;
   request_id: string;
   direction: 'to_brand' | 'from_brand' | 'from_requester' | 'from_service';
-  /** The channel it went by: `webhook`, `email`, `a2a`, `api` (our REST or MCP operation). */
+  /** The channel between the service and the brand it went by (`webhook`, `email`, `a2a`); null until then. */
   channel: string | null;
   sender: string | null;
   /** 1 when the sender was authenticated (a signed webhook, DMARC-aligned mail, the request token). */

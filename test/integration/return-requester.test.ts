@@ -273,6 +273,11 @@ describe.each(dialects)('the requester of a return request (%s)', (dialect) => {
       ]);
       await waitFor(async () => (await statusOf(started.request_id)).status === 'delivered');
       expect(receiver.requests.length).toBe(1);
+      const { thread } = await statusOf(started.request_id);
+      expect(thread.map((m: Json) => [m.direction, m.channel])).toEqual([
+        ['from_requester', 'webhook'],
+        ['to_brand', 'webhook'],
+      ]);
     } finally {
       await receiver.close();
     }

@@ -171,6 +171,16 @@ export class DeliveryWorker extends OutboxWorker<'deliveries'> {
     const request = await findReturnRequest(trx, delivery.request_id);
     if (!request) return;
     if (outcome.state === 'delivered') {
+      if (delivery.kind === 'request') {
+        // The follow-ups written before any channel existed went with the request: by its channel.
+        await trx
+          .updateTable('return_messages')
+          .set({ channel: delivery.channel })
+          .where('request_id', '=', request.id)
+          .where('direction', '=', 'from_requester')
+          .where('channel', 'is', null)
+          .execute();
+      }
       await appendMessage(trx, {
         request_id: request.id,
         direction: 'to_brand',

@@ -217,7 +217,9 @@ export const ThreadEntry = z
     channel: z
       .string()
       .nullable()
-      .describe('webhook, email, a2a, or api (send_return_message); null if not sent yet.'),
+      .describe(
+        'The channel between the service and the brand it went by: webhook, email or a2a; null until it has.',
+      ),
     sender: z.string().nullable().describe("The brand's address or agent, requester or service."),
     sender_verified: z
       .boolean()

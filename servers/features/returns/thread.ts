@@ -28,7 +28,7 @@ export type MessageDirection = ReturnMessageRow['direction'];
 export interface NewThreadMessage {
   request_id: string;
   direction: MessageDirection;
-  /** `webhook`, `email`, `a2a`, `api`; null when it has gone by no channel yet. */
+  /** The channel between the service and the brand: `webhook`, `email`, `a2a`; null until it has gone by one. */
   channel: string | null;
   /** The brand's address or agent URL, `requester` or `service`; never the person's contact. */
   sender: string | null;
