@@ -260,7 +260,7 @@ export class ReturnsService {
       input,
       async (trx) => {
         const request = await this.requireRequester(trx, input.request_id, input.request_token);
-        if (request.status === 'cancelled' || isFinal(request.status as ReturnStatus)) {
+        if (isFinal(request.status as ReturnStatus)) {
           throw new ServiceError('conflict', {
             detail: `The request is ${request.status}: a follow-up can no longer be sent`,
           });
