@@ -72,6 +72,19 @@ export interface ReturnRequestsTable {
   status: string;
   created_at: string;
   updated_at: string;
+  /**
+   * SHA-256 (hex) of the request's `request_token`, the requester's capability to cancel and add
+   * messages; the token itself is shown once. Null for requests made before tokens existed.
+   */
+  request_token_hash: string | null;
+  /**
+   * Where the requester's agent is told of each status change and brand message, decided when the
+   * request is made: `webhook` or `a2a` (to `callback_url`), `email` (to `contact`, when SMTP was
+   * configured), or null - nothing is pushed (protocols `mcp`, `poll`, `phone`).
+   */
+  notify_channel: 'webhook' | 'a2a' | 'email' | null;
+  /** Signing secret of the `webhook` notifications (`whsec_` + base64), sealed (`callbackSecretPlace`). */
+  callback_secret: string | null;
 }
 
 /** Every status change of a return request, in order: the request's history. */
@@ -87,17 +100,51 @@ export interface ReturnEventsTable {
 }
 
 /**
+ * The request's thread: the messages between the requester, the service and the brand, oldest
+ * first. `direction`: `to_brand` (what the service sent the brand: the request, a cancellation),
+ * `from_brand` (a reply), `from_requester` (a follow-up, sent on to the brand), `from_service`.
+ * `sender` names the brand's address or agent, `requester` or `service` - never the person's
+ * contact. `excerpt` is kept as received (bounded); the status endpoint redacts it (`thread.ts`).
+ * `external_id` (a Message-ID, an A2A task or message id, our delivery id) is unique per request,
+ * so a message that arrives twice is recorded once.
+ */
+export interface ReturnMessagesTable {
+  id: string;
+  request_id: string;
+  direction: 'to_brand' | 'from_brand' | 'from_requester' | 'from_service';
+  /** The channel between the service and the brand it went by (`webhook`, `email`, `a2a`); null until then. */
+  channel: string | null;
+  sender: string | null;
+  /** 1 when the sender was authenticated (a signed webhook, DMARC-aligned mail, the request token). */
+  sender_verified: number;
+  subject: string | null;
+  excerpt: string | null;
+  /** JSON array of attachment file names. */
+  attachments: string;
+  external_id: string | null;
+  at: string;
+}
+
+/**
  * The delivery outbox: one row per attempt to hand a return request to the brand over one channel.
  * Written in the same transaction as the request; a worker claims due rows with a lease, so a
  * crashed process's delivery is retried by another after the lease expires. `id` is the delivery id
  * sent with each attempt (`webhook-id`, email Message-ID) so receivers can drop duplicates.
+ * `kind` says what it carries: the `request`, a requester's follow-up `message` (`message_id`),
+ * or the requester's `cancel`; follow-ups and cancellations go by the request's channel.
  */
-export interface DeliveriesTable {
+export interface DeliveriesTable extends OutboxColumns {
   id: string;
   request_id: string;
+  kind: Generated<'request' | 'message' | 'cancel'>;
+  message_id: string | null;
   channel: 'webhook' | 'email';
   /** Webhook URL or email address at the time the delivery was queued. */
   target: string;
+}
+
+/** What a row of a leased outbox (`db/leases.ts`) holds besides what it carries. */
+export interface OutboxColumns {
   state: 'pending' | 'delivered' | 'failed';
   attempts: number;
   next_attempt_at: string;
@@ -109,12 +156,29 @@ export interface DeliveriesTable {
   delivered_at: string | null;
 }
 
+/**
+ * The outbox of notifications to the requester's agent (`notify_channel` of the request), one row
+ * per status change (`return.status_changed`) or brand message (`return.message`), written in the
+ * transaction of the change it reports. `id` is the event id on every attempt (`webhook-id`, the
+ * A2A messageId, the Message-ID); `data` the event's data as of the change, so each attempt sends
+ * the same bytes. Leased, retried and backed off like `deliveries` (`returns.delivery.*`).
+ */
+export interface ReturnNotificationsTable extends OutboxColumns {
+  id: string;
+  request_id: string;
+  type: 'return.status_changed' | 'return.message';
+  channel: 'webhook' | 'a2a' | 'email';
+  /** JSON: the event's `data` without `status_url` (added when sent, from the configuration). */
+  data: string;
+}
+
 /** `Idempotency-Key` records: the same key and body replays the stored response; another body is refused. */
 export interface IdempotencyKeysTable {
   operation: string;
   key: string;
   /** SHA-256 of the canonical (RFC 8785) input. */
   fingerprint: string;
+  /** JSON; sealed (`sealJson`, `idempotencyResponsePlace`) when it holds secrets shown once. */
   response: string;
   created_at: string;
 }
@@ -1061,6 +1125,8 @@ export interface Database {
   return_requests: ReturnRequestsTable;
   return_events: ReturnEventsTable;
   deliveries: DeliveriesTable;
+  return_messages: ReturnMessagesTable;
+  return_notifications: ReturnNotificationsTable;
   idempotency_keys: IdempotencyKeysTable;
   accounts: AccountsTable;
   service_keys: ServiceKeysTable;
@@ -1119,6 +1185,9 @@ export type ReturnRequestRow = Selectable<ReturnRequestsTable>;
 export type NewReturnRequest = Insertable<ReturnRequestsTable>;
 export type ReturnEventRow = Selectable<ReturnEventsTable>;
 export type DeliveryRow = Selectable<DeliveriesTable>;
+export type ReturnMessageRow = Selectable<ReturnMessagesTable>;
+export type NewReturnMessage = Insertable<ReturnMessagesTable>;
+export type ReturnNotificationRow = Selectable<ReturnNotificationsTable>;
 export type SsfStreamRow = Selectable<SsfStreamsTable>;
 export type SsfDeliveryRow = Selectable<SsfDeliveriesTable>;
 export type BrandChannelRow = Selectable<BrandChannelsTable>;

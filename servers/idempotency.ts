@@ -10,6 +10,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { isUniqueViolation } from '../db/database.ts';
 import type { Database } from '../db/schema.ts';
 import { invalid, ServiceError } from './errors.ts';
+import { idempotencyResponsePlace, openJson, type SecretBox, sealJson } from './secrets.ts';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 const keyPattern = /^[\x21-\x7e]{1,255}$/;
@@ -48,6 +49,7 @@ export async function storedResponse<T>(
   operation: string,
   key: string,
   print: string,
+  box?: SecretBox,
 ): Promise<T | undefined> {
   const found = await db
     .selectFrom('idempotency_keys')
@@ -61,7 +63,10 @@ export async function storedResponse<T>(
       detail: `${IDEMPOTENCY_HEADER} was already used with a different request body`,
     });
   }
-  return JSON.parse(found.response) as T;
+  const response = box
+    ? openJson(box, found.response, idempotencyResponsePlace(operation, key))
+    : found.response;
+  return JSON.parse(response) as T;
 }
 
 /**
@@ -81,6 +86,11 @@ export async function claimKey(
   return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
 }
 
+/**
+ * Runs `write` once per key and input. With `sealWith`, the stored response is sealed
+ * (`sealJson`): for a response carrying a secret shown once (a capability token), so the copy kept
+ * for retries is no easier to read than the secret's other stored forms.
+ */
 export async function withIdempotency<T>(
   db: Kysely<Database>,
   operation: string,
@@ -88,22 +98,26 @@ export async function withIdempotency<T>(
   input: unknown,
   write: (trx: Transaction<Database>) => Promise<T>,
   now: () => Date,
+  sealWith?: SecretBox,
 ): Promise<T> {
   if (key === undefined) return db.transaction().execute(write);
   const print = fingerprint(input);
 
-  const earlier = await storedResponse<T>(db, operation, key, print);
+  const earlier = await storedResponse<T>(db, operation, key, print, sealWith);
   if (earlier !== undefined) return earlier;
   try {
     return await db.transaction().execute(async (trx) => {
       const result = await write(trx);
+      const response = JSON.stringify(result);
       await trx
         .insertInto('idempotency_keys')
         .values({
           operation,
           key,
           fingerprint: print,
-          response: JSON.stringify(result),
+          response: sealWith
+            ? sealJson(sealWith, response, idempotencyResponsePlace(operation, key))
+            : response,
           created_at: now().toISOString(),
         })
         .execute();
@@ -112,7 +126,7 @@ export async function withIdempotency<T>(
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
     // A concurrent request with the same key committed first.
-    const winner = await storedResponse<T>(db, operation, key, print);
+    const winner = await storedResponse<T>(db, operation, key, print, sealWith);
     if (winner === undefined) throw new ServiceError('idempotency_in_progress');
     return winner;
   }

@@ -13,7 +13,7 @@
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
 import type { Database } from '../db/schema.ts';
 
 const SEALED_PREFIX = 'sealed:v1:';
@@ -174,9 +174,18 @@ export const paymentResultPlace = (paymentId: string): string => `payments/${pay
 export const signingKeyPlace = (kid: string): string => `oauth_signing_keys/${kid}/private_jwk`;
 export const soulLogKeyPlace = (kid: string): string => `soul_log_keys/${kid}/private_jwk`;
 export const webhookSecretPlace = (domain: string): string => `brand_channels/${domain}/webhook_secret`;
+/** A return request's secret for signing the notifications to its agent's webhook. */
+export const callbackSecretPlace = (requestId: string): string =>
+  `return_requests/${requestId}/callback_secret`;
+/** A keyed write's stored response that holds secrets shown once (`idempotency.ts`). */
+export const idempotencyResponsePlace = (operation: string, key: string): string =>
+  `idempotency_keys/${operation}/${key}/response`;
 /** A receiver's Authorization header for its SSF stream (`auth/events/streams.ts`). */
 export const ssfAuthorizationPlace = (streamId: string): string =>
   `ssf_streams/${streamId}/authorization_header`;
+
+// biome-ignore lint/suspicious/noExplicitAny: a query over the fixed list of tables resealed below
+type LooseSelect = SelectQueryBuilder<any, any, any>;
 
 /**
  * Brings every stored secret to the box's current form: seals clear values once a key is set, and
@@ -212,27 +221,57 @@ export async function resealStoredSecrets(db: Kysely<Database>, box: SecretBox):
   await resealColumn('soul_log_keys', 'kid', 'private_jwk', soulLogKeyPlace);
   await resealColumn('brand_channels', 'brand_domain', 'webhook_secret', webhookSecretPlace);
   await resealColumn('ssf_streams', 'id', 'authorization_header', ssfAuthorizationPlace);
-  // Paid calls' kept results (private scans' read tokens, status links): only those not yet in
-  // the current form are read.
+  await resealColumn('return_requests', 'id', 'callback_secret', callbackSecretPlace);
+  // Kept JSON documents (`sealJson`): only those not yet in the current form are read.
   // (substr, not LIKE: SQLite's LIKE ignores case, and key ids are base64url.)
-  const prefix = box.currentKeyId ? `"${SEALED_PREFIX}${box.currentKeyId}:` : `"${SEALED_PREFIX}`;
-  const results = await db
-    .selectFrom('payments')
-    .select(['id', 'result'])
-    .where('result', 'is not', null)
-    .where(sql<string>`substr(cast(result as text), 1, ${prefix.length})`, box.sealing ? '<>' : '=', prefix)
-    .execute();
-  for (const row of results) {
-    const stored = row.result as string;
-    const where = paymentResultPlace(row.id);
-    const next = sealJson(box, openJson(box, stored, where), where);
-    const result = await db
-      .updateTable('payments')
-      .set({ result: next })
-      .where('id', '=', row.id)
-      .where(sql<string>`cast(result as text)`, '=', stored)
-      .executeTakeFirst();
-    changed += Number(result.numUpdatedRows);
-  }
+  const current = box.currentKeyId ? `"${SEALED_PREFIX}${box.currentKeyId}:` : `"${SEALED_PREFIX}`;
+  const sealedAtAll = `"${SEALED_PREFIX}`;
+  const head = (column: string, length: number) =>
+    sql<string>`substr(cast(${sql.ref(column)} as text), 1, ${length})`;
+  /** Each document of `column` (row keys `keys`) that `stale` selects, rewritten where it still holds what was read. */
+  const resealDocuments = async (
+    table: 'payments' | 'idempotency_keys',
+    keys: readonly string[],
+    column: string,
+    place: (row: Record<string, string>) => string,
+    stale: (q: LooseSelect) => LooseSelect,
+  ) => {
+    // biome-ignore lint/suspicious/noExplicitAny: the tables and columns are the fixed list below
+    const loose = db as Kysely<any>;
+    const rows = (await stale(
+      loose
+        .selectFrom(table)
+        .select([...keys, `${column} as value`])
+        .where(column, 'is not', null),
+    ).execute()) as (Record<string, string> & { value: string })[];
+    for (const row of rows) {
+      const where = place(row);
+      let update = loose
+        .updateTable(table)
+        .set({ [column]: sealJson(box, openJson(box, row.value, where), where) })
+        .where(sql<string>`cast(${sql.ref(column)} as text)`, '=', row.value);
+      for (const key of keys) update = update.where(key, '=', row[key]);
+      changed += Number((await update.executeTakeFirst()).numUpdatedRows);
+    }
+  };
+  // Paid calls' kept results (private scans' read tokens, status links): all sealed when the box seals.
+  await resealDocuments(
+    'payments',
+    ['id'],
+    'result',
+    (row) => paymentResultPlace(row.id as string),
+    (q) => q.where(head('result', current.length), box.sealing ? '<>' : '=', current),
+  );
+  // Keyed writes' responses that hold secrets (sealed when stored; the others stay in clear).
+  await resealDocuments(
+    'idempotency_keys',
+    ['operation', 'key'],
+    'response',
+    (row) => idempotencyResponsePlace(row.operation as string, row.key as string),
+    (q) =>
+      q
+        .where(head('response', sealedAtAll.length), '=', sealedAtAll)
+        .$if(box.sealing, (w) => w.where(head('response', current.length), '<>', current)),
+  );
   return changed;
 }

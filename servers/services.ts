@@ -39,6 +39,7 @@ import { BrandMatcher } from './features/charges/matcher.ts';
 import { deleteExpiredResolutions } from './features/charges/repository.ts';
 import { MerchantResolver } from './features/charges/resolution.ts';
 import { DirectoryService } from './features/directory/service.ts';
+import { NotificationWorker } from './features/returns/notification-outbox.ts';
 import { DeliveryWorker } from './features/returns/outbox.ts';
 import { ReturnsService, statusUrl } from './features/returns/service.ts';
 import type { LiveTraffic, LiveTrafficProvider } from './features/scans/scoring.ts';
@@ -90,6 +91,11 @@ export interface Services {
   researchProviders: ProviderStatus[];
   returns: ReturnsService;
   deliveries: DeliveryWorker;
+  /**
+   * Tells requesters' agents of status changes and brand messages (`returns/notification-outbox.ts`);
+   * `nudge()` it after committing a change made with `transitionRequest` or `appendMessage`.
+   */
+  notifications: NotificationWorker;
   rateLimits: RateLimits;
   accounts: AccountsService;
   /** Sessions of agents without an account (`auth/anonymous/sessions.ts`). */
@@ -214,16 +220,25 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     now,
   });
   const mailer: Transporter | null = config.smtp.url ? nodemailer.createTransport(config.smtp.url) : null;
-  const deliveries = new DeliveryWorker({
+  /** What both outboxes of return requests send with: to brands, and to requesters' agents. */
+  const returnOutboxes = {
     db,
     dialect: database.dialect,
     config,
-    log: log.child({ component: 'deliveries' }),
     fetch,
     secrets,
     mailer,
-    statusUrl: (id) => statusUrl(config, id),
+    statusUrl: (id: string) => statusUrl(config, id),
     now,
+  };
+  const notifications = new NotificationWorker({
+    ...returnOutboxes,
+    log: log.child({ component: 'requester-notifications' }),
+  });
+  const deliveries = new DeliveryWorker({
+    ...returnOutboxes,
+    log: log.child({ component: 'deliveries' }),
+    notified: () => notifications.nudge(),
   });
   const returns = new ReturnsService({
     db,
@@ -231,6 +246,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     config,
     brands,
     worker: deliveries,
+    notifications,
     smtpConfigured: mailer !== null,
     secrets,
     now,
@@ -368,6 +384,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     researchProviders,
     returns,
     deliveries,
+    notifications,
     rateLimits,
     accounts,
     anonymous,
@@ -398,6 +415,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     broadcast,
     startBackground() {
       deliveries.start();
+      notifications.start();
       scans.worker.start();
       settler.start();
       setWorker.start();
@@ -431,6 +449,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
       await Promise.all([
         traffic.drain(),
         deliveries.stop(),
+        notifications.stop(),
         scans.worker.stop(),
         settler.stop(),
         setWorker.stop(),

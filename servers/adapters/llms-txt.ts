@@ -6,6 +6,7 @@
  * (operations, config).
  */
 import type { Config } from '../config.ts';
+import { AGENT_REQUESTS_PATH, AGENT_REQUESTS_TITLE, brandRoutes } from '../features/returns/brand-guide.ts';
 import type { AnyOperation } from '../operation.ts';
 import {
   A2A_PATH,
@@ -82,6 +83,20 @@ function discoveryLinks(config: Config): string[] {
   ];
 }
 
+/** How brands receive agent requests (`features/returns/brand-guide.ts`, the page's source too). */
+function brandSection(config: Config): string[] {
+  const page = `${config.site_url}${AGENT_REQUESTS_PATH}`;
+  return [
+    '## Brands: receiving agent requests',
+    '',
+    `What a brand publishes so the return and refund requests personal agents file here reach it, best first, and what it gets. ${page}`,
+    '',
+    `- [${AGENT_REQUESTS_TITLE}](${page}): the page, with the exact payloads`,
+    ...brandRoutes(config).map((r) => `- [${r.title}](${page}#${r.id}): ${r.publish} You get: ${r.gets}`),
+    '',
+  ];
+}
+
 export function llmsTxt(operations: readonly AnyOperation[], config: Config): string {
   const lines = [`# ${SERVICE_TITLE}`, '', `> ${serviceSummary}`, '', ...connection(config), ''];
   for (const api of apis(operations, config)) {
@@ -95,6 +110,7 @@ export function llmsTxt(operations: readonly AnyOperation[], config: Config): st
     }
     lines.push('');
   }
+  lines.push(...brandSection(config));
   lines.push('## Discovery', '', ...discoveryLinks(config), '');
   lines.push(
     '## Optional',
@@ -129,6 +145,7 @@ export function llmsFullTxt(operations: readonly AnyOperation[], config: Config)
       lines.push(`Tools of this server: ${tools.map((op) => `\`${op.toolName}\``).join(', ')}.`, '');
     }
   }
+  lines.push(...brandSection(config));
   lines.push('## Discovery', '', ...discoveryLinks(config), '');
   return lines.join('\n');
 }

@@ -34,6 +34,7 @@ export const pagePaths = [
   '/featured',
   '/souls',
   '/robot-soul',
+  '/agent-requests',
   '/docs',
 ] as const;
 
@@ -184,6 +185,7 @@ export function homePage(operations: readonly AnyOperation[], config: Config): R
 <li><a href="${site}/leaderboard">Signal Strength leaderboard</a>: which sites are ready for AI agents, and a report per site.</li>
 <li><a href="${site}/agenthub">Agent hub</a>: the directory's storefront; <a href="${site}/featured">the Featured Brand slot</a> and how to bid for it.</li>
 <li><a href="${site}/souls">Soul registry</a>: registered agent identities; <a href="${site}/robot-soul">how to register one</a>.</li>
+<li><a href="${site}/agent-requests">For brands</a>: how return and refund requests from personal agents reach you, and what you get.</li>
 <li><a href="${site}/docs">API reference</a>: every REST surface, from the OpenAPI document.</li>
 </ul>
 </section>

@@ -72,6 +72,7 @@ export const navigation = [
   { path: '/featured', label: 'Featured' },
   { path: '/souls', label: 'Souls' },
   { path: '/robot-soul', label: 'Robot soul API' },
+  { path: '/agent-requests', label: 'For brands' },
   { path: '/docs', label: 'API reference' },
   { path: '/dashboard', label: 'Dashboard' },
 ] as const;

@@ -1,6 +1,6 @@
 /**
  * The public pages of `{site_url}` (issue 14 section 2): `/leaderboard`, `/scan/{domain}`, `/souls`,
- * `/souls/{agent_id}`, `/robot-soul`, `/docs`, and the stylesheet. Each page reads its data by
+ * `/souls/{agent_id}`, `/robot-soul`, `/agent-requests`, `/docs`, and the stylesheet. Each page reads its data by
  * invoking the same operations as the JSON endpoints (`invokeOperation`: validation, output
  * contract), renders HTML in the shared layout with escaping by default, and answers Markdown
  * for `Accept: text/markdown` (negotiate.ts).
@@ -11,11 +11,13 @@ import { requestInfo } from '../adapters/rest.ts';
 import { ServiceError } from '../errors.ts';
 import { getFeatured } from '../features/catalog/featured-bid/operations.ts';
 import { getAgentHub } from '../features/directory/operations.ts';
+import { AGENT_REQUESTS_PATH } from '../features/returns/brand-guide.ts';
 import { getLeaderboard, getScanScore } from '../features/scans/operations.ts';
 import type { ScanScore } from '../features/scans/schemas.ts';
 import { getSoul, listSoulMemories, searchSouls } from '../features/souls/operations.ts';
 import { type AnyOperation, CallContext, invokeOperation, type Operation } from '../operation.ts';
 import type { Services } from '../services.ts';
+import { agentRequestsPage } from './agent-requests.ts';
 import { componentBars, scoreGauge, trafficCategories, trafficChart } from './charts.ts';
 import { docsRouter } from './docs.ts';
 import { html } from './html.ts';
@@ -31,6 +33,7 @@ export const publicPagePaths = [
   '/featured',
   '/souls',
   '/robot-soul',
+  '/agent-requests',
   '/docs',
 ] as const;
 
@@ -408,6 +411,12 @@ ${memories.memories.map(
   router.get(
     '/robot-soul',
     wrap((req, res) => sendWithFeaturedBrand(services, req, res, { ...robotSoul, csp })),
+  );
+
+  const agentRequests = agentRequestsPage(config);
+  router.get(
+    AGENT_REQUESTS_PATH,
+    wrap((req, res) => sendWithFeaturedBrand(services, req, res, { ...agentRequests, csp })),
   );
 
   router.get(

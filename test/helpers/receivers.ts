@@ -21,6 +21,7 @@ export type Responder = (attempt: number, request: ReceivedWebhook) => number | 
 
 export interface WebhookReceiver {
   url: string;
+  /** The secret signatures are verified with; may be set after start (a callback's, returned with a request). */
   secret: string;
   /** Every request received, in order, including duplicates. */
   requests: ReceivedWebhook[];
@@ -40,7 +41,6 @@ export async function startWebhookReceiver(
   options: { port?: number; secret?: string } = {},
 ): Promise<WebhookReceiver> {
   const secret = options.secret ?? newWebhookSecret();
-  const verifier = new Webhook(secret);
   const hanging: http.ServerResponse[] = [];
   const receiver: WebhookReceiver = {
     url: '',
@@ -63,7 +63,7 @@ export async function startWebhookReceiver(
       let verified = false;
       let payload: unknown = null;
       try {
-        payload = verifier.verify(body, req.headers as Record<string, string>);
+        payload = new Webhook(receiver.secret).verify(body, req.headers as Record<string, string>);
         verified = true;
       } catch {
         verified = false;

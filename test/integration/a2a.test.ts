@@ -87,6 +87,15 @@ describe.each(dialects)('the public tools over A2A (%s)', (dialect) => {
         .sort(),
     );
     expect(ids).toContain('lookup_card_charge');
+    // Filing and following a return request, the requester's own actions included.
+    expect(ids).toEqual(
+      expect.arrayContaining([
+        'start_return_request',
+        'get_return_status',
+        'cancel_return_request',
+        'send_return_message',
+      ]),
+    );
     for (const op of operations.filter((o) => o.sku)) expect(ids).not.toContain(op.toolName);
   });
 
@@ -115,6 +124,15 @@ describe.each(dialects)('the public tools over A2A (%s)', (dialect) => {
       await send([data({ skill: 'get_return_status', arguments: { request_id: started.request_id } })]),
     );
     expect(status.request_id).toBe(started.request_id);
+    const cancelled = dataOf(
+      await send([
+        data({
+          skill: 'cancel_return_request',
+          arguments: { request_id: started.request_id, request_token: started.request_token },
+        }),
+      ]),
+    );
+    expect(cancelled.status).toBe('cancelled');
   });
 
   it('names the bad field, and tells a message without a skill how to name one', async () => {

@@ -1,7 +1,9 @@
 /**
  * A restart never loses or duplicates a delivery: the process is killed (SIGKILL) between accepting
  * a request and completing its delivery, a new process starts on the same database, and the brand's
- * webhook processes the request exactly once by its delivery id.
+ * webhook processes the request exactly once by its delivery id. The same holds for the
+ * notifications to the requester's agent: killed while some are pending and one is in flight, each
+ * status change is told once, by its event id.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { upsertBrandChannel } from '../../servers/features/returns/repository.ts';
@@ -20,6 +22,18 @@ const deliveryEnv = {
   DELIVERY_BASE_DELAY_MS: '200',
 };
 
+/** A service process on `db` whose brand `domain` receives requests at `receiver`'s webhook. */
+async function startWithBrand(db: TestDatabase, domain: string, receiver: WebhookReceiver) {
+  const channel = {
+    brand_domain: domain,
+    webhook_url: receiver.url,
+    webhook_secret: receiver.secret,
+    email: null,
+  };
+  await upsertBrandChannel(db.handle.db, new SecretBox(null), channel, new Date().toISOString());
+  return spawnService({ ...db.env, ...deliveryEnv });
+}
+
 describe.each(dialects)('delivery across a crash (%s)', (dialect) => {
   let db: TestDatabase | undefined;
   let receiver: WebhookReceiver | undefined;
@@ -34,18 +48,7 @@ describe.each(dialects)('delivery across a crash (%s)', (dialect) => {
   async function setUp(respond: Parameters<typeof startWebhookReceiver>[0]) {
     db = await createTestDatabase(dialect);
     receiver = await startWebhookReceiver(respond);
-    await upsertBrandChannel(
-      db.handle.db,
-      new SecretBox(null),
-      {
-        brand_domain: 'crash-brand.example',
-        webhook_url: receiver.url,
-        webhook_secret: receiver.secret,
-        email: null,
-      },
-      new Date().toISOString(),
-    );
-    const first = await spawnService({ ...db.env, ...deliveryEnv });
+    const first = await startWithBrand(db, 'crash-brand.example', receiver);
     processes.push(first);
     const res = await fetch(`${first.url}/cs/return`, {
       method: 'POST',
@@ -117,5 +120,81 @@ describe.each(dialects)('delivery across a crash (%s)', (dialect) => {
       .executeTakeFirstOrThrow();
     if (status.status === 'received') expect(delivery).toMatchObject({ state: 'pending', lease_owner: null });
     else expect(delivery.state).toBe('delivered');
+  });
+});
+
+describe.each(dialects)('requester notifications across a crash (%s)', (dialect) => {
+  let db: TestDatabase | undefined;
+  const receivers: WebhookReceiver[] = [];
+  const processes: ServiceProcess[] = [];
+
+  afterEach(async () => {
+    for (const p of processes.splice(0)) await p.kill();
+    for (const r of receivers.splice(0)) await r.close();
+    await db?.drop();
+  });
+
+  it('tells every pending status change once after a kill -9, under the same event ids', async () => {
+    db = await createTestDatabase(dialect);
+    const brand = await startWebhookReceiver();
+    // The agent holds every attempt open while the first process lives; it dies waiting.
+    let firstAlive = true;
+    const agent = await startWebhookReceiver(() => (firstAlive ? 'hang' : 200));
+    receivers.push(brand, agent);
+    const first = await startWithBrand(db, 'notify-crash.example', brand);
+    processes.push(first);
+    const post = async (path: string, body: unknown) => {
+      const res = await fetch(`${first.url}/cs${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      expect(res.status).toBe(200);
+      return (await res.json()) as {
+        request_id: string;
+        request_token: string;
+        notifications: { callback_secret: string };
+      };
+    };
+    const started = await post('/return', {
+      brand_domain: 'notify-crash.example',
+      name: 'Jane Doe',
+      contact: 'jane@example.com',
+      protocol: 'webhook',
+      callback_url: agent.url,
+    });
+    agent.secret = started.notifications.callback_secret;
+    // received -> delivered is told (and held open by the agent); then the requester cancels.
+    await waitFor(() => agent.requests.length >= 1);
+    await post('/return/cancel', { request_id: started.request_id, request_token: started.request_token });
+    await first.kill();
+    firstAlive = false;
+
+    const rows = () =>
+      (db as TestDatabase).handle.db
+        .selectFrom('return_notifications')
+        .selectAll()
+        .where('request_id', '=', started.request_id)
+        .execute();
+    const queued = await rows();
+    expect(queued).toHaveLength(2);
+    expect(queued.some((r) => r.state === 'pending')).toBe(true);
+
+    const second = await spawnService({ ...(db as TestDatabase).env, ...deliveryEnv });
+    processes.push(second);
+    await waitFor(() => agent.processed.size === 2);
+    await waitFor(async () => (await rows()).every((r) => r.state === 'delivered'));
+    const ids = new Set(queued.map((r) => r.id));
+    // Every attempt, before and after the crash, carried one of the two event ids: nothing new.
+    expect(new Set(agent.requests.map((r) => r.id))).toEqual(ids);
+    expect(new Set(agent.processed.keys())).toEqual(ids);
+    const statuses = [...agent.processed.values()].map(
+      (w) => (w.payload as { data: { status: string } }).data.status,
+    );
+    expect(statuses.sort()).toEqual(['cancelled', 'delivered']);
+    // A few more polls of the new process send nothing again.
+    const seen = agent.requests.length;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(agent.requests.length).toBe(seen);
   });
 });

@@ -60,6 +60,23 @@ describe('discovery documents, pinned against the registry', () => {
     }
     expect(links.some((l) => l.url.includes(TEST_SKU))).toBe(true);
     expect(text).toContain(`"url":"${service.config.mcp_url}"`);
+    // How brands receive agent requests: the page, and one line per route a brand can publish.
+    const brands = parsed.sections.find((s) => s.name === 'Brands: receiving agent requests');
+    expect(brands?.links.map((l) => l.url)).toEqual([
+      `${site}/agent-requests`,
+      `${site}/agent-requests#brand-agent`,
+      `${site}/agent-requests#a2a`,
+      `${site}/agent-requests#email`,
+    ]);
+    const page = await get('/agent-requests', { accept: 'text/markdown' });
+    expect(page.status).toBe(200);
+    const markdown = await page.text();
+    for (const event of [
+      '"type": "return_request.created"',
+      '"contextId"',
+      '"contactType": "customer service"',
+    ])
+      expect(markdown).toContain(event);
   });
 
   it('llms-full.txt carries every operation’s whole description and arguments', async () => {
@@ -117,6 +134,13 @@ describe('discovery documents, pinned against the registry', () => {
       .flatMap((op) => (op.sku ? [op.name, `${op.name}${PAID_GET_SUFFIX}`] : [op.name]));
     expect(ids.sort()).toEqual(expected.sort());
     expect(doc.paths['/cs/agent']?.get.operationId).toBe('lookupCardCharge');
+    // The requester's side of a return request, generated from its schemas.
+    expect(doc.paths['/cs/return/cancel']?.post.operationId).toBe('cancelReturnRequest');
+    expect(doc.paths['/cs/return/message']?.post.operationId).toBe('sendReturnMessage');
+    const started = JSON.stringify(doc.paths['/cs/return'].post.responses['200']);
+    const status = JSON.stringify(doc.paths['/cs/status'].get.responses['200']);
+    for (const field of ['request_token', 'callback_secret']) expect(started).toContain(field);
+    for (const field of ['thread', 'kit', 'card_dispute']) expect(status).toContain(field);
     expect(parseYaml(await (await get('/openapi.yaml')).text())).toEqual(doc);
   });
 

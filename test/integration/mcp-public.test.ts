@@ -52,6 +52,7 @@ describe.each(dialects)('public MCP server (%s)', (dialect) => {
       'buy_full_scan',
       'buy_signal_check',
       'buy_spotlight',
+      'cancel_return_request',
       'generate_llms_txt',
       'get_agent_hub',
       'get_ai_search_data',
@@ -79,6 +80,7 @@ describe.each(dialects)('public MCP server (%s)', (dialect) => {
       'research_person',
       'search_listings',
       'search_souls',
+      'send_return_message',
       'start_return_request',
       'write_soul_memory',
     ]);

@@ -175,6 +175,7 @@ describe.skipIf(!browserAvailable).each(dialects)('public pages (%s)', (dialect)
       '/souls',
       `/souls/${encodeURIComponent(agentId)}`,
       '/robot-soul',
+      '/agent-requests',
       '/docs',
     ];
     const links = new Set<string>();

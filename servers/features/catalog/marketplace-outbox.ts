@@ -11,10 +11,10 @@ import type { Dialect } from '../../../db/database.ts';
 import type { Database, MarketplaceDeliveryRow } from '../../../db/schema.ts';
 import type { Config } from '../../config.ts';
 import type { SafeFetch } from '../../outbound/safe-fetch.ts';
+import { type Attempt, backoffMs } from '../../outbox-worker.ts';
 import { usdcOf } from '../../payments/networks.ts';
 import { PollingWorker } from '../../polling-worker.ts';
 import { signWebhook } from '../returns/brand-notice.ts';
-import { type Attempt, backoffMs } from '../returns/outbox.ts';
 
 export interface OutboxDeps {
   db: Kysely<Database>;
@@ -104,7 +104,7 @@ export class MarketplaceDeliveryWorker extends PollingWorker {
       await settle({
         last_error: attempt.error,
         next_attempt_at: new Date(
-          at.getTime() + backoffMs(delivery.attempts, config, attempt.retryAfterMs),
+          at.getTime() + backoffMs(delivery.attempts, config.returns.delivery, attempt.retryAfterMs),
         ).toISOString(),
       });
     } else {

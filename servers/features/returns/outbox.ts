@@ -1,241 +1,211 @@
 /**
- * Background delivery of return requests to brands, from the `deliveries` outbox.
+ * Background delivery of return requests to brands, from the `deliveries` outbox
+ * (`servers/outbox-worker.ts`: lease, at least once with a stable delivery id, backoff).
  *
- * At-least-once with a stable delivery id: a worker claims due rows under a lease, sends, then
- * settles the row and moves the request to `delivered` in one transaction. A process killed between
- * claim and settle leaves the row leased; after the lease expires any process retries it with the
- * same `webhook-id`, so receivers that keep ids see each delivery exactly once. Failures back off
- * exponentially (with jitter, honouring `Retry-After`) until `max_attempts`, then the request
- * becomes `undeliverable`.
+ * A worker claims due rows, sends, then settles the row and moves the request to `delivered` in one
+ * transaction. A process killed between claim and settle leaves the row leased; after the lease
+ * expires any process retries it with the same `webhook-id`, so receivers that keep ids see each
+ * delivery exactly once. After `max_attempts` the request becomes `undeliverable`.
+ *
+ * A requester's follow-up or cancellation goes by the channel the request went by, once the
+ * request has reached the brand; while the request's own delivery is still pending it waits
+ * (uncounted), and if the request never reached the brand there is nothing to follow up: a
+ * follow-up then travels with the request when a channel appears (`unsentFollowUps`).
  */
 import type { Kysely } from 'kysely';
 import type { Transporter } from 'nodemailer';
-import type { Logger } from 'pino';
 import type { Dialect } from '../../../db/database.ts';
-import type { Database, DeliveryRow } from '../../../db/schema.ts';
+import type { Database, DeliveryRow, ReturnRequestRow } from '../../../db/schema.ts';
 import type { Config } from '../../config.ts';
-import { parseRetryAfter } from '../../outbound/retry-after.ts';
 import type { SafeFetch } from '../../outbound/safe-fetch.ts';
-import { PollingWorker } from '../../polling-worker.ts';
-import type { SecretBox } from '../../secrets.ts';
-import { buildNotice, noticeAsText, signWebhook } from './brand-notice.ts';
 import {
-  claimDueDeliveries,
-  findBrandChannel,
-  findReturnRequest,
-  settleDelivery,
-  transitionRequest,
-} from './repository.ts';
+  type OutboxAttempt,
+  OutboxWorker,
+  type OutboxWorkerDeps,
+  postSignedWebhook,
+  type Settled,
+  sendMail,
+} from '../../outbox-worker.ts';
+import type { SecretBox } from '../../secrets.ts';
+import { buildNotice, buildUpdateNotice, followUpOf, noticeAsText, updateAsText } from './brand-notice.ts';
+import { findBrandChannel, findReturnRequest, requestReach, transitionRequest } from './repository.ts';
+import { appendMessage, unsentFollowUps } from './thread.ts';
 
-export type Attempt = { ok: true } | { ok: false; retryable: boolean; error: string; retryAfterMs?: number };
-
-export interface OutboxDeps {
-  db: Kysely<Database>;
+export interface OutboxDeps extends OutboxWorkerDeps {
   dialect: Dialect;
   config: Config;
-  log: Logger;
   fetch: SafeFetch;
   /** Opens brand webhook secrets (sealed at rest with `SECRETS_KEY`). */
   secrets: SecretBox;
   mailer: Transporter | null;
   statusUrl: (requestId: string) => string;
-  now: () => Date;
+  /** Wakes the requester notifications a settled delivery may have queued (a status change). */
+  notified: () => void;
 }
 
-export class DeliveryWorker extends PollingWorker {
+/** What one delivery sends: a JSON event for a webhook, or a mail's subject and text. */
+interface Outgoing {
+  json: unknown;
+  subject: string;
+  text: string;
+  /** The Message-ID this mail answers (a follow-up or cancellation threads under the request). */
+  inReplyTo: string | null;
+}
+
+export class DeliveryWorker extends OutboxWorker<'deliveries'> {
   private readonly deps: OutboxDeps;
-  protected readonly name = 'delivery';
+  protected readonly name = 'brand delivery';
+  protected readonly table = 'deliveries';
 
   constructor(deps: OutboxDeps) {
-    super();
+    super(deps);
     this.deps = deps;
   }
 
-  protected get pollIntervalMs(): number {
-    return this.deps.config.returns.delivery.poll_interval_ms;
+  protected get settings() {
+    return this.deps.config.returns.delivery;
   }
 
-  protected get log(): Logger {
-    return this.deps.log;
+  protected override afterSettle(): void {
+    this.deps.notified();
   }
 
-  /** Claims and processes one batch; returns how many deliveries it handled. */
-  async tick(): Promise<number> {
-    const { db, dialect, config, now } = this.deps;
-    const { batch_size, lease_ms } = config.returns.delivery;
-    const at = now();
-    const claimed = await claimDueDeliveries(
-      db,
-      dialect,
-      this.owner,
-      at.toISOString(),
-      new Date(at.getTime() + lease_ms).toISOString(),
-      batch_size,
-    );
-    await Promise.all(claimed.map((delivery) => this.process(delivery)));
-    return claimed.length;
-  }
-
-  private async process(delivery: DeliveryRow): Promise<void> {
-    const { log } = this.deps;
-    let attempt: Attempt;
-    try {
-      attempt = await this.attempt(delivery);
-    } catch (err) {
-      log.error({ err, delivery_id: delivery.id }, 'delivery attempt crashed');
-      attempt = { ok: false, retryable: true, error: 'internal error' };
-    }
-    try {
-      await this.settle(delivery, attempt);
-    } catch (err) {
-      // The lease expires and another attempt follows; the receiver deduplicates by delivery id.
-      log.error({ err, delivery_id: delivery.id }, 'could not record delivery outcome');
-    }
-  }
-
-  private async attempt(delivery: DeliveryRow): Promise<Attempt> {
-    const { db, now, statusUrl } = this.deps;
+  protected async attempt(delivery: DeliveryRow): Promise<OutboxAttempt> {
+    const { db } = this.deps;
     const request = await findReturnRequest(db, delivery.request_id);
     if (!request) return { ok: false, retryable: false, error: 'request no longer exists' };
-    const notice = buildNotice(request, delivery.id, statusUrl(request.id), now());
+    const outgoing = await this.outgoing(delivery, request);
+    if ('ok' in outgoing) return outgoing;
     if (delivery.channel === 'webhook') {
       const channel = await findBrandChannel(db, this.deps.secrets, request.brand_domain);
       if (!channel?.webhook_secret) return { ok: false, retryable: false, error: 'brand webhook removed' };
-      return this.sendWebhook(delivery, channel.webhook_secret, JSON.stringify(notice));
+      return postSignedWebhook(
+        this.deps.fetch,
+        delivery.target,
+        { id: delivery.id, body: JSON.stringify(outgoing.json), secret: channel.webhook_secret },
+        this.deps.now(),
+      );
     }
-    return this.sendEmail(
-      delivery,
-      noticeAsText(notice),
-      request.contact_kind === 'email' ? request.contact : null,
-    );
+    const { config } = this.deps;
+    const replyTo = request.contact_kind === 'email' ? request.contact : null;
+    return sendMail(this.deps.mailer, {
+      from: config.smtp.from,
+      to: delivery.target,
+      ...(replyTo ? { replyTo } : {}),
+      subject: outgoing.subject,
+      text: outgoing.text,
+      messageId: this.messageId(delivery.id),
+      ...(outgoing.inReplyTo ? { inReplyTo: outgoing.inReplyTo, references: [outgoing.inReplyTo] } : {}),
+      headers: { 'X-Return-Request-Id': delivery.request_id, 'X-Delivery-Id': delivery.id },
+    });
   }
 
-  private async sendWebhook(delivery: DeliveryRow, secret: string, body: string): Promise<Attempt> {
-    const timestamp = Math.floor(this.deps.now().getTime() / 1000);
-    let response: Awaited<ReturnType<SafeFetch>>;
-    try {
-      response = await this.deps.fetch(delivery.target, {
-        method: 'POST',
-        redirect: 'manual',
-        headers: {
-          'content-type': 'application/json',
-          'webhook-id': delivery.id,
-          'webhook-timestamp': String(timestamp),
-          'webhook-signature': signWebhook(secret, delivery.id, timestamp, body),
-        },
-        body,
-      });
-    } catch (err) {
-      const e = err as Error & { cause?: { code?: string; name?: string } };
-      const blocked = e.name === 'BlockedDestinationError' || e.cause?.name === 'BlockedDestinationError';
+  private messageId(deliveryId: string): string {
+    return `<${deliveryId}@${new URL(this.deps.config.site_url).hostname}>`;
+  }
+
+  /** What the delivery carries, or why it is not sent now. */
+  private async outgoing(
+    delivery: DeliveryRow,
+    request: ReturnRequestRow,
+  ): Promise<Outgoing | OutboxAttempt> {
+    const { db, now, statusUrl } = this.deps;
+    const url = statusUrl(request.id);
+    if (delivery.kind === 'request') {
+      if (request.status === 'cancelled') {
+        return { ok: false, retryable: false, error: 'cancelled by the requester before delivery' };
+      }
+      const followUps = (await unsentFollowUps(db, request.id)).map(followUpOf);
+      const notice = buildNotice(request, delivery.id, url, now(), followUps);
       return {
-        ok: false,
-        retryable: !blocked,
-        error: blocked ? 'destination not allowed' : (e.cause?.code ?? e.name),
+        json: notice,
+        subject: `Return request ${request.id}`,
+        text: noticeAsText(notice),
+        inReplyTo: null,
       };
     }
-    await response.body?.cancel();
-    if (response.status >= 200 && response.status < 300) return { ok: true };
-    const retryable = response.status >= 500 || [408, 409, 425, 429].includes(response.status);
-    const retryAfter = parseRetryAfter(response.headers.get('retry-after'), this.deps.now());
+    const reach = await requestReach(db, request.id);
+    if (reach.state === 'pending') {
+      const wait = Date.parse(reach.delivery.next_attempt_at) - now().getTime();
+      return {
+        ok: false,
+        deferMs: Math.max(this.settings.base_delay_ms, wait + 100),
+        reason: 'waiting for the request to reach the brand',
+      };
+    }
+    if (reach.state === 'never') {
+      return { ok: false, retryable: false, error: 'the request never reached the brand' };
+    }
+    let update: { message: ReturnType<typeof followUpOf> } | { reason: string | null };
+    if (delivery.kind === 'message') {
+      const message = delivery.message_id
+        ? await db
+            .selectFrom('return_messages')
+            .selectAll()
+            .where('id', '=', delivery.message_id)
+            .executeTakeFirst()
+        : undefined;
+      if (!message) return { ok: false, retryable: false, error: 'follow-up no longer exists' };
+      update = { message: followUpOf(message) };
+    } else {
+      const cancelled = await db
+        .selectFrom('return_events')
+        .select('note')
+        .where('request_id', '=', request.id)
+        .where('to_status', '=', 'cancelled')
+        .executeTakeFirst();
+      update = { reason: cancelled?.note ?? null };
+    }
+    const notice = buildUpdateNotice(request, delivery.id, url, now(), update);
     return {
-      ok: false,
-      retryable,
-      error: `HTTP ${response.status}`,
-      ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}),
+      json: notice,
+      subject: `Re: Return request ${request.id}`,
+      text: updateAsText(notice),
+      inReplyTo: this.messageId(reach.delivery.id),
     };
   }
 
-  private async sendEmail(delivery: DeliveryRow, text: string, replyTo: string | null): Promise<Attempt> {
-    const { mailer, config } = this.deps;
-    if (!mailer) return { ok: false, retryable: true, error: 'SMTP not configured' };
-    try {
-      await mailer.sendMail({
-        from: config.smtp.from,
-        to: delivery.target,
-        ...(replyTo ? { replyTo } : {}),
-        subject: `Return request ${delivery.request_id}`,
-        text,
-        messageId: `<${delivery.id}@${new URL(config.site_url).hostname}>`,
-        headers: { 'X-Return-Request-Id': delivery.request_id, 'X-Delivery-Id': delivery.id },
+  protected async settled(trx: Kysely<Database>, delivery: DeliveryRow, outcome: Settled): Promise<void> {
+    const { dialect } = this.deps;
+    if (delivery.kind === 'message') return;
+    const request = await findReturnRequest(trx, delivery.request_id);
+    if (!request) return;
+    if (outcome.state === 'delivered') {
+      if (delivery.kind === 'request') {
+        // The follow-ups written before any channel existed went with the request: by its channel.
+        await trx
+          .updateTable('return_messages')
+          .set({ channel: delivery.channel })
+          .where('request_id', '=', request.id)
+          .where('direction', '=', 'from_requester')
+          .where('channel', 'is', null)
+          .execute();
+      }
+      await appendMessage(trx, {
+        request_id: request.id,
+        direction: 'to_brand',
+        channel: delivery.channel,
+        sender: 'service',
+        sender_verified: true,
+        subject:
+          delivery.kind === 'request' ? 'Return or refund request' : 'The requester withdrew the request',
+        text: delivery.kind === 'request' ? request.message : null,
+        attachments: [],
+        external_id: delivery.id,
+        at: outcome.at,
       });
-      return { ok: true };
-    } catch (err) {
-      const e = err as Error & { responseCode?: number; code?: string };
-      const permanent = typeof e.responseCode === 'number' && e.responseCode >= 500;
-      return {
-        ok: false,
-        retryable: !permanent,
-        error: e.responseCode ? `SMTP ${e.responseCode}` : (e.code ?? 'SMTP error'),
-      };
     }
+    if (delivery.kind !== 'request' || request.status !== 'received') return;
+    await transitionRequest(
+      trx,
+      dialect,
+      delivery.request_id,
+      outcome.state === 'delivered' ? 'delivered' : 'undeliverable',
+      'service',
+      outcome.state === 'delivered'
+        ? `Delivered by ${delivery.channel}`
+        : `${delivery.channel} delivery failed after ${delivery.attempts} attempt(s): ${outcome.error}`,
+      outcome.at,
+    );
   }
-
-  private async settle(delivery: DeliveryRow, attempt: Attempt): Promise<void> {
-    const { db, dialect, config, log, now } = this.deps;
-    const at = now();
-    const { max_attempts } = config.returns.delivery;
-    await db.transaction().execute(async (trx) => {
-      const request = await findReturnRequest(trx, delivery.request_id);
-      const waiting = request?.status === 'received';
-      if (attempt.ok) {
-        if (!(await settleDelivery(trx, delivery, { state: 'delivered', at: at.toISOString() }))) return;
-        if (waiting) {
-          await transitionRequest(
-            trx,
-            dialect,
-            delivery.request_id,
-            'delivered',
-            'service',
-            `Delivered by ${delivery.channel}`,
-            at.toISOString(),
-          );
-        }
-        log.info(
-          { delivery_id: delivery.id, channel: delivery.channel, attempts: delivery.attempts },
-          'return request delivered',
-        );
-        return;
-      }
-      if (attempt.retryable && delivery.attempts < max_attempts) {
-        const nextAttemptAt = new Date(
-          at.getTime() + backoffMs(delivery.attempts, config, attempt.retryAfterMs),
-        );
-        await settleDelivery(trx, delivery, {
-          state: 'pending',
-          error: attempt.error,
-          nextAttemptAt: nextAttemptAt.toISOString(),
-        });
-        log.warn(
-          { delivery_id: delivery.id, attempts: delivery.attempts, error: attempt.error },
-          'delivery failed, will retry',
-        );
-        return;
-      }
-      if (!(await settleDelivery(trx, delivery, { state: 'failed', error: attempt.error }))) return;
-      if (waiting) {
-        await transitionRequest(
-          trx,
-          dialect,
-          delivery.request_id,
-          'undeliverable',
-          'service',
-          `${delivery.channel} delivery failed after ${delivery.attempts} attempt(s): ${attempt.error}`,
-          at.toISOString(),
-        );
-      }
-      log.warn(
-        { delivery_id: delivery.id, attempts: delivery.attempts, error: attempt.error },
-        'delivery gave up',
-      );
-    });
-  }
-}
-
-/** Exponential backoff with jitter: base * 2^(attempt-1), up to max, never sooner than Retry-After. */
-export function backoffMs(attempts: number, config: Config, retryAfterMs?: number): number {
-  const { base_delay_ms, max_delay_ms } = config.returns.delivery;
-  const exponential = Math.min(max_delay_ms, base_delay_ms * 2 ** Math.max(0, attempts - 1));
-  const jittered = exponential * (0.8 + Math.random() * 0.4);
-  return Math.min(max_delay_ms, Math.max(jittered, retryAfterMs ?? 0));
 }

@@ -5,6 +5,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../../../db/database.ts';
 import { timeOrderedId } from '../../../db/ids.ts';
+import { newOutboxRow } from '../../../db/leases.ts';
 import { insertRows, prepared } from '../../../db/prepared.ts';
 import type {
   BrandChannelRow,
@@ -17,6 +18,7 @@ import type {
 import { ServiceError } from '../../errors.ts';
 import { type Position, rowsAfter } from '../../pagination.ts';
 import { type SecretBox, webhookSecretPlace } from '../../secrets.ts';
+import { queueNotification } from './notifications.ts';
 import { type Actor, assertTransition, type ReturnStatus } from './state-machine.ts';
 
 type Db = Kysely<Database>;
@@ -87,7 +89,8 @@ async function appendEvent(
 }
 
 /**
- * Moves a request to `to` if the state machine allows `actor` to, recording the change.
+ * Moves a request to `to` if the state machine allows `actor` to, recording the change and queueing
+ * its notification to the requester's agent (`notifications.ts`) - the one way a status changes.
  * The row is locked (PostgreSQL) and the update is conditional on the status read, so two
  * concurrent transitions cannot both apply.
  */
@@ -102,7 +105,7 @@ export async function transitionRequest(
 ): Promise<ReturnStatus> {
   const current = await trx
     .selectFrom('return_requests')
-    .select('status')
+    .select(['id', 'status', 'notify_channel'])
     .where('id', '=', requestId)
     .$if(dialect === 'postgres', (q) => q.forUpdate())
     .executeTakeFirst();
@@ -121,6 +124,13 @@ export async function transitionRequest(
     });
   }
   await appendEvent(trx, requestId, from, to, actor, note, at);
+  await queueNotification(
+    trx,
+    current,
+    'return.status_changed',
+    { request_id: requestId, status: to, previous_status: from, by: actor, note, at },
+    at,
+  );
   return to;
 }
 
@@ -132,22 +142,58 @@ export function listHistory(db: Db, id: string): Promise<ReturnEventRow[]> {
   return db.selectFrom('return_events').selectAll().where('request_id', '=', id).orderBy('seq').execute();
 }
 
+/** The request's latest delivery of itself (not of a follow-up or cancellation). */
 export function latestDelivery(db: Db, requestId: string): Promise<DeliveryRow | undefined> {
   return db
     .selectFrom('deliveries')
     .selectAll()
     .where('request_id', '=', requestId)
+    .where('kind', '=', 'request')
     .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
     .limit(1)
     .executeTakeFirst();
 }
 
+/**
+ * Whether the request itself has reached the brand: `delivered` (then follow-ups and a cancellation
+ * go by the same channel), `pending` (a delivery of it is queued or in flight), or `never`.
+ */
+export async function requestReach(
+  db: Db,
+  requestId: string,
+): Promise<
+  | { state: 'delivered'; delivery: DeliveryRow }
+  | { state: 'pending'; delivery: DeliveryRow }
+  | { state: 'never' }
+> {
+  const rows = await db
+    .selectFrom('deliveries')
+    .selectAll()
+    .where('request_id', '=', requestId)
+    .where('kind', '=', 'request')
+    .where('state', 'in', ['pending', 'delivered'])
+    .orderBy('created_at', 'desc')
+    .execute();
+  const delivered = rows.find((row) => row.state === 'delivered');
+  if (delivered) return { state: 'delivered', delivery: delivered };
+  const pending = rows[0];
+  return pending ? { state: 'pending', delivery: pending } : { state: 'never' };
+}
+
+/**
+ * Queues something for the brand: the request itself, or on the request's channel a follow-up
+ * (`message`, with its thread message) or the requester's cancellation.
+ */
 export async function queueDelivery(
   trx: Db,
   requestId: string,
   channel: DeliveryRow['channel'],
   target: string,
   at: string,
+  carries: { kind: 'request' } | { kind: 'message'; messageId: string } | { kind: 'cancel' } = {
+    kind: 'request',
+  },
 ): Promise<string> {
   const id = timeOrderedId();
   await trx
@@ -155,74 +201,14 @@ export async function queueDelivery(
     .values({
       id,
       request_id: requestId,
+      kind: carries.kind,
+      message_id: carries.kind === 'message' ? carries.messageId : null,
       channel,
       target,
-      state: 'pending',
-      attempts: 0,
-      next_attempt_at: at,
-      lease_owner: null,
-      lease_expires_at: null,
-      last_error: null,
-      created_at: at,
-      delivered_at: null,
+      ...newOutboxRow(at),
     })
     .execute();
   return id;
-}
-
-/**
- * Claims up to `limit` due deliveries for `owner` until `leaseUntil`, counting the attempt.
- * PostgreSQL skips rows other processes hold (`FOR UPDATE SKIP LOCKED`); SQLite has one writer.
- */
-export function claimDueDeliveries(
-  db: Db,
-  dialect: Dialect,
-  owner: string,
-  now: string,
-  leaseUntil: string,
-  limit: number,
-): Promise<DeliveryRow[]> {
-  return db
-    .updateTable('deliveries')
-    .set((eb) => ({ lease_owner: owner, lease_expires_at: leaseUntil, attempts: eb('attempts', '+', 1) }))
-    .where('id', 'in', (eb) =>
-      eb
-        .selectFrom('deliveries')
-        .select('id')
-        .where('state', '=', 'pending')
-        .where('next_attempt_at', '<=', now)
-        .where((w) => w.or([w('lease_expires_at', 'is', null), w('lease_expires_at', '<', now)]))
-        .orderBy('next_attempt_at')
-        .limit(limit)
-        .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked()),
-    )
-    .returningAll()
-    .execute();
-}
-
-/** Settles a claimed delivery; false when the lease was lost to another worker meanwhile. */
-export async function settleDelivery(
-  trx: Db,
-  delivery: Pick<DeliveryRow, 'id' | 'lease_owner'>,
-  outcome:
-    | { state: 'delivered'; at: string }
-    | { state: 'failed'; error: string }
-    | { state: 'pending'; error: string; nextAttemptAt: string },
-): Promise<boolean> {
-  const result = await trx
-    .updateTable('deliveries')
-    .set({
-      state: outcome.state,
-      lease_owner: null,
-      lease_expires_at: null,
-      ...(outcome.state === 'delivered' ? { delivered_at: outcome.at } : { last_error: outcome.error }),
-      ...(outcome.state === 'pending' ? { next_attempt_at: outcome.nextAttemptAt } : {}),
-    })
-    .where('id', '=', delivery.id)
-    .where('lease_owner', '=', delivery.lease_owner)
-    .where('state', '=', 'pending')
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
 }
 
 const channelOf = prepared('brand channel', (db: Db, domain: string) =>

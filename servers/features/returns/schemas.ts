@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { calendarDate, dateTime } from '../../input.ts';
 import { Cursor, Limit, NextCursor } from '../../pagination.ts';
 import { BrandContact, BrandReturns } from '../charges/brand-registry.ts';
+import { ContactKit } from './kit.ts';
 import { NextStep, ReturnStatus, statusesSetBy } from './state-machine.ts';
 
 const e164 = /^\+[1-9]\d{6,14}$/;
@@ -188,6 +189,66 @@ export const BrandSummary = z.object({
   returns: BrandReturns,
 });
 
+export const NotifyChannel = z
+  .enum(['webhook', 'a2a', 'email'])
+  .describe(
+    "How the requester's agent is told of each status change and brand message: webhook: a Standard Webhooks " +
+      'event POSTed to callback_url, signed with callback_secret; a2a: an A2A message to the agent at callback_url; ' +
+      'email: a mail to the contact address.',
+  );
+
+/** The requester's next step: the state machine's, with a kit while nothing can deliver. */
+export const RequesterNextStep = NextStep.extend({
+  kit: ContactKit.nullable().describe(
+    'Set while the status is awaiting_channel or undeliverable; else null.',
+  ),
+});
+export type RequesterNextStep = z.infer<typeof RequesterNextStep>;
+
+export const ThreadEntry = z
+  .object({
+    message_id: z.uuid(),
+    direction: z
+      .enum(['to_brand', 'from_brand', 'from_requester', 'from_service'])
+      .describe(
+        'to_brand: what the service sent the brand (the request, a cancellation); from_brand: a reply of the ' +
+          'brand; from_requester: a follow-up of the requester, sent on to the brand; from_service: a note of the service.',
+      ),
+    channel: z
+      .string()
+      .nullable()
+      .describe(
+        'The channel between the service and the brand it went by: webhook, email or a2a; null until it has.',
+      ),
+    sender: z.string().nullable().describe("The brand's address or agent, requester or service."),
+    sender_verified: z
+      .boolean()
+      .describe(
+        'True when the sender was authenticated (signed webhook, DMARC-aligned mail, the request token).',
+      ),
+    subject: z.string().nullable(),
+    excerpt: z
+      .string()
+      .nullable()
+      .describe(
+        "The text, up to 4000 characters, with the person's own data redacted: their email or phone number, " +
+          'their name, and card numbers but the last 4. The brand’s own contacts and references are kept.',
+      ),
+    attachments: z.array(z.string()).describe('File names of attachments (their content is not kept).'),
+    at: z.iso.datetime(),
+  })
+  .describe('One message of the request’s thread.');
+export type ThreadEntry = z.infer<typeof ThreadEntry>;
+
+const requestToken = z
+  .string()
+  .max(200)
+  .optional()
+  .describe(
+    'Required: the request_token returned once by start_return_request. Never put it in a URL. Missing or ' +
+      'wrong: 403 forbidden, and nothing changes.',
+  );
+
 export const StartReturnRequestResult = z.object({
   request_id: z
     .uuid()
@@ -201,8 +262,28 @@ export const StartReturnRequestResult = z.object({
     channel: DeliveryChannel.nullable().describe('null while no channel to the brand exists.'),
   }),
   approval: ApprovalSummary.nullable(),
-  next_step: NextStep.nullable(),
+  next_step: RequesterNextStep.nullable(),
   created_at: z.iso.datetime(),
+  request_token: z
+    .string()
+    .describe(
+      "The requester's capability for this request, shown once: keep it secret and send it with " +
+        'cancel_return_request and send_return_message. The service keeps only its hash. A retry with the same ' +
+        'Idempotency-Key and body gets this same response back (kept sealed for 24 hours), never a new token.',
+    ),
+  notifications: z.object({
+    channel: NotifyChannel.nullable().describe(
+      'null: nothing is pushed (protocol mcp, poll or phone, or email while this deployment sends no mail); ' +
+        'follow the request with get_return_status.',
+    ),
+    callback_secret: z
+      .string()
+      .nullable()
+      .describe(
+        'With channel webhook: the Standard Webhooks secret (whsec_ + base64) the events to callback_url are ' +
+          'signed with, shown once. Event types: return.status_changed, return.message. Else null.',
+      ),
+  }),
 });
 export type StartReturnRequestResult = z.infer<typeof StartReturnRequestResult>;
 
@@ -228,7 +309,10 @@ export const ReturnStatusResult = z
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
     history: z.array(HistoryEntry).describe('Every status change, oldest first.'),
-    next_step: NextStep.nullable(),
+    thread: z
+      .array(ThreadEntry)
+      .describe('The messages between the requester, the service and the brand, oldest first.'),
+    next_step: RequesterNextStep.nullable(),
     delivery: z.object({
       channel: DeliveryChannel.nullable(),
       state: z.enum(['pending', 'delivered', 'failed']).nullable(),
@@ -239,6 +323,51 @@ export const ReturnStatusResult = z
   })
   .describe("Status of a return request. Never includes the person's name or contact details.");
 export type ReturnStatusResult = z.infer<typeof ReturnStatusResult>;
+
+/** Who may act on a request as its requester: its id and its request token. */
+const requesterOf = {
+  request_id: z.uuid('must be a UUID').describe('The request_id returned by start_return_request.'),
+  request_token: requestToken,
+};
+
+export const CancelReturnRequestInput = z.strictObject({
+  ...requesterOf,
+  reason: z
+    .string()
+    .trim()
+    .min(1)
+    .max(1000)
+    .optional()
+    .describe('Why the person withdraws the request; recorded in the history and sent to the brand.'),
+});
+export type CancelReturnRequestInput = z.infer<typeof CancelReturnRequestInput>;
+
+export const SendReturnMessageInput = z.strictObject({
+  ...requesterOf,
+  message: z
+    .string()
+    .max(2000)
+    .refine((v) => v.trim().length > 0, 'must not be blank')
+    .describe('The follow-up for the brand, in the person’s words (at most 2,000 characters).'),
+});
+export type SendReturnMessageInput = z.infer<typeof SendReturnMessageInput>;
+
+export const SendReturnMessageResult = z.object({
+  request_id: z.uuid(),
+  message: ThreadEntry,
+  delivery: z.object({
+    channel: DeliveryChannel.nullable().describe(
+      'The channel the request went by, which the follow-up takes.',
+    ),
+    sent_as: z
+      .enum(['follow_up', 'with_request'])
+      .describe(
+        'follow_up: queued to the brand on its own; with_request: the request has not reached the brand yet, so ' +
+          'it goes with the request when a channel appears.',
+      ),
+  }),
+});
+export type SendReturnMessageResult = z.infer<typeof SendReturnMessageResult>;
 
 // --- The brand's side: requests addressed to a brand's verified domains ---------------------------
 

@@ -1,17 +1,22 @@
 /**
- * Return requests: accept (durably, idempotently), report status, connect brand channels.
+ * Return requests: accept (durably, idempotently), report status with the thread, let the requester
+ * cancel and follow up with its request token, connect brand channels.
  */
+import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Dialect } from '../../../db/database.ts';
 import { timeOrderedId } from '../../../db/ids.ts';
 import type { Database, DeliveryRow, ReturnRequestRow } from '../../../db/schema.ts';
 import type { Config } from '../../config.ts';
-import { notFound } from '../../errors.ts';
+import { notFound, ServiceError } from '../../errors.ts';
 import { withIdempotency } from '../../idempotency.ts';
 import { DEFAULT_LIMIT, decodeCursor, encodeCursor } from '../../pagination.ts';
-import type { SecretBox } from '../../secrets.ts';
+import { callbackSecretPlace, type SecretBox } from '../../secrets.ts';
+import { sameDigest } from '../accounts/credentials.ts';
 import type { BrandMatcher } from '../charges/matcher.ts';
 import { verifyApproval } from './approval.ts';
+import { contactKit } from './kit.ts';
+import type { NotificationWorker } from './notification-outbox.ts';
 import type { DeliveryWorker } from './outbox.ts';
 import {
   brandRequestsPage,
@@ -23,6 +28,7 @@ import {
   listHistory,
   type OpeningStep,
   queueDelivery,
+  requestReach,
   requestsWithoutChannel,
   transitionRequest,
   upsertBrandChannel,
@@ -30,13 +36,18 @@ import {
 import {
   type ApprovalSummary,
   type BrandRequest,
+  type CancelReturnRequestInput,
   contactKind,
   type ListBrandRequestsInput,
+  type RequesterNextStep,
   type ReturnStatusResult,
+  type SendReturnMessageInput,
+  type SendReturnMessageResult,
   type StartReturnRequestInput,
   type StartReturnRequestResult,
 } from './schemas.ts';
 import { type Actor, isFinal, nextStatusesFor, nextStep, type ReturnStatus } from './state-machine.ts';
+import { appendMessage, listThread, redactPersonal, threadEntryOf } from './thread.ts';
 
 export interface ReturnsDeps {
   db: Kysely<Database>;
@@ -44,6 +55,8 @@ export interface ReturnsDeps {
   config: Config;
   brands: BrandMatcher;
   worker: DeliveryWorker;
+  /** Tells requesters' agents (`notification-outbox.ts`); nudged when a change queued a notification. */
+  notifications: NotificationWorker;
   smtpConfigured: boolean;
   /** Seals brand webhook secrets at rest (`SECRETS_KEY`). */
   secrets: SecretBox;
@@ -51,6 +64,13 @@ export interface ReturnsDeps {
 }
 
 type Channel = { channel: DeliveryRow['channel']; target: string };
+
+/** The requester's capability: 256 random bits, recognisable by its prefix; only its SHA-256 is stored. */
+const REQUEST_TOKEN_PREFIX = 'rrt_';
+const digestOf = (token: string): string => createHash('sha256').update(token).digest('hex');
+
+/** Statuses in which nothing delivers the request: the next step carries the kit. */
+const stalled = new Set<ReturnStatus>(['awaiting_channel', 'undeliverable']);
 
 /** Absolute URL of get_return_status for a request. */
 export function statusUrl(config: Pick<Config, 'base_url'>, requestId: string): string {
@@ -73,6 +93,18 @@ export class ReturnsService {
       ? await verifyApproval(input.approval_proof, input, `${config.base_url}/return`, now())
       : null;
     const brand = brands.brandByDomain(input.brand_domain);
+    const facts = {
+      brand_domain: input.brand_domain,
+      brand_name: brand?.name ?? null,
+      requester_name: input.name,
+      contact: input.contact,
+      order_number: input.order_number ?? null,
+      card_last4: input.card_last4 ?? null,
+      purchase_date: input.date ?? null,
+      amount_cents: input.amount === undefined ? null : Math.round(input.amount * 100),
+      currency: input.currency ?? null,
+      message: input.message ?? null,
+    };
 
     const result = await withIdempotency(
       db,
@@ -84,35 +116,37 @@ export class ReturnsService {
         const at = now().toISOString();
         const channel = await this.resolveChannel(trx, input.brand_domain);
         const kind = contactKind(input.contact) as 'email' | 'phone';
+        const protocol = input.protocol ?? kind;
+        const notifyChannel: ReturnRequestRow['notify_channel'] =
+          protocol === 'webhook' || protocol === 'a2a'
+            ? protocol
+            : protocol === 'email' && this.deps.smtpConfigured
+              ? 'email'
+              : null;
+        const token = REQUEST_TOKEN_PREFIX + randomBytes(32).toString('base64url');
+        const callbackSecret =
+          notifyChannel === 'webhook' ? `whsec_${randomBytes(32).toString('base64')}` : null;
         const steps: [OpeningStep, ...OpeningStep[]] = [{ to: 'received', note: 'Request received' }];
         if (!channel) {
           steps.push({ to: 'awaiting_channel', note: 'The brand has no channel for return requests yet' });
         }
-        const status = await insertReturnRequest(
-          trx,
-          {
-            id,
-            brand_domain: input.brand_domain,
-            brand_name: brand?.name ?? null,
-            requester_name: input.name,
-            contact: input.contact,
-            contact_kind: kind,
-            order_number: input.order_number ?? null,
-            card_last4: input.card_last4 ?? null,
-            purchase_date: input.date ?? null,
-            amount_cents: input.amount === undefined ? null : Math.round(input.amount * 100),
-            currency: input.currency ?? null,
-            message: input.message ?? null,
-            agent_id: input.agent_id ?? null,
-            protocol: input.protocol ?? kind,
-            callback_url: input.callback_url ?? null,
-            approval: approval ? JSON.stringify(approval.record) : null,
-            created_at: at,
-            updated_at: at,
-          },
-          steps,
-          'service',
-        );
+        const row = {
+          id,
+          ...facts,
+          contact_kind: kind,
+          agent_id: input.agent_id ?? null,
+          protocol,
+          callback_url: input.callback_url ?? null,
+          approval: approval ? JSON.stringify(approval.record) : null,
+          created_at: at,
+          updated_at: at,
+          request_token_hash: digestOf(token),
+          notify_channel: notifyChannel,
+          callback_secret: callbackSecret
+            ? this.deps.secrets.seal(callbackSecret, callbackSecretPlace(id))
+            : null,
+        };
+        const status = await insertReturnRequest(trx, row, steps, 'service');
         if (channel) await queueDelivery(trx, id, channel.channel, channel.target, at);
         return {
           request_id: id,
@@ -133,25 +167,156 @@ export class ReturnsService {
                 ...(approval.key_thumbprint ? { key_thumbprint: approval.key_thumbprint } : {}),
               }
             : null,
-          next_step: nextStep(status),
+          next_step: requesterNextStep(status, null),
           created_at: at,
+          request_token: token,
+          notifications: { channel: notifyChannel, callback_secret: callbackSecret },
         } satisfies StartReturnRequestResult;
       },
       now,
+      // The response holds the request token and the callback secret: the copy kept for
+      // retries is sealed like the other stored secrets (SECRETS_KEY) and swept after 24 hours.
+      this.deps.secrets,
     );
     if (result.delivery.channel) worker.nudge();
-    return result;
+    if (!result.next_step || !stalled.has(result.status)) return result;
+    // Read after the commit (not under the write lock), and again on a replay: the channels now.
+    // The requester is reading its own request here: the drafted message is filled in.
+    const kit = await contactKit(db, brands, { id: result.request_id, ...facts }, true, (text) => text);
+    return { ...result, next_step: { ...result.next_step, kit } };
   }
 
   async status(requestId: string): Promise<ReturnStatusResult> {
-    const { db } = this.deps;
+    const { db, brands } = this.deps;
     const request = await findReturnRequest(db, requestId);
     if (!request) throw notFound(`No return request ${requestId}`);
-    const [history, delivery] = await Promise.all([
+    const [history, delivery, thread] = await Promise.all([
       listHistory(db, requestId),
       latestDelivery(db, requestId),
+      listThread(db, requestId),
     ]);
-    return statusOf(request, history, delivery);
+    const status = request.status as ReturnStatus;
+    const kit = stalled.has(status)
+      ? await contactKit(db, brands, request, false, (text) => redactPersonal(text, request, 'requester'))
+      : null;
+    return {
+      ...statusOf(request, history, delivery, kit),
+      thread: thread.map((message) => threadEntryOf(message, request)),
+    };
+  }
+
+  /**
+   * The requester withdraws its request (state machine: before the brand's decision). A delivery
+   * of the request not yet under way is stopped; if the request reached the brand, or may be
+   * reaching it now, the cancellation follows it on the same channel.
+   */
+  async cancel(input: CancelReturnRequestInput): Promise<ReturnStatusResult> {
+    const { db, dialect, now } = this.deps;
+    const told = await db.transaction().execute(async (trx) => {
+      await this.requireRequester(trx, input.request_id, input.request_token);
+      const at = now().toISOString();
+      await transitionRequest(
+        trx,
+        dialect,
+        input.request_id,
+        'cancelled',
+        'requester',
+        input.reason ?? 'Cancelled by the requester',
+        at,
+      );
+      await trx
+        .updateTable('deliveries')
+        .set({ state: 'failed', last_error: 'cancelled by the requester before delivery' })
+        .where('request_id', '=', input.request_id)
+        .where('kind', '=', 'request')
+        .where('state', '=', 'pending')
+        .where((w) => w.or([w('lease_expires_at', 'is', null), w('lease_expires_at', '<', at)]))
+        .execute();
+      const reach = await requestReach(trx, input.request_id);
+      if (reach.state === 'never') return false;
+      await queueDelivery(trx, input.request_id, reach.delivery.channel, reach.delivery.target, at, {
+        kind: 'cancel',
+      });
+      return true;
+    });
+    if (told) this.deps.worker.nudge();
+    this.deps.notifications.nudge();
+    return this.status(input.request_id);
+  }
+
+  /**
+   * A follow-up of the requester: added to the thread and sent to the brand by the channel the
+   * request went by; before the request has reached the brand it goes with the request.
+   */
+  async sendMessage(
+    input: SendReturnMessageInput,
+    idempotencyKey: string | undefined,
+  ): Promise<SendReturnMessageResult> {
+    const { db, now } = this.deps;
+    const result = await withIdempotency(
+      db,
+      'sendReturnMessage',
+      idempotencyKey,
+      input,
+      async (trx) => {
+        const request = await this.requireRequester(trx, input.request_id, input.request_token);
+        if (isFinal(request.status as ReturnStatus)) {
+          throw new ServiceError('conflict', {
+            detail: `The request is ${request.status}: a follow-up can no longer be sent`,
+          });
+        }
+        const at = now().toISOString();
+        const reach = await requestReach(trx, input.request_id);
+        const channel = reach.state === 'never' ? null : reach.delivery.channel;
+        const message = {
+          request_id: input.request_id,
+          direction: 'from_requester' as const,
+          channel,
+          sender: 'requester',
+          sender_verified: true,
+          subject: null,
+          text: input.message,
+          attachments: [],
+          external_id: null,
+          at,
+        };
+        const { id } = await appendMessage(trx, message);
+        if (reach.state !== 'never') {
+          await queueDelivery(trx, input.request_id, reach.delivery.channel, reach.delivery.target, at, {
+            kind: 'message',
+            messageId: id,
+          });
+        }
+        return {
+          request_id: input.request_id,
+          message: threadEntryOf(
+            { ...message, id, sender_verified: 1, excerpt: input.message, attachments: '[]' },
+            request,
+          ),
+          delivery: { channel, sent_as: reach.state === 'never' ? 'with_request' : 'follow_up' },
+        } satisfies SendReturnMessageResult;
+      },
+      now,
+    );
+    if (result.delivery.sent_as === 'follow_up') this.deps.worker.nudge();
+    return result;
+  }
+
+  /** The request, if `token` is its request token; 403 `forbidden` (nothing read or changed) otherwise. */
+  private async requireRequester(
+    trx: Kysely<Database>,
+    requestId: string,
+    token: string | undefined,
+  ): Promise<ReturnRequestRow> {
+    const request = await findReturnRequest(trx, requestId);
+    if (!request) throw notFound(`No return request ${requestId}`);
+    const stored = request.request_token_hash;
+    if (!token || !stored || !sameDigest(digestOf(token), stored)) {
+      throw new ServiceError('forbidden', {
+        detail: 'request_token is missing or is not the token returned with this request',
+      });
+    }
+    return request;
   }
 
   /** A status change by the brand or the requester; the state machine decides whether it is legal. */
@@ -165,6 +330,7 @@ export class ReturnsService {
     await db
       .transaction()
       .execute((trx) => transitionRequest(trx, dialect, requestId, to, actor, note, now().toISOString()));
+    this.deps.notifications.nudge();
     return this.status(requestId);
   }
 
@@ -268,7 +434,10 @@ export class ReturnsService {
       }
       return waiting.length;
     });
-    if (queued > 0) worker.nudge();
+    if (queued > 0) {
+      worker.nudge();
+      this.deps.notifications.nudge();
+    }
     return queued;
   }
 
@@ -289,11 +458,18 @@ export class ReturnsService {
   }
 }
 
+/** The state machine's next step, with the kit while nothing can deliver the request. */
+function requesterNextStep(status: ReturnStatus, kit: RequesterNextStep['kit']): RequesterNextStep | null {
+  const next = nextStep(status);
+  return next ? { ...next, kit } : null;
+}
+
 function statusOf(
   request: ReturnRequestRow,
   history: { to_status: string; from_status: string | null; at: string; actor: Actor; note: string | null }[],
   delivery: DeliveryRow | undefined,
-): ReturnStatusResult {
+  kit: RequesterNextStep['kit'],
+): Omit<ReturnStatusResult, 'thread'> {
   const status = request.status as ReturnStatus;
   return {
     request_id: request.id,
@@ -310,7 +486,7 @@ function statusOf(
       by: e.actor,
       note: e.note,
     })),
-    next_step: nextStep(status),
+    next_step: requesterNextStep(status, kit),
     delivery: {
       channel: delivery?.channel ?? null,
       state: delivery?.state ?? null,
