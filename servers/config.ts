@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
+import { DnsServer } from './outbound/dns-lookup.ts';
 import { SettlerKey } from './payments/settler-key.ts';
 import { SecretBox, SecretsKey } from './secrets.ts';
 
@@ -170,6 +171,12 @@ export const Config = z
       allow_private_networks: z.boolean(),
       timeout_ms: positiveInt,
       user_agent: z.string().min(1),
+      /**
+       * DNS servers (`ip` or `ip:port`) for every outbound lookup: the safe fetchers, TXT
+       * verification, live merchant resolution, mail domains (`outbound/dns-lookup.ts`). Empty: the
+       * system resolver. The per-feature lists below override it for their feature.
+       */
+      dns_servers: z.array(DnsServer),
     }),
     scanner: z.strictObject({
       /**
@@ -203,7 +210,7 @@ export const Config = z
     }),
     sites: z.strictObject({
       /** DNS servers (`ip` or `ip:port`) for TXT verification; empty: the system resolver. */
-      verification_dns_servers: z.array(z.string().min(1)),
+      verification_dns_servers: z.array(DnsServer),
     }),
     pages: z.strictObject({
       /**
@@ -234,7 +241,7 @@ export const Config = z
         /** null: the scheme's port. Tests and self-hosted setups point it at a local peer. */
         home_page_port: z.number().int().min(1).max(65535).nullable(),
         /** DNS servers (`ip` or `ip:port`) that resolve candidate domains; empty: the system resolver. */
-        dns_servers: z.array(z.string().min(1)),
+        dns_servers: z.array(DnsServer),
         /** How long a confirmed resolution is served before it is checked again. */
         resolved_ttl_days: positiveInt,
         /** How long "no site names this merchant" is served before it is tried again. */
@@ -509,6 +516,7 @@ export const envBindings: Record<string, EnvBinding> = {
   },
   MCP_ALLOWED_HOSTS: { key: 'mcp.allowed_hosts', parse: list },
   OUTBOUND_ALLOW_PRIVATE: { key: 'outbound.allow_private_networks', parse: flag },
+  OUTBOUND_DNS_SERVERS: { key: 'outbound.dns_servers', parse: list },
   SCAN_ALLOW_PRIVATE: { key: 'scanner.allow_private_networks', parse: flag },
   SCAN_USER_AGENT: { key: 'scanner.user_agent' },
   SCAN_MAX_PAGES: { key: 'scanner.max_pages', parse: numberOrRaw },

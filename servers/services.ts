@@ -52,6 +52,7 @@ import { TrafficService } from './features/traffic/service.ts';
 import { sweepIdempotencyKeys } from './idempotency.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { Metrics } from './metrics.ts';
+import { dnsServersFor, type OutboundResolver, outboundResolver } from './outbound/dns-lookup.ts';
 import { type LanguageModel, languageModelStatus, languageModelsOf } from './outbound/llm.ts';
 import { createSafeFetch, type SafeFetch } from './outbound/safe-fetch.ts';
 import {
@@ -132,6 +133,8 @@ export interface Services {
   fetch: SafeFetch;
   /** SSRF-safe fetch for site owners' domains (address policy `scanner.allow_private_networks`). */
   siteFetch: SafeFetch;
+  /** Outbound DNS (`outbound.dns_servers`): what both fetchers resolve names with, and mail domains. */
+  dns: OutboundResolver;
   /** Seals and opens the secrets stored in the database (`SECRETS_KEY`). */
   secrets: SecretBox;
   /** The clock every service reads (tests may fix it); reads outside a service use it too. */
@@ -171,15 +174,18 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
   const resealed = await resealStoredSecrets(db, secrets);
   if (resealed > 0) log.info({ resealed, key_id: config.secrets.key?.id ?? null }, 'stored secrets resealed');
   const brands = options.brands ?? new BrandMatcher(loadBrands());
+  const dns = outboundResolver(config.outbound.dns_servers);
   const fetch = createSafeFetch({
     allowPrivateNetworks: config.outbound.allow_private_networks,
     timeoutMs: config.outbound.timeout_ms,
     userAgent: config.outbound.user_agent,
+    lookup: dns.lookup,
   });
   const siteFetch = createSafeFetch({
     allowPrivateNetworks: config.scanner.allow_private_networks,
     timeoutMs: config.outbound.timeout_ms,
     userAgent: config.outbound.user_agent,
+    lookup: dns.lookup,
   });
   const rateLimits = await createRateLimits(
     config,
@@ -188,7 +194,16 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
   );
   const accounts = new AccountsService(db, rateLimits, now);
   const anonymous = new AnonymousSessions(db, config, now);
-  const sites = new SitesService({ db, config, fetch: siteFetch, now });
+  const sites = new SitesService({
+    db,
+    fetch: siteFetch,
+    // TXT lookups get a second try: a verification the owner is waiting for should not fail on one lost packet.
+    dns: outboundResolver(dnsServersFor(config, config.sites.verification_dns_servers), {
+      timeoutMs: 3000,
+      tries: 2,
+    }),
+    now,
+  });
   const traffic = new TrafficService({
     db,
     dialect: database.dialect,
@@ -249,6 +264,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
   const resolver = new MerchantResolver({
     db,
     config,
+    lookup: outboundResolver(dnsServersFor(config, config.charges.live_resolution.dns_servers)).lookup,
     search,
     log: log.child({ component: 'merchant-resolution' }),
     now,
@@ -385,6 +401,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     securityEvents,
     fetch,
     siteFetch,
+    dns,
     secrets,
     now,
     lifecycle: new Lifecycle(),
