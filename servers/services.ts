@@ -38,6 +38,8 @@ import { BrandMatcher } from './features/charges/matcher.ts';
 import { deleteExpiredResolutions } from './features/charges/repository.ts';
 import { MerchantResolver } from './features/charges/resolution.ts';
 import { DirectoryService } from './features/directory/service.ts';
+import { BrandChannels } from './features/returns/channels/brand-channels.ts';
+import { sweepChannelFailures } from './features/returns/channels/repository.ts';
 import { DeliveryWorker } from './features/returns/outbox.ts';
 import { ReturnsService, statusUrl } from './features/returns/service.ts';
 import type { LiveTraffic, LiveTrafficProvider } from './features/scans/scoring.ts';
@@ -89,6 +91,8 @@ export interface Services {
   /** Every research provider the configuration names, configured or not (the live catalog says). */
   researchProviders: ProviderStatus[];
   returns: ReturnsService;
+  /** Brands' channels: registered, from the registry, discovered on their sites (`returns.discovery`). */
+  channels: BrandChannels;
   deliveries: DeliveryWorker;
   rateLimits: RateLimits;
   accounts: AccountsService;
@@ -236,11 +240,24 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     statusUrl: (id) => statusUrl(config, id),
     now,
   });
+  const channels = new BrandChannels({
+    db,
+    config,
+    brands,
+    secrets,
+    fetch: siteFetch,
+    dns,
+    policy: domainPolicyOf(config),
+    log: log.child({ component: 'brand-channels' }),
+    now,
+    onDeliverable: (domain) => returns.queueWaiting(domain),
+  });
   const returns = new ReturnsService({
     db,
     dialect: database.dialect,
     config,
     brands,
+    channels,
     worker: deliveries,
     smtpConfigured: mailer !== null,
     secrets,
@@ -379,6 +396,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     languageModels,
     researchProviders,
     returns,
+    channels,
     deliveries,
     rateLimits,
     accounts,
@@ -433,6 +451,9 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
         deleteExpiredResolutions(db, now().toISOString()).catch((err) =>
           log.warn({ err }, 'resolved merchants sweep failed'),
         );
+        sweepChannelFailures(db, now().toISOString()).catch((err) =>
+          log.warn({ err }, 'channel failures sweep failed'),
+        );
       };
       housekeeping = setInterval(sweep, HOUR_MS);
       housekeeping.unref();
@@ -448,6 +469,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
         setWorker.stop(),
         marketplaceOutbox.stop(),
         resolver.stop(),
+        channels.stop(),
       ]);
       mailer?.close();
       await fetch.close();

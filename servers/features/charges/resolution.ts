@@ -25,6 +25,7 @@ import type { Database, ResolvedMerchantRow } from '../../../db/schema.ts';
 import { type Config, liveResolutionEnabled } from '../../config.ts';
 import { createSafeFetch, readLimitedBody, type SafeFetch } from '../../outbound/safe-fetch.ts';
 import type { SearchProvider } from '../../outbound/search.ts';
+import { withinBudget } from '../../time-budget.ts';
 import { type Candidate, candidateDomains, isPlatform, type MerchantLine } from './candidates.ts';
 import { levelOf } from './matcher.ts';
 import { judgeSite, readSiteIdentity, type SiteVerdict } from './merchant-site.ts';
@@ -372,17 +373,4 @@ function resolutionOf(row: Pick<ResolvedMerchantRow, keyof ResolvedMerchantRow>)
     };
   }
   return { status: 'not_found', checked_at: row.checked_at, candidates_checked: evidence.candidates.length };
-}
-
-/** The promise's value if it settles within `ms`, else undefined (the work goes on). */
-async function withinBudget<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

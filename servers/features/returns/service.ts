@@ -12,6 +12,8 @@ import { DEFAULT_LIMIT, decodeCursor, encodeCursor } from '../../pagination.ts';
 import type { SecretBox } from '../../secrets.ts';
 import type { BrandMatcher } from '../charges/matcher.ts';
 import { verifyApproval } from './approval.ts';
+import type { BrandChannels } from './channels/brand-channels.ts';
+import type { RankedChannel } from './channels/ranking.ts';
 import type { DeliveryWorker } from './outbox.ts';
 import {
   brandRequestsPage,
@@ -43,6 +45,8 @@ export interface ReturnsDeps {
   dialect: Dialect;
   config: Config;
   brands: BrandMatcher;
+  /** The brand's channels: registered, from the registry, and found on its site (`channels/`). */
+  channels: BrandChannels;
   worker: DeliveryWorker;
   smtpConfigured: boolean;
   /** Seals brand webhook secrets at rest (`SECRETS_KEY`). */
@@ -68,11 +72,14 @@ export class ReturnsService {
     input: StartReturnRequestInput,
     idempotencyKey: string | undefined,
   ): Promise<StartReturnRequestResult> {
-    const { db, config, brands, worker, now } = this.deps;
+    const { db, config, brands, channels, worker, now } = this.deps;
     const approval = input.approval_proof
       ? await verifyApproval(input.approval_proof, input, `${config.base_url}/return`, now())
       : null;
     const brand = brands.brandByDomain(input.brand_domain);
+    // Outside the transaction, and within a short budget: a slow brand site never holds the
+    // request; its discovery goes on in the background and queues the request when it finds a channel.
+    await channels.ensureFresh(input.brand_domain, config.returns.discovery.request_budget_ms);
 
     const result = await withIdempotency(
       db,
@@ -247,29 +254,51 @@ export class ReturnsService {
     webhook_secret: string | null;
     email: string | null;
   }): Promise<number> {
-    const { db, dialect, worker, now } = this.deps;
+    const { db, worker, now } = this.deps;
     const queued = await db.transaction().execute(async (trx) => {
       const at = now().toISOString();
       await upsertBrandChannel(trx, this.deps.secrets, channel, at);
-      const target = await this.resolveChannel(trx, channel.brand_domain);
-      if (!target) return 0;
-      const waiting = await requestsWithoutChannel(trx, channel.brand_domain);
-      for (const { id } of waiting) {
-        await transitionRequest(
-          trx,
-          dialect,
-          id,
-          'received',
-          'service',
-          `Brand connected a ${target.channel} channel`,
-          at,
-        );
-        await queueDelivery(trx, id, target.channel, target.target, at);
-      }
-      return waiting.length;
+      return this.queueWaitingIn(trx, channel.brand_domain, 'Brand connected a', at);
     });
     if (queued > 0) worker.nudge();
     return queued;
+  }
+
+  /**
+   * Queues the brand's requests that wait for a channel (or ran out of retries) on the best channel
+   * it has now - after a discovery found one. Returns how many were queued.
+   */
+  async queueWaiting(domain: string): Promise<number> {
+    const { db, worker, now } = this.deps;
+    const queued = await db
+      .transaction()
+      .execute((trx) => this.queueWaitingIn(trx, domain, 'Found a', now().toISOString()));
+    if (queued > 0) worker.nudge();
+    return queued;
+  }
+
+  private async queueWaitingIn(
+    trx: Kysely<Database>,
+    domain: string,
+    why: string,
+    at: string,
+  ): Promise<number> {
+    const target = await this.resolveChannel(trx, domain);
+    if (!target) return 0;
+    const waiting = await requestsWithoutChannel(trx, domain);
+    for (const { id } of waiting) {
+      await transitionRequest(
+        trx,
+        this.deps.dialect,
+        id,
+        'received',
+        'service',
+        `${why} ${target.channel} channel`,
+        at,
+      );
+      await queueDelivery(trx, id, target.channel, target.target, at);
+    }
+    return waiting.length;
   }
 
   /** The webhook secret the brand registered before, if any (kept when it registers again without one). */
@@ -277,15 +306,19 @@ export class ReturnsService {
     return (await findBrandChannel(this.deps.db, this.deps.secrets, domain))?.webhook_secret ?? null;
   }
 
-  /** Webhook when the brand registered one; else email when SMTP is configured and an address is known. */
+  /** Whether the outbox delivers on this channel today: a registered webhook, or email with SMTP configured. */
+  deliversOn(channel: Pick<RankedChannel, 'kind'>): boolean {
+    return channel.kind === 'webhook' || (channel.kind === 'email' && this.deps.smtpConfigured);
+  }
+
+  /**
+   * The first channel of the brand's ranking (`channels/ranking.ts`: registered, then the brand's
+   * own agent, then email from the registry or its site) that the outbox delivers on.
+   */
   private async resolveChannel(db: Kysely<Database>, domain: string): Promise<Channel | null> {
-    const registered = await findBrandChannel(db, this.deps.secrets, domain);
-    if (registered?.webhook_url && registered.webhook_secret) {
-      return { channel: 'webhook', target: registered.webhook_url };
-    }
-    const email = registered?.email ?? this.deps.brands.brandByDomain(domain)?.contact.email;
-    if (email && this.deps.smtpConfigured) return { channel: 'email', target: email };
-    return null;
+    const ranked = await this.deps.channels.rankedNow(db, domain);
+    const first = ranked.find((c) => c.delivery_rank !== null && this.deliversOn(c));
+    return first ? { channel: first.kind as Channel['channel'], target: first.address } : null;
   }
 }
 
