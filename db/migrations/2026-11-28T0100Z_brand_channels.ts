@@ -10,10 +10,11 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely';
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are typed loosely (kysely recommendation)
 export async function up(db: Kysely<any>): Promise<void> {
-  const pg = db.getExecutor().adapter instanceof PostgresAdapter;
-  const ts = pg ? sql`timestamptz` : sql`text`;
-  const json = pg ? sql`jsonb` : sql`text`;
-  const uuid = pg ? sql`uuid` : sql`text`;
+  // Timestamps, JSON and ids in PostgreSQL's own types; text on SQLite (db/schema.ts conventions).
+  const [ts, json, uuid] =
+    db.getExecutor().adapter instanceof PostgresAdapter
+      ? [sql`timestamptz`, sql`jsonb`, sql`uuid`]
+      : [sql`text`, sql`text`, sql`text`];
 
   await db.schema
     .createTable('brand_discoveries')

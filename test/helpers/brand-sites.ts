@@ -35,22 +35,13 @@ import {
   DefaultAgentCardResolver,
   JsonRpcTransportFactory,
 } from '@a2a-js/sdk/client';
-import {
-  AgentEvent,
-  type AgentExecutor,
-  DefaultRequestHandler,
-  type ExecutionEventBus,
-  InMemoryTaskStore,
-  type RequestContext,
-} from '@a2a-js/sdk/server';
+import { AgentEvent, type AgentExecutor, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import express from 'express';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { outboundResolver } from '../../servers/outbound/dns-lookup.ts';
 import { startDnsServer, type TestDnsServer } from './dns-server.ts';
-import { scannerToken } from './fixture-sites.ts';
+import { mcpServerRoute, scannerToken } from './fixture-sites.ts';
 
 export const brandDomains = {
   jsonLd: 'contactpoint-outfitters.com',
@@ -131,104 +122,133 @@ function routes(table: Record<string, Handler>): Handler {
   };
 }
 
-function jsonLdBrand(domain: string): Handler {
-  return routes({
-    '/robots.txt': (req, res, origin) => robots([`Sitemap: ${origin}/sitemap.xml`])(req, res),
-    '/sitemap.xml': (_req, res, origin) =>
-      res
-        .writeHead(200, { 'content-type': 'application/xml' })
-        .end(
-          `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${origin}/</loc></url><url><loc>${origin}/about</loc></url></urlset>`,
-        ),
-    '/': (_req, res, origin) =>
-      html(
-        res,
-        page(
-          'ContactPoint Outfitters',
-          `<p>Outdoor gear.</p><a href="${origin}/policies/return-policy">Return policy</a>`,
-          {
-            '@context': 'https://schema.org',
-            '@type': 'Organization',
-            name: 'ContactPoint Outfitters',
-            url: `${origin}/`,
-            contactPoint: [
-              {
-                '@type': 'ContactPoint',
-                contactType: 'customer service',
-                email: `support@${domain}`,
-                telephone: '+1-415-555-0100',
-              },
-              { '@type': 'ContactPoint', contactType: 'sales', email: `sales@${domain}` },
-            ],
-          },
-        ),
-      ),
-    '/about': (_req, res) => html(res, page('About', '<p>Since 1999.</p>')),
-    '/policies/return-policy': (_req, res) => html(res, page('Return policy', '<p>30 days.</p>')),
-  });
+/**
+ * A site from its pages by path: a string is an HTML page (200); a handler answers itself (a
+ * redirect, a hang, a stream, a page that names its origin). robots.txt allows everyone unless the
+ * site gives its own.
+ */
+function site(pages: Record<string, string | Handler>): Handler {
+  const table: Record<string, Handler> = { '/robots.txt': robots() };
+  for (const [path, page] of Object.entries(pages)) {
+    table[path] = typeof page === 'string' ? (_req, res) => html(res, page) : page;
+  }
+  return routes(table);
 }
 
-function mailtoBrand(domain: string): Handler {
-  return routes({
-    '/robots.txt': robots(),
-    '/': (_req, res) => html(res, page('Mailto Goods', '<p>Goods.</p><a href="/contact">Contact us</a>')),
-    '/contact': (_req, res) =>
-      html(
-        res,
-        page('Contact', `<p>Write to <a href="mailto:returns@${domain}?subject=Return">returns</a>.</p>`),
-      ),
-  });
-}
+const contactPoints = (domain: string) => ({
+  '@context': 'https://schema.org',
+  '@type': 'Organization',
+  name: 'ContactPoint Outfitters',
+  contactPoint: [
+    {
+      '@type': 'ContactPoint',
+      contactType: 'customer service',
+      email: `support@${domain}`,
+      telephone: '+1-415-555-0100',
+    },
+    { '@type': 'ContactPoint', contactType: 'sales', email: `sales@${domain}` },
+  ],
+});
 
-function formPhoneBrand(): Handler {
-  return routes({
-    '/robots.txt': robots(),
-    '/': (_req, res) =>
-      html(res, page('Formphone Homewares', '<a href="/customer-service">Customer service</a>')),
-    '/customer-service': (_req, res) =>
-      html(
-        res,
-        page(
-          'Customer service',
-          `<p>Call <a href="tel:+1-212-555-0199">+1 212 555 0199</a> or write to us:</p>
+const sitemap: Handler = (_req, res, origin) =>
+  res
+    .writeHead(200, { 'content-type': 'application/xml' })
+    .end(
+      `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${origin}/</loc></url><url><loc>${origin}/about</loc></url></urlset>`,
+    );
+
+const contactForm = `<p>Call <a href="tel:+1-212-555-0199">+1 212 555 0199</a> or write to us:</p>
 <form method="post" action="/customer-service/send"><input name="name"><input type="email" name="email">
 <textarea name="message"></textarea><button>Send</button></form>
-<form role="search" action="/search"><input type="search" name="q"></form>`,
-        ),
-      ),
-  });
-}
+<form role="search" action="/search"><input type="search" name="q"></form>`;
 
-function personBrand(domain: string): Handler {
-  return routes({
-    '/robots.txt': robots(),
-    '/': (_req, res) => html(res, page('Person Mail Traders', '<a href="/contact">Contact</a>')),
-    '/contact': (_req, res) =>
-      html(
-        res,
-        page(
-          'Contact',
-          `<a href="mailto:jane.doe@${domain}">Jane Doe, our manager</a>
+/** The brands whose sites are pages and nothing else. */
+function staticBrands(d: typeof brandDomains): Partial<Record<BrandName, Handler>> {
+  return {
+    jsonLd: site({
+      '/robots.txt': (req, res, origin) => robots([`Sitemap: ${origin}/sitemap.xml`])(req, res),
+      '/sitemap.xml': sitemap,
+      '/': (_req, res, origin) =>
+        html(
+          res,
+          page(
+            'ContactPoint Outfitters',
+            `<p>Outdoor gear.</p><a href="${origin}/policies/return-policy">Return policy</a>`,
+            contactPoints(d.jsonLd),
+          ),
+        ),
+      '/about': page('About', '<p>Since 1999.</p>'),
+      '/policies/return-policy': page('Return policy', '<p>30 days.</p>'),
+    }),
+    mailto: site({
+      '/': page('Mailto Goods', '<p>Goods.</p><a href="/contact">Contact us</a>'),
+      '/contact': page(
+        'Contact',
+        `<p>Write to <a href="mailto:returns@${d.mailto}?subject=Return">us</a>.</p>`,
+      ),
+    }),
+    formPhone: site({
+      '/': page('Formphone Homewares', '<a href="/customer-service">Customer service</a>'),
+      '/customer-service': page('Customer service', contactForm),
+    }),
+    nothing: site({ '/': page('Nothing Here', '<p>Hello.</p>') }),
+    person: site({
+      '/': page('Person Mail Traders', '<a href="/contact">Contact</a>'),
+      '/contact': page(
+        'Contact',
+        `<a href="mailto:jane.doe@${d.person}">Jane Doe, our manager</a>
 <a href="mailto:support@helpdesk-vendor-mail.com">Support</a>`,
-        ),
       ),
-  });
+    }),
+    noMail: site({
+      '/': page(
+        'No MX Goods',
+        `<a href="mailto:support@${d.noMail}">support</a><a href="mailto:help@care.${d.noMail}">care</a>`,
+      ),
+    }),
+    mcp: site({
+      '/': page('Toolful Gadget Store', '<p>Gadgets, and an MCP server for agents.</p>'),
+      '/.well-known/mcp/catalog.json': (_req, res, origin) =>
+        json(res, {
+          specVersion: 'draft',
+          entries: [
+            {
+              identifier: 'urn:test:toolful',
+              type: 'application/mcp-server-card+json',
+              url: `${origin}/mcp/server-card`,
+            },
+          ],
+        }),
+      '/mcp/server-card': (_req, res, origin) =>
+        json(res, {
+          name: 'com.toolful/store',
+          version: '1.0.0',
+          remotes: [{ type: 'streamable-http', url: `${origin}/mcp` }],
+        }),
+      '/mcp': mcpServerRoute({
+        tools: [
+          { name: 'request_refund', description: 'Ask for a refund of an order: order number, reason.' },
+          { name: 'list_products', description: 'The gadgets on sale.' },
+        ],
+      }),
+    }),
+  };
 }
 
+const json = (res: http.ServerResponse, value: unknown) =>
+  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+
+/** Soup, a redirect loop, a page that never answers, an endless page, a binary, a robots.txt rule. */
 function hostileBrand(hanging: http.ServerResponse[]): Handler {
-  return routes({
+  return site({
     '/robots.txt': (_req, res) =>
       res
         .writeHead(200, { 'content-type': 'text/plain' })
         .end(`User-agent: ${scannerToken}\nDisallow: /private/\n\nUser-agent: *\nAllow: /\n`),
-    '/': (_req, res) =>
-      html(
-        res,
-        `<html><head><title>Hostile</title><script type="application/ld+json">{"@type": "Organization", contactPoint: [</script>
+    '/': `<html><head><title>Hostile</title><script type="application/ld+json">{"@type": "Organization", contactPoint: [</script>
 <body><div><p>soup <b><i>unclosed <table><tr><td><a href="/contact">Contact</a><a href="/help">Help center</a>
 <a href="/support">Support</a><a href="/returns">Returns</a><a href="/private/contact-us">Contact us privately</a>
 <a href="mailto:%E0%A4%A">broken</a><a href="tel:">nothing</a><a href="http://[::1">bad url</a></td>`,
-      ),
     '/contact': (_req, res) => res.writeHead(302, { location: '/contact-us' }).end(),
     '/contact-us': (_req, res) => res.writeHead(302, { location: '/contact' }).end(),
     '/help': (_req, res) => {
@@ -248,28 +268,13 @@ function hostileBrand(hanging: http.ServerResponse[]): Handler {
     },
     '/returns': (_req, res) =>
       res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(Buffer.alloc(4096, 7)),
-    '/private/contact-us': (_req, res) =>
-      html(res, page('Private', '<a href="mailto:support@hostile-soup-store.com">support</a>')),
+    '/private/contact-us': page('Private', `<a href="mailto:support@${brandDomains.hostile}">support</a>`),
   });
 }
 
-function noMailBrand(domain: string): Handler {
-  return routes({
-    '/robots.txt': robots(),
-    '/': (_req, res) =>
-      html(
-        res,
-        page(
-          'No MX Goods',
-          `<a href="mailto:support@${domain}">support</a><a href="mailto:help@care.${domain}">care</a>`,
-        ),
-      ),
-  });
-}
-
+/** A home page that answers once `gate` opens, with a returns ContactPoint. */
 function slowBrand(domain: string, gate: Promise<void>): Handler {
-  return routes({
-    '/robots.txt': robots(),
+  return site({
     '/': (_req, res) => {
       void gate.then(() =>
         html(
@@ -281,63 +286,6 @@ function slowBrand(domain: string, gate: Promise<void>): Handler {
           }),
         ),
       );
-    },
-  });
-}
-
-const nothingBrand = routes({ '/': (_req, res) => html(res, page('Nothing Here', '<p>Hello.</p>')) });
-
-function mcpBrand(): Handler {
-  return routes({
-    '/robots.txt': robots(),
-    '/': (_req, res) =>
-      html(res, page('Toolful Gadget Store', '<p>Gadgets, and an MCP server for agents.</p>')),
-    '/.well-known/mcp/catalog.json': (_req, res, origin) =>
-      res.writeHead(200, { 'content-type': 'application/json' }).end(
-        JSON.stringify({
-          specVersion: 'draft',
-          entries: [
-            {
-              identifier: 'urn:test:toolful',
-              type: 'application/mcp-server-card+json',
-              url: `${origin}/mcp/server-card`,
-            },
-          ],
-        }),
-      ),
-    '/mcp/server-card': (_req, res, origin) =>
-      res.writeHead(200, { 'content-type': 'application/mcp-server-card+json' }).end(
-        JSON.stringify({
-          name: 'com.toolful/store',
-          version: '1.0.0',
-          remotes: [{ type: 'streamable-http', url: `${origin}/mcp` }],
-        }),
-      ),
-    '/mcp': (req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', async () => {
-        const server = new McpServer({ name: 'toolful-store', version: '1.0.0' });
-        server.registerTool(
-          'request_refund',
-          { description: 'Ask for a refund of an order: order number, reason.' },
-          async () => ({ content: [{ type: 'text', text: 'refund requested' }] }),
-        );
-        server.registerTool('list_products', { description: 'The gadgets on sale.' }, async () => ({
-          content: [{ type: 'text', text: '[]' }],
-        }));
-        const transport = new StreamableHTTPServerTransport({
-          sessionIdGenerator: undefined,
-          enableJsonResponse: true,
-        });
-        res.on('close', () => {
-          void transport.close();
-          void server.close();
-        });
-        await server.connect(transport);
-        const text = Buffer.concat(chunks).toString('utf8');
-        await transport.handleRequest(req, res, text ? JSON.parse(text) : undefined);
-      });
     },
   });
 }
@@ -382,7 +330,7 @@ function a2aBrand(origin: string, agent: BrandA2aAgent): Handler {
     signatures: [],
   };
   const executor: AgentExecutor = {
-    async execute(context: RequestContext, bus: ExecutionEventBus) {
+    async execute(context, bus) {
       agent.received.push(context.userMessage);
       bus.publish(
         AgentEvent.task({
@@ -445,15 +393,11 @@ export async function startBrandWorld(): Promise<BrandWorld> {
   const { port } = server.address() as AddressInfo;
   const origin = (brand: BrandName) => `http://${brandDomains[brand]}:${port}`;
 
-  handlers.set(brandDomains.jsonLd, jsonLdBrand(brandDomains.jsonLd));
-  handlers.set(brandDomains.mailto, mailtoBrand(brandDomains.mailto));
+  for (const [brand, handler] of Object.entries(staticBrands(brandDomains))) {
+    handlers.set(brandDomains[brand as BrandName], handler);
+  }
   handlers.set(brandDomains.a2a, a2aBrand(origin('a2a'), agent));
-  handlers.set(brandDomains.mcp, mcpBrand());
-  handlers.set(brandDomains.formPhone, formPhoneBrand());
-  handlers.set(brandDomains.nothing, nothingBrand);
-  handlers.set(brandDomains.person, personBrand(brandDomains.person));
   handlers.set(brandDomains.hostile, hostileBrand(hanging));
-  handlers.set(brandDomains.noMail, noMailBrand(brandDomains.noMail));
   handlers.set(brandDomains.slow, slowBrand(brandDomains.slow, gate));
 
   for (const domain of Object.values(brandDomains)) {

@@ -49,6 +49,15 @@ describe.each(dialects)('brand channels (%s)', (dialect: Dialect) => {
     return { status: res.status, body: await res.json() };
   };
   const channel = (body: Json, kind: string) => body.channels.find((c: Json) => c.kind === kind);
+  const fileReturn = async (svc: TestService, brand_domain: string): Promise<Json> => {
+    const res = await fetch(`${svc.config.base_url}/return`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ brand_domain, name: 'Jane Doe', contact: 'jane@example.com' }),
+    });
+    expect(res.status).toBe(200);
+    return res.json();
+  };
 
   it('finds a customer service email and phone in the JSON-LD ContactPoint, and refuses the sales one', async () => {
     const { status, body } = await brands(service, brandDomains.jsonLd);
@@ -259,17 +268,7 @@ describe.each(dialects)('brand channels (%s)', (dialect: Dialect) => {
       { database: service.db },
     );
     extra.push(quick);
-    const res = await fetch(`${quick.config.base_url}/return`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        brand_domain: brandDomains.slow,
-        name: 'Jane Doe',
-        contact: 'jane@example.com',
-      }),
-    });
-    expect(res.status).toBe(200);
-    const started = await res.json();
+    const started = await fileReturn(quick, brandDomains.slow);
     // The site has not answered yet (it waits for releaseSlow): the request was answered without it.
     expect(started).toMatchObject({ status: 'awaiting_channel', delivery: { channel: null } });
     expect((await brands(quick, brandDomains.slow)).body.discovery.status).toBe('running');
@@ -290,16 +289,7 @@ describe.each(dialects)('brand channels (%s)', (dialect: Dialect) => {
   });
 
   it('delivers POST /return on the email found within the budget (resolveChannel reads the ranking)', async () => {
-    const res = await fetch(`${service.config.base_url}/return`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        brand_domain: brandDomains.jsonLd,
-        name: 'Jane Doe',
-        contact: 'jane@example.com',
-      }),
-    });
-    const started = await res.json();
+    const started = await fileReturn(service, brandDomains.jsonLd);
     expect(started).toMatchObject({ status: 'received', delivery: { channel: 'email' } });
     await waitFor(() => smtp.mails.some((m) => m.to.includes(`support@${brandDomains.jsonLd}`)));
   });

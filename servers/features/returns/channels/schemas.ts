@@ -7,45 +7,54 @@
 import { z } from 'zod';
 import { addressField } from '../../../public-address.ts';
 
-export const ChannelKind = z
-  .enum(['webhook', 'a2a', 'mcp', 'email', 'form', 'phone', 'chat', 'support_page', 'return_policy'])
-  .describe(
-    "webhook: an endpoint the brand registered with this service; a2a: an A2A agent (address: its agent card's " +
-      'URL); mcp: an MCP server (address: its Streamable HTTP URL); email: a role address; form: the page that ' +
-      'holds a contact form; phone: an E.164 number; chat: the page that opens a chat widget; support_page: a ' +
-      "help or returns page; return_policy: the brand's return policy page.",
-  );
+/**
+ * An enum whose description gives each value's meaning, both written once: `{value: meaning}`. What
+ * a model reads in the tool's schema is the same table the code switches on.
+ */
+function describedEnum<const K extends string>(meanings: Record<K, string>, lead = '') {
+  const values = Object.keys(meanings) as [K, ...K[]];
+  return z.enum(values).describe(`${lead}${values.map((v) => `${v}: ${meanings[v]}`).join('; ')}.`);
+}
+
+export const ChannelKind = describedEnum({
+  webhook: 'an endpoint the brand registered with this service',
+  a2a: "an A2A agent (address: its agent card's URL)",
+  mcp: 'an MCP server (address: its Streamable HTTP URL)',
+  email: 'a role address',
+  form: 'the page that holds a contact form',
+  phone: 'an E.164 number',
+  chat: 'the page that opens a chat widget',
+  support_page: 'a help or returns page',
+  return_policy: "the brand's return policy page",
+});
 export type ChannelKind = z.infer<typeof ChannelKind>;
 
-export const ChannelSource = z
-  .enum(['registered', 'registry', 'site'])
-  .describe(
-    'registered: the brand registered it with this service (POST /brand-agent); registry: the curated brand ' +
-      "registry; site: found on the brand's own site. Registered outranks the registry, which outranks the site.",
-  );
+export const ChannelSource = describedEnum(
+  {
+    registered: 'the brand registered it with this service (POST /brand-agent)',
+    registry: 'the curated brand registry',
+    site: "found on the brand's own site",
+  },
+  'Registered outranks the registry, which outranks the site. ',
+);
 export type ChannelSource = z.infer<typeof ChannelSource>;
 
-export const FoundBy = z
-  .enum([
-    'registered_agent',
-    'registry_contact',
-    'a2a_agent_card',
-    'mcp_server_card',
-    'json_ld_contact_point',
-    'json_ld_return_policy',
-    'mailto_link',
-    'tel_link',
-    'contact_form',
-    'chat_widget',
-    'page_link',
-  ])
-  .describe(
-    'How the channel was found: registered_agent (POST /brand-agent), registry_contact (the brand registry), ' +
-      'a2a_agent_card (/.well-known/agent-card.json and a skill in it), mcp_server_card (the MCP catalog or ' +
-      'server card, then the live tools/list), json_ld_contact_point (schema.org ContactPoint in JSON-LD), ' +
-      'json_ld_return_policy (schema.org MerchantReturnPolicy), mailto_link, tel_link, contact_form (a form ' +
-      'with a message field), chat_widget (a known chat vendor script), page_link (a link named for returns or help).',
-  );
+export const FoundBy = describedEnum(
+  {
+    registered_agent: 'POST /brand-agent',
+    registry_contact: 'the brand registry',
+    a2a_agent_card: '/.well-known/agent-card.json and a skill in it',
+    mcp_server_card: 'the MCP catalog or server card, then the live tools/list',
+    json_ld_contact_point: 'a schema.org ContactPoint in JSON-LD',
+    json_ld_return_policy: 'a schema.org MerchantReturnPolicy',
+    mailto_link: 'a mailto: link',
+    tel_link: 'a tel: link',
+    contact_form: 'a form with a message field',
+    chat_widget: 'a known chat vendor script',
+    page_link: 'a link named for returns or help',
+  },
+  'How the channel was found: ',
+);
 export type FoundBy = z.infer<typeof FoundBy>;
 
 export const ChannelDetail = z
@@ -79,13 +88,15 @@ export interface FoundChannel {
   found_by: FoundBy;
 }
 
-export const AttemptOutcome = z
-  .enum(['read', 'robots', 'blocked', 'http', 'not_text', 'failed', 'skipped'])
-  .describe(
-    'read: fetched and read; robots: robots.txt disallows it for our crawler; blocked: not a public address; ' +
-      'http: an error status; not_text: not a page or document; failed: network error, timeout, redirect ' +
-      'loop; skipped: not fetched (time budget or page cap reached).',
-  );
+export const AttemptOutcome = describedEnum({
+  read: 'fetched and read',
+  robots: 'robots.txt disallows it for our crawler',
+  blocked: 'not a public address',
+  http: 'an error status',
+  not_text: 'not a page or document',
+  failed: 'network error, timeout, redirect loop',
+  skipped: 'not fetched (time budget or page cap reached)',
+});
 
 export const DiscoveryAttempt = z.object({
   url: z.string(),
@@ -116,11 +127,11 @@ export const DiscoveryReport = z.object({
 });
 export type DiscoveryReport = z.infer<typeof DiscoveryReport>;
 
-export const DiscoveryOutcome = z
-  .enum(['complete', 'partial', 'unreachable'])
-  .describe(
-    "complete: every page planned was read; partial: the time budget ran out or pages failed; unreachable: the brand's home page could not be read.",
-  );
+export const DiscoveryOutcome = describedEnum({
+  complete: 'every page planned was read',
+  partial: 'the time budget ran out, or pages did not answer',
+  unreachable: "the brand's home page could not be read",
+});
 export type DiscoveryOutcome = z.infer<typeof DiscoveryOutcome>;
 
 export const GetBrandChannelsInput = z.strictObject({
@@ -178,13 +189,14 @@ export const BrandChannelView = z.object({
 });
 export type BrandChannelView = z.infer<typeof BrandChannelView>;
 
-export const DiscoveryStatus = z
-  .enum(['fresh', 'stale', 'running', 'never', 'off', 'not_public'])
-  .describe(
-    'fresh: the last discovery holds until next_run_at; stale: it is due again; running: a discovery is under way ' +
-      '(ask again after retry_after_s); never: no discovery ran yet; off: discovery is off on this deployment ' +
-      '(returns.discovery.enabled); not_public: the domain is not a public name, nothing is fetched.',
-  );
+export const DiscoveryStatus = describedEnum({
+  fresh: 'the last discovery holds until next_run_at',
+  stale: 'it is due again',
+  running: 'a discovery is under way (ask again after retry_after_s)',
+  never: 'no discovery ran yet',
+  off: 'discovery is off on this deployment (returns.discovery.enabled)',
+  not_public: 'the domain is not a public name, nothing is fetched',
+});
 export type DiscoveryStatus = z.infer<typeof DiscoveryStatus>;
 
 export const BrandDiscoveryView = z.object({
