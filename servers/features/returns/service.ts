@@ -79,7 +79,9 @@ export class ReturnsService {
     const brand = brands.brandByDomain(input.brand_domain);
     // Outside the transaction, and within a short budget: a slow brand site never holds the
     // request; its discovery goes on in the background and queues the request when it finds a channel.
-    await channels.ensureFresh(input.brand_domain, config.returns.discovery.request_budget_ms);
+    await channels.ensureFresh(input.brand_domain, config.returns.discovery.request_budget_ms, {
+      trustRecent: true,
+    });
 
     const result = await withIdempotency(
       db,
@@ -316,8 +318,8 @@ export class ReturnsService {
    * own agent, then email from the registry or its site) that the outbox delivers on.
    */
   private async resolveChannel(db: Kysely<Database>, domain: string): Promise<Channel | null> {
-    const ranked = await this.deps.channels.rankedNow(db, domain);
-    const first = ranked.find((c) => c.delivery_rank !== null && this.deliversOn(c));
+    const ranked = await this.deps.channels.rankedNow(db, domain, (kind) => this.deliversOn({ kind }));
+    const first = ranked.find((c) => c.delivery_rank !== null);
     return first ? { channel: first.kind as Channel['channel'], target: first.address } : null;
   }
 }

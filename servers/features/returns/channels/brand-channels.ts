@@ -39,6 +39,9 @@ const QUEUE_PER_SLOT = 8;
 const POLL_MS = 100;
 /** Pages read at once within one run. */
 const PAGES_AT_ONCE = 2;
+/** How long this process trusts a fresh discovery row it read, and how many domains it remembers. */
+const FRESH_MEMO_MS = 5_000;
+const FRESH_MEMO_SIZE = 10_000;
 
 export interface BrandChannelsDeps {
   db: Kysely<Database>;
@@ -68,6 +71,12 @@ export class BrandChannels {
   readonly #inflight = new Map<string, Promise<void>>();
   readonly #stopping = new AbortController();
   readonly #owner = `channels-${randomUUID()}`;
+  /**
+   * Domains this process read fresh, until when (epoch ms): a hot path (`POST /return` for one brand
+   * again and again) reads the discovery row once per `FRESH_MEMO_MS`, not per request. A
+   * `refreshSoon` from another process is seen within that time.
+   */
+  readonly #freshUntil = new Map<string, number>();
 
   constructor(deps: BrandChannelsDeps) {
     this.#deps = deps;
@@ -97,26 +106,46 @@ export class BrandChannels {
     return this.rankedNow(this.#deps.db, key);
   }
 
-  /** The channels as stored now, ranked, in `db` (a transaction's view when given one). */
-  rankedNow(db: Kysely<Database>, domain: string): Promise<RankedChannel[]> {
+  /**
+   * The channels as stored now, ranked, in `db` (a transaction's view when given one); with `only`,
+   * the channels of those kinds alone (`rankedChannelsOf`).
+   */
+  rankedNow(
+    db: Kysely<Database>,
+    domain: string,
+    only?: (kind: RankedChannel['kind']) => boolean,
+  ): Promise<RankedChannel[]> {
     const { secrets, brands, now } = this.#deps;
-    return rankedChannelsOf(db, secrets, brands.brandByDomain(domain), domain, now().toISOString());
+    return rankedChannelsOf(db, secrets, brands.brandByDomain(domain), domain, now().toISOString(), only);
   }
 
   /**
    * Makes sure a run of `domain` (a key from `keyOf`) is fresh, started or joined, and waits for it
    * at most `budgetMs`. `beforeStart` runs before this process starts one (it may refuse, throwing).
+   * `trustRecent`: a row this process read fresh in the last `FRESH_MEMO_MS` is not read again (the
+   * hot path of `POST /return`; a `refreshSoon` reaches it within that time).
    */
-  async ensureFresh(domain: string, budgetMs: number, beforeStart?: BeforeDiscovery): Promise<void> {
-    if (!this.enabled || this.#stopping.signal.aborted || this.keyOf(domain) !== domain) return;
+  async ensureFresh(
+    domain: string,
+    budgetMs: number,
+    options: { beforeStart?: BeforeDiscovery | undefined; trustRecent?: boolean } = {},
+  ): Promise<void> {
+    if (!this.enabled || this.#stopping.signal.aborted) return;
+    if (options.trustRecent && (this.#freshUntil.get(domain) ?? 0) > Date.now()) return;
+    if (this.keyOf(domain) !== domain) return;
+    const { beforeStart } = options;
     let running = this.#inflight.get(domain);
     if (!running) {
       const row = await findDiscovery(this.#deps.db, domain);
-      if (this.#fresh(row)) return;
+      if (this.#fresh(row)) {
+        this.#remember(domain, row as BrandDiscoveryRow);
+        return;
+      }
       if (this.#slots.pendingCount >= this.#settings.max_concurrent * QUEUE_PER_SLOT) return;
+      await beforeStart?.();
+      // Another read of this domain may have started its run while this one was reading and counting.
       running = this.#inflight.get(domain);
       if (!running) {
-        await beforeStart?.();
         running = this.#slots(() => this.#discover(domain))
           .catch((err: unknown) => {
             this.#deps.log.error({ err, domain }, 'brand channel discovery failed');
@@ -140,7 +169,7 @@ export class BrandChannels {
   ): Promise<BrandChannelsResult> {
     const key = this.keyOf(domain);
     const brand = this.#deps.brands.brandByDomain(key ?? domain);
-    if (key) await this.ensureFresh(key, options.budgetMs, options.beforeStart);
+    if (key) await this.ensureFresh(key, options.budgetMs, { beforeStart: options.beforeStart });
     const [channels, row] = await Promise.all([
       this.rankedNow(this.#deps.db, key ?? domain),
       key ? findDiscovery(this.#deps.db, key) : undefined,
@@ -177,6 +206,12 @@ export class BrandChannels {
     if (this.#leaseHeld(row)) return 'running';
     if (!row?.finished_at) return 'never';
     return this.#fresh(row) ? 'fresh' : 'stale';
+  }
+
+  #remember(domain: string, row: BrandDiscoveryRow): void {
+    if (this.#freshUntil.size >= FRESH_MEMO_SIZE) this.#freshUntil.clear();
+    const expires = Date.parse(row.expires_at ?? '') - (this.#deps.now().getTime() - Date.now());
+    this.#freshUntil.set(domain, Math.min(expires, Date.now() + FRESH_MEMO_MS));
   }
 
   #fresh(row: BrandDiscoveryRow | undefined): boolean {

@@ -151,19 +151,41 @@ function emailOrder(c: Unranked): number {
   return 3;
 }
 
-/** The channels of `domain` as stored now, ranked (no discovery runs here). */
+/**
+ * The channels of `domain` as stored now, ranked (no discovery runs here). With `only`, just the
+ * channels of those kinds, and only the sources that can hold one are read: `POST /return` asks for
+ * what the outbox delivers on (a webhook, an email with SMTP) and reads one or three tables, not four.
+ */
 export async function rankedChannelsOf(
   db: Kysely<Database>,
   secrets: SecretBox,
   brand: ChannelSources['brand'],
   domain: string,
   now: string,
+  only: (kind: ChannelKind) => boolean = () => true,
 ): Promise<RankedChannel[]> {
-  const [registeredChannel, agent, found, failures] = await Promise.all([
+  const agentKinds = only('a2a') || only('mcp');
+  const siteKinds = siteKindsOf.some(only);
+  const [registeredChannel, agent, found] = await Promise.all([
     findBrandChannel(db, secrets, domain),
-    findBrandAgent(db, domain),
-    discoveredChannels(db, domain),
-    activeFailures(db, domain, now),
+    agentKinds ? findBrandAgent(db, domain) : undefined,
+    siteKinds ? discoveredChannels(db, domain) : [],
   ]);
-  return rankChannels({ registered: registeredChannel, agent, brand, found, failures });
+  const sources = { registered: registeredChannel, agent, brand, found, failures: [] as ChannelFailureRow[] };
+  const candidates = rankChannels(sources).filter((c) => only(c.kind));
+  if (candidates.length === 0) return [];
+  sources.failures = await activeFailures(db, domain, now);
+  return rankChannels(sources).filter((c) => only(c.kind));
 }
+
+/** Kinds a site can show (every kind but a registered webhook). */
+const siteKindsOf: ChannelKind[] = [
+  'a2a',
+  'mcp',
+  'email',
+  'form',
+  'phone',
+  'chat',
+  'support_page',
+  'return_policy',
+];
