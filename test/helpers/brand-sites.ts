@@ -90,6 +90,8 @@ export interface BrandWorld {
   a2aClient(): Promise<A2aClient>;
   /** Lets the `slow` brand's home page answer (it waits until then). */
   releaseSlow(): void;
+  /** Makes `domain` resolve here (A and MX) and answer as `brand`'s site: a real brand's name on a fixture. */
+  serve(domain: string, brand: BrandName): void;
   /** Service settings that point discovery at this world. */
   overrides: Record<string, unknown>;
   close(): Promise<void>;
@@ -428,6 +430,11 @@ export async function startBrandWorld(): Promise<BrandWorld> {
     hits: (brand, path) => requests.filter((r) => r.host === brandDomains[brand] && r.path === path).length,
     a2aAgent: agent,
     releaseSlow: () => releaseSlow(),
+    serve(domain, brand) {
+      dns.a.set(domain, ['127.0.0.1']);
+      dns.mx.set(domain, [{ exchange: `mx.${domain}`, preference: 10 }]);
+      handlers.set(domain, handlers.get(brandDomains[brand]) as Handler);
+    },
     overrides: {
       'outbound.dns_servers': [dns.address],
       'scanner.allow_private_networks': true,
