@@ -79,9 +79,8 @@ export class ReturnsService {
     const brand = brands.brandByDomain(input.brand_domain);
     // Outside the transaction, and within a short budget: a slow brand site never holds the
     // request; its discovery goes on in the background and queues the request when it finds a channel.
-    await channels.ensureFresh(input.brand_domain, config.returns.discovery.request_budget_ms, {
-      trustRecent: true,
-    });
+    const budget = config.returns.discovery.request_budget_ms;
+    const settled = await channels.ensureFresh(input.brand_domain, budget, { trustRecent: true });
 
     const result = await withIdempotency(
       db,
@@ -149,6 +148,9 @@ export class ReturnsService {
       now,
     );
     if (result.delivery.channel) worker.nudge();
+    // A run that finished between this request's read of the channels and its commit queued what
+    // was waiting without this request: it is looked at again now that it is committed.
+    else if (!settled && result.status === 'awaiting_channel') await this.queueWaiting(input.brand_domain);
     return result;
   }
 

@@ -123,25 +123,26 @@ export class BrandChannels {
    * Makes sure a run of `domain` (a key from `keyOf`) is fresh, started or joined, and waits for it
    * at most `budgetMs`. `beforeStart` runs before this process starts one (it may refuse, throwing).
    * `trustRecent`: a row this process read fresh in the last `FRESH_MEMO_MS` is not read again (the
-   * hot path of `POST /return`; a `refreshSoon` reaches it within that time).
+   * hot path of `POST /return`; a `refreshSoon` reaches it within that time). False when a run is
+   * still going on past the budget; true otherwise.
    */
   async ensureFresh(
     domain: string,
     budgetMs: number,
     options: { beforeStart?: BeforeDiscovery | undefined; trustRecent?: boolean } = {},
-  ): Promise<void> {
-    if (!this.enabled || this.#stopping.signal.aborted) return;
-    if (options.trustRecent && (this.#freshUntil.get(domain) ?? 0) > Date.now()) return;
-    if (this.keyOf(domain) !== domain) return;
+  ): Promise<boolean> {
+    if (!this.enabled || this.#stopping.signal.aborted) return true;
+    if (options.trustRecent && (this.#freshUntil.get(domain) ?? 0) > Date.now()) return true;
+    if (this.keyOf(domain) !== domain) return true;
     const { beforeStart } = options;
     let running = this.#inflight.get(domain);
     if (!running) {
       const row = await findDiscovery(this.#deps.db, domain);
       if (this.#fresh(row)) {
         this.#remember(domain, row as BrandDiscoveryRow);
-        return;
+        return true;
       }
-      if (this.#slots.pendingCount >= this.#settings.max_concurrent * QUEUE_PER_SLOT) return;
+      if (this.#slots.pendingCount >= this.#settings.max_concurrent * QUEUE_PER_SLOT) return true;
       await beforeStart?.();
       // Another read of this domain may have started its run while this one was reading and counting.
       running = this.#inflight.get(domain);
@@ -154,7 +155,12 @@ export class BrandChannels {
         this.#inflight.set(domain, running);
       }
     }
-    await withinBudget(running, budgetMs);
+    return (
+      (await withinBudget(
+        running.then(() => true),
+        budgetMs,
+      )) === true
+    );
   }
 
   /** `GET {base_url}/brands/{domain}`: the channels, how each was found, and the discovery's state. */
