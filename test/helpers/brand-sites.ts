@@ -19,7 +19,8 @@
  * - `nothing` - one bare page;
  * - `person` - `mailto:` links that name a person, or point at another company's domain;
  * - `hostile` - HTML soup with broken JSON-LD, a redirect loop, a page that never answers, an
- *   endless page, a binary where a page is linked, and a page robots.txt keeps from the scanner;
+ *   endless page, a binary where a page is linked, a page robots.txt keeps from the scanner, and a
+ *   sitemap of 5,000 help articles;
  * - `noMail` - a support address on a domain with a null MX (RFC 7505) and one on a name that does
  *   not exist;
  * - `slow` - a home page that answers only once `releaseSlow()` is called; then a ContactPoint email.
@@ -243,10 +244,22 @@ const json = (res: http.ServerResponse, value: unknown) =>
 /** Soup, a redirect loop, a page that never answers, an endless page, a binary, a robots.txt rule. */
 function hostileBrand(hanging: http.ServerResponse[]): Handler {
   return site({
-    '/robots.txt': (_req, res) =>
+    '/robots.txt': (_req, res, origin) =>
       res
         .writeHead(200, { 'content-type': 'text/plain' })
-        .end(`User-agent: ${scannerToken}\nDisallow: /private/\n\nUser-agent: *\nAllow: /\n`),
+        .end(
+          `User-agent: ${scannerToken}\nDisallow: /private/\n\nUser-agent: *\nAllow: /\n\nSitemap: ${origin}/sitemap.xml\n`,
+        ),
+    // 5,000 help articles: more than any page cap, more than a report keeps.
+    '/sitemap.xml': (_req, res, origin) =>
+      res
+        .writeHead(200, { 'content-type': 'application/xml' })
+        .end(
+          `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${Array.from(
+            { length: 5000 },
+            (_, i) => `<url><loc>${origin}/help/article-${i}</loc></url>`,
+          ).join('')}</urlset>`,
+        ),
     '/': `<html><head><title>Hostile</title><script type="application/ld+json">{"@type": "Organization", contactPoint: [</script>
 <body><div><p>soup <b><i>unclosed <table><tr><td><a href="/contact">Contact</a><a href="/help">Help center</a>
 <a href="/support">Support</a><a href="/returns">Returns</a><a href="/private/contact-us">Contact us privately</a>

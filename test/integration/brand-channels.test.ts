@@ -253,6 +253,14 @@ describe.each(dialects)('brand channels (%s)', (dialect: Dialect) => {
     expect(of('/private/contact-us')).toMatchObject({ outcome: 'robots' });
     expect(world.hits('hostile', '/private/contact-us')).toBe(0);
     expect(body.channels).toEqual([]);
+    // Its sitemap's 5,000 help articles: the page cap reads a few, the report names 20 and counts the rest.
+    expect(
+      world.requests.filter((r) => r.host === brandDomains.hostile && r.path.startsWith('/help/')).length,
+    ).toBeLessThanOrEqual(8);
+    expect(tried.filter((t) => t.outcome === 'skipped').length).toBe(20);
+    expect(body.discovery.report.notes).toContainEqual(
+      expect.stringMatching(/page cap \(8\) was reached: \d+ more pages not read/),
+    );
   });
 
   it('does not hold POST /return for a slow site: the discovery goes on and queues the request when it finds an email', async () => {

@@ -57,6 +57,12 @@ const MAX_SERVER_CARDS = 2;
 const MAX_SITEMAPS = 3;
 /** A linked page this promising (contact, customer service) is followed one more level. */
 const FOLLOW_SCORE = 6;
+/**
+ * Refusals, and pages skipped at the cap, a report lists (a sitemap of 50,000 help pages is not
+ * stored as 50,000 skips); a note counts the rest.
+ */
+const MAX_REPORTED = 50;
+const MAX_SKIPS_LISTED = 20;
 
 /** ContactPoint types that are not for customers: their addresses are not return channels. */
 const notForCustomers =
@@ -278,10 +284,14 @@ class DiscoverySession {
   async #readPages(links: PageLink[]): Promise<HtmlPage[]> {
     const fresh = links.filter((l) => !this.#wasRead(l.url));
     const chosen = fresh.slice(0, Math.max(0, this.#pagesLeft));
-    for (const skipped of fresh.slice(chosen.length)) {
-      this.#tried.push({ url: skipped.url, what: 'page', outcome: 'skipped', detail: 'page cap reached' });
+    const skipped = fresh.slice(chosen.length);
+    const listed = this.#tried.filter((t) => t.outcome === 'skipped').length;
+    for (const link of skipped.slice(0, Math.max(0, MAX_SKIPS_LISTED - listed))) {
+      this.#tried.push({ url: link.url, what: 'page', outcome: 'skipped', detail: 'page cap reached' });
     }
-    if (fresh.length > chosen.length) this.#note(`the page cap (${this.#deps.maxPages}) was reached`);
+    if (skipped.length > 0) {
+      this.#note(`the page cap (${this.#deps.maxPages}) was reached: ${skipped.length} more pages not read`);
+    }
     this.#pagesLeft -= chosen.length;
     const outcomes = await this.#deps.reader.readAll(
       chosen.map((l) => l.url),
@@ -455,6 +465,10 @@ class DiscoverySession {
 
   #refuse(kind: RefusedCandidate['kind'], address: string, sourceUrl: string, reason: string): void {
     if (this.#refused.some((r) => r.kind === kind && r.address === address && r.reason === reason)) return;
+    if (this.#refused.length >= MAX_REPORTED) {
+      this.#note(`more than ${MAX_REPORTED} candidates were refused: the first ${MAX_REPORTED} are listed`);
+      return;
+    }
     this.#refused.push({ kind, address: address.slice(0, 320), source_url: sourceUrl, reason });
   }
 
