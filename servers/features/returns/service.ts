@@ -262,7 +262,7 @@ export class ReturnsService {
     const queued = await db.transaction().execute(async (trx) => {
       const at = now().toISOString();
       await upsertBrandChannel(trx, this.deps.secrets, channel, at);
-      return this.queueWaitingIn(trx, channel.brand_domain, 'Brand connected a', at);
+      return this.queueWaitingIn(trx, channel.brand_domain, 'The brand connected', at);
     });
     if (queued > 0) worker.nudge();
     return queued;
@@ -276,7 +276,7 @@ export class ReturnsService {
     const { db, worker, now } = this.deps;
     const queued = await db
       .transaction()
-      .execute((trx) => this.queueWaitingIn(trx, domain, 'Found a', now().toISOString()));
+      .execute((trx) => this.queueWaitingIn(trx, domain, 'A channel appeared:', now().toISOString()));
     if (queued > 0) worker.nudge();
     return queued;
   }
@@ -297,7 +297,7 @@ export class ReturnsService {
         id,
         'received',
         'service',
-        `${why} ${target.channel} channel`,
+        `${why} ${target.channel === 'email' ? 'an email address' : `a ${target.channel}`}`,
         at,
       );
       await queueDelivery(trx, id, target.channel, target.target, at);
