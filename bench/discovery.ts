@@ -24,18 +24,16 @@ import {
   brandDomains,
   startBrandWorld,
 } from '../test/helpers/brand-sites.ts';
+import { percentile } from './charges.ts';
 
+/** One fixture brand's discoveries: how many channels each found, and how long each took. */
 export interface DiscoveryLatency {
   brand: BrandName;
   domain: string;
-  runs: number;
   channels: number;
   p50Ms: number;
   p99Ms: number;
 }
-
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] as number;
 
 export async function measureDiscovery(runs = 40): Promise<DiscoveryLatency[]> {
   const dir = mkdtempSync(path.join(tmpdir(), 'agent-service-bench-discovery-'));
@@ -79,7 +77,6 @@ export async function measureDiscovery(runs = 40): Promise<DiscoveryLatency[]> {
       rows.push({
         brand,
         domain,
-        runs,
         channels,
         p50Ms: percentile(times, 0.5),
         p99Ms: percentile(times, 0.99),

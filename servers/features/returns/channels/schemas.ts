@@ -29,6 +29,28 @@ export const ChannelKind = describedEnum({
 });
 export type ChannelKind = z.infer<typeof ChannelKind>;
 
+export const ChannelDetail = z
+  .object({
+    skill_id: z.string().describe('a2a: the id of the skill for customer service, returns or refunds.'),
+    skill_name: z.string().describe('a2a: that skill as the card names it.'),
+    agent_name: z.string().describe("a2a: the agent's name on its card."),
+    interface_url: z.string().describe('a2a: the first interface of the card (where messages go).'),
+    protocol_binding: z.string().describe('a2a: JSONRPC, HTTP+JSON or GRPC, as the card says.'),
+    protocol_version: z.string().describe('a2a: the A2A version of that interface.'),
+    tool_name: z.string().describe('mcp: the tool for returns, refunds or support, from tools/list.'),
+    tool_description: z.string().describe('mcp: what the tool says it does.'),
+    server_name: z.string().describe('mcp: the server name on its card.'),
+    card_url: z.string().describe('mcp: the server card it was found through.'),
+    contact_type: z
+      .string()
+      .describe('email, phone: the ContactPoint contactType ("customer service", "returns", ...).'),
+    vendor: z.string().describe('chat: the chat product recognised (Zendesk, Intercom, ...).'),
+    purpose: z.string().describe('support_page: what the page is for (help, returns portal).'),
+  })
+  .partial()
+  .describe('What identifies the channel beyond its address; only the fields that apply are present.');
+export type ChannelDetail = z.infer<typeof ChannelDetail>;
+
 export const ChannelSource = describedEnum(
   {
     registered: 'the brand registered it with this service (POST /brand-agent)',
@@ -56,28 +78,6 @@ export const FoundBy = describedEnum(
   'How the channel was found: ',
 );
 export type FoundBy = z.infer<typeof FoundBy>;
-
-export const ChannelDetail = z
-  .object({
-    skill_id: z.string().describe('a2a: the id of the skill for customer service, returns or refunds.'),
-    skill_name: z.string().describe('a2a: that skill as the card names it.'),
-    agent_name: z.string().describe("a2a: the agent's name on its card."),
-    interface_url: z.string().describe('a2a: the first interface of the card (where messages go).'),
-    protocol_binding: z.string().describe('a2a: JSONRPC, HTTP+JSON or GRPC, as the card says.'),
-    protocol_version: z.string().describe('a2a: the A2A version of that interface.'),
-    tool_name: z.string().describe('mcp: the tool for returns, refunds or support, from tools/list.'),
-    tool_description: z.string().describe('mcp: what the tool says it does.'),
-    server_name: z.string().describe('mcp: the server name on its card.'),
-    card_url: z.string().describe('mcp: the server card it was found through.'),
-    contact_type: z
-      .string()
-      .describe('email, phone: the ContactPoint contactType ("customer service", "returns", ...).'),
-    vendor: z.string().describe('chat: the chat product recognised (Zendesk, Intercom, ...).'),
-    purpose: z.string().describe('support_page: what the page is for (help, returns portal).'),
-  })
-  .partial()
-  .describe('What identifies the channel beyond its address; only the fields that apply are present.');
-export type ChannelDetail = z.infer<typeof ChannelDetail>;
 
 /** A channel as a discovery found it, before storage. */
 export interface FoundChannel {
