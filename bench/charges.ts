@@ -35,7 +35,8 @@ export interface LookupLatency {
   p99Ms: number;
 }
 
-const percentile = (sorted: number[], p: number) =>
+/** The value at fraction `p` (0.5, 0.99) of sorted samples. */
+export const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] as number;
 
 /** The lookup as it was before issue 10 items 4 and 5: the in-process matcher only. */

@@ -15,7 +15,12 @@
  * BENCH_ONLY=load a minute of mixed load at 200 connections (bench/load.ts, also `npm run bench:load`);
  * BENCH_ONLY=hotpaths the hot paths of issue 15 (card lookups, POST /return, public and owner MCP
  * tools/call) at both log levels, info and warn, each with the heap bytes a request allocates
- * (`allocation.ts`, taken after the rates).
+ * (`allocation.ts`, taken after the rates); BENCH_ONLY=discovery one brand channel discovery of each
+ * fixture brand site over loopback (`discovery.ts`).
+ *
+ * The service runs with brand channel discovery on, pointed at a brand world on loopback in which
+ * netflix.com (the brand of the POST /return scenario) has a site; its discovery runs once before
+ * the rates are taken, so POST /return reads it cached, as in production between refreshes.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -28,9 +33,11 @@ import { sql } from 'kysely';
 import { type OpenDatabaseOptions, openDatabase } from '../db/database.ts';
 import { startFlags } from '../scripts/start-command.ts';
 import { pagePaths } from '../servers/pages/home.ts';
+import { type BrandWorld, startBrandWorld } from '../test/helpers/brand-sites.ts';
 import { allocatedPerRequest } from './allocation.ts';
 import { measureChargeLookups } from './charges.ts';
 import { signedInDashboard } from './dashboard.ts';
+import { discoveryConfigFile, measureDiscovery } from './discovery.ts';
 import { INSPECT_ARG, inspectorOf } from './inspector.ts';
 import { runLoad } from './load.ts';
 import { measureMatching, measureRealRegistry } from './matching.ts';
@@ -424,21 +431,45 @@ function printResults(scenarios: Scenario[], results: Map<string, Measured>): vo
 }
 
 /**
+/**
  * The service as `npm start` runs it at a log level, SQLite in `dataDir` - or the database `env`
- * names (`DATABASE_URL`).
+ * names (`DATABASE_URL`). With a brand `world`, channel discovery runs against it and netflix.com's
+ * discovery has run (and is stored) when this returns.
  */
-function spawnService(dataDir: string | Record<string, string>, level: string): Promise<Started> {
-  return spawnServer(
+async function spawnService(
+  dataDir: string | Record<string, string>,
+  level: string,
+  world?: BrandWorld,
+): Promise<Started> {
+  const started = await spawnServer(
     'servers/main.ts',
     '/api/public/health',
     {
       ...(typeof dataDir === 'string' ? { DATA_DIR: dataDir } : dataDir),
       LOG_LEVEL: level,
+      ...(world && typeof dataDir === 'string' ? { CONFIG_FILE: discoveryConfigFile(world, dataDir) } : {}),
       // The benchmark is one client address; lift the per-address write limit so POST /return is measured.
       RATE_LIMIT_WRITES_PER_MINUTE: '1000000000',
     },
     true,
   );
+  if (!world) return started;
+  const brand = (await (await fetch(`${started.url}/cs/brands/netflix.com`)).json()) as {
+    channels: unknown[];
+    discovery: { status: string };
+  };
+  if (brand.discovery.status !== 'fresh') throw new Error(`netflix.com discovery: ${brand.discovery.status}`);
+  process.stdout.write(
+    `  [${level}] netflix.com channels discovered and stored (${brand.channels.length} channels): POST /return reads them cached\n`,
+  );
+  return started;
+}
+
+/** A brand world on loopback in which netflix.com answers as the JSON-LD ContactPoint brand. */
+async function benchBrandWorld(): Promise<BrandWorld> {
+  const world = await startBrandWorld();
+  world.serve('netflix.com', 'jsonLd');
+  return world;
 }
 
 const pidOf = (started: Started): { pid?: number } =>
@@ -496,6 +527,7 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'agent-service-bench-'));
   const warnDir = mkdtempSync(path.join(tmpdir(), 'agent-service-bench-warn-'));
   const children: ChildProcess[] = [];
+  let world: BrandWorld | undefined;
   try {
     process.stdout.write(
       `bench: ${duration}s per run, ${connections} connections, node ${process.version}\n\n`,
@@ -503,9 +535,10 @@ async function main(): Promise<void> {
 
     const baseline = await spawnServer('bench/servers/baseline.ts', '/');
     children.push(baseline.child);
-    const service = await spawnService(dataDir, 'info');
+    world = await benchBrandWorld();
+    const service = await spawnService(dataDir, 'info', world);
     children.push(service.child);
-    const quiet = await spawnService(warnDir, 'warn');
+    const quiet = await spawnService(warnDir, 'warn', world);
     children.push(quiet.child);
     const traffic = await trafficScenarios(service.url);
     const dashboard = await signedInDashboard(service.url);
@@ -549,6 +582,7 @@ async function main(): Promise<void> {
     );
   } finally {
     for (const child of children) child.kill('SIGTERM');
+    await world?.close();
     rmSync(dataDir, { recursive: true, force: true });
     rmSync(warnDir, { recursive: true, force: true });
   }
@@ -570,6 +604,7 @@ async function main(): Promise<void> {
   );
 
   await chargeLookups();
+  await discoveries();
 
   process.stdout.write('\nScanner:\n');
   const scan = await measureFixtureScan();
@@ -696,15 +731,17 @@ async function pages(): Promise<void> {
 async function hotPaths(): Promise<void> {
   const dirs = [0, 1].map(() => mkdtempSync(path.join(tmpdir(), 'agent-service-bench-hot-')));
   const children: ChildProcess[] = [];
+  let world: BrandWorld | undefined;
   try {
     process.stdout.write(
       `bench hot paths: ${duration}s per run, ${connections} connections, ${rounds} rounds, node ${process.version}\n\n`,
     );
     const baseline = await spawnServer('bench/servers/baseline.ts', '/');
     children.push(baseline.child);
+    world = await benchBrandWorld();
     const scenarios: Scenario[] = [baselineScenario(baseline)];
     for (const [i, level] of ['info', 'warn'].entries()) {
-      const service = await spawnService(dirs[i] as string, level);
+      const service = await spawnService(dirs[i] as string, level, world);
       children.push(service.child);
       scenarios.push(...hotPathScenarios(service.url, level, await ownerMcp(service.url), service));
     }
@@ -712,6 +749,7 @@ async function hotPaths(): Promise<void> {
     printResults(scenarios, await runScenarios(base, targets));
   } finally {
     for (const child of children) child.kill('SIGTERM');
+    await world?.close();
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -765,10 +803,26 @@ async function trafficIngestion(): Promise<void> {
   }
 }
 
+/** Issue 29: one brand channel discovery of each fixture brand site over loopback. */
+async function discoveries(): Promise<void> {
+  const runs = 40;
+  const rows = await measureDiscovery(runs);
+  process.stdout.write(
+    '\nBrand channel discovery over loopback, GET /brands/{domain} with nothing stored (one whole discovery each), sequential:\n',
+  );
+  for (const row of rows) {
+    process.stdout.write(
+      `  ${row.brand.padEnd(10)} ${row.domain.padEnd(30)} ${String(row.channels).padStart(2)} channels, ${runs} runs: ` +
+        `p50 ${format(row.p50Ms, 1)} ms, p99 ${format(row.p99Ms, 1)} ms\n`,
+    );
+  }
+}
+
 if (process.env.BENCH_ONLY === 'pages') await pages();
 else if (process.env.BENCH_ONLY === 'traffic') await trafficIngestion();
 else if (process.env.BENCH_ONLY === 'load') await runLoad();
 else if (process.env.BENCH_ONLY === 'hotpaths') await hotPaths();
 else if (process.env.BENCH_ONLY === 'payments') await payments();
 else if (process.env.BENCH_ONLY === 'charges') await chargeLookups();
+else if (process.env.BENCH_ONLY === 'discovery') await discoveries();
 else await main();

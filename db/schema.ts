@@ -443,6 +443,69 @@ export interface ResolvedMerchantsTable {
   expires_at: string;
 }
 
+// --- Brand channels found on brands' sites (migration 2026-11-28T0100Z_brand_channels) ------
+
+/**
+ * Each brand domain's channel discovery (`returns/channels/`): what the last finished run concluded
+ * and read, when it is due again, and the lease of the process running it now - one process
+ * discovers a domain at a time, across processes; a lease whose process died simply runs out.
+ */
+export interface BrandDiscoveriesTable {
+  /** Registrable domain of the brand (`netflix.com`). */
+  domain: string;
+  /**
+   * The last finished run: `complete` (every page planned was read), `partial` (the time budget or
+   * a page failed before the end), `unreachable` (not even the home page could be read). Null
+   * until a run finishes.
+   */
+  outcome: 'complete' | 'partial' | 'unreachable' | null;
+  /** JSON `DiscoveryReport`: what was tried (URL, outcome), what was refused and why, the duration. */
+  report: string | null;
+  started_at: string | null;
+  finished_at: string | null;
+  /** When a new run is due (the TTL, shortened after a partial run or a failed delivery); null: now. */
+  expires_at: string | null;
+  /** Why a run was asked before the TTL (`refreshSoon`: a delivery failure). */
+  refresh_reason: string | null;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+}
+
+/**
+ * A channel a discovery found on the brand's own site, with its evidence: kind (`a2a`, `mcp`,
+ * `email`, `form`, `phone`, `chat`, `return_policy`), address (URL, email address or E.164
+ * number), detail (JSON: skill id, tool name, contactType, vendor...), the page it was read on and
+ * how. A run replaces the domain's rows; `found_at` survives runs that find the channel again.
+ */
+export interface DiscoveredChannelsTable {
+  id: string;
+  domain: string;
+  kind: string;
+  address: string;
+  detail: string;
+  source_url: string;
+  /** How it was found (`a2a_agent_card`, `json_ld_contact_point`, `mailto_link`, ...). */
+  found_by: string;
+  found_at: string;
+  /** The last run that found it. */
+  seen_at: string;
+}
+
+/**
+ * A channel a delivery could not use (`markChannelFailed`): skipped for delivery until
+ * `failed_until`, whoever lists it (registration, registry or site). Kept apart from the channels
+ * so a refresh that finds the channel again does not forget the failure.
+ */
+export interface ChannelFailuresTable {
+  domain: string;
+  kind: string;
+  address: string;
+  /** Short technical reason (`SMTP 550`, `A2A task failed`); no personal data. */
+  reason: string;
+  failed_at: string;
+  failed_until: string;
+}
+
 /**
  * Statement descriptors a brand declared for its verified domain (`charges/declarations.ts`):
  * matched at `very_high` and shown as `brand_declared`. A descriptor belongs to one domain
@@ -1140,6 +1203,9 @@ export interface Database {
   listings: ListingsTable;
   brand_agents: BrandAgentsTable;
   resolved_merchants: ResolvedMerchantsTable;
+  brand_discoveries: BrandDiscoveriesTable;
+  discovered_channels: DiscoveredChannelsTable;
+  channel_failures: ChannelFailuresTable;
   declared_descriptors: DeclaredDescriptorsTable;
   traffic_events: TrafficEventsTable;
   traffic_batches: TrafficBatchesTable;
@@ -1207,6 +1273,9 @@ export type DomainScoreRow = Selectable<DomainScoresTable>;
 export type ListingRow = Selectable<ListingsTable>;
 export type BrandAgentRow = Selectable<BrandAgentsTable>;
 export type ResolvedMerchantRow = Selectable<ResolvedMerchantsTable>;
+export type BrandDiscoveryRow = Selectable<BrandDiscoveriesTable>;
+export type DiscoveredChannelRow = Selectable<DiscoveredChannelsTable>;
+export type ChannelFailureRow = Selectable<ChannelFailuresTable>;
 export type DeclaredDescriptorRow = Selectable<DeclaredDescriptorsTable>;
 export type NewTrafficEvent = Insertable<TrafficEventsTable>;
 export type SoulRow = Selectable<SoulsTable>;

@@ -81,6 +81,9 @@ export class Checkpointer {
     this.#worker = undefined;
     if (!worker || this.#failed) return;
     const exited = once(worker, 'exit');
+    // Unref'd while it serves, the worker must hold the process open now: a script whose last
+    // step is closing the database would otherwise end before the worker did, mid-close.
+    worker.ref();
     worker.postMessage('close');
     await exited;
   }

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
+import { DnsServer } from './outbound/dns-lookup.ts';
 import { SettlerKey } from './payments/settler-key.ts';
 import { SecretBox, SecretsKey } from './secrets.ts';
 
@@ -175,6 +176,12 @@ export const Config = z
       allow_private_networks: z.boolean(),
       timeout_ms: positiveInt,
       user_agent: z.string().min(1),
+      /**
+       * DNS servers (`ip` or `ip:port`) for every outbound lookup: the safe fetchers, TXT
+       * verification, live merchant resolution, mail domains (`outbound/dns-lookup.ts`). Empty: the
+       * system resolver. The per-feature lists below override it for their feature.
+       */
+      dns_servers: z.array(DnsServer),
     }),
     scanner: z.strictObject({
       /**
@@ -208,7 +215,7 @@ export const Config = z
     }),
     sites: z.strictObject({
       /** DNS servers (`ip` or `ip:port`) for TXT verification; empty: the system resolver. */
-      verification_dns_servers: z.array(z.string().min(1)),
+      verification_dns_servers: z.array(DnsServer),
     }),
     pages: z.strictObject({
       /**
@@ -239,7 +246,7 @@ export const Config = z
         /** null: the scheme's port. Tests and self-hosted setups point it at a local peer. */
         home_page_port: z.number().int().min(1).max(65535).nullable(),
         /** DNS servers (`ip` or `ip:port`) that resolve candidate domains; empty: the system resolver. */
-        dns_servers: z.array(z.string().min(1)),
+        dns_servers: z.array(DnsServer),
         /** How long a confirmed resolution is served before it is checked again. */
         resolved_ttl_days: positiveInt,
         /** How long "no site names this merchant" is served before it is tried again. */
@@ -300,6 +307,33 @@ export const Config = z
         max_attempts: positiveInt,
         base_delay_ms: positiveInt,
         max_delay_ms: positiveInt,
+      }),
+      /**
+       * Channel discovery from brands' own sites (`returns/channels/`, README "How a brand's
+       * channels are found"), through the scanner's fetcher and robots.txt rules.
+       */
+      discovery: z.strictObject({
+        /** `auto`: on in production mode, off otherwise (a developer's machine does not crawl unasked). */
+        enabled: z.union([z.boolean(), z.literal('auto')]),
+        /** How long POST /return and GET /brands wait for a discovery; past it, it goes on in the background. */
+        request_budget_ms: z.number().int().min(0).max(30_000),
+        /** One discovery's whole time, background included: every fetch of it is cut off then. */
+        deadline_ms: positiveInt.max(120_000),
+        /** HTML pages one discovery reads, the home page included. */
+        max_pages: positiveInt.max(50),
+        /** Largest body read of any page, document or MCP answer; the rest is not downloaded. */
+        max_bytes: positiveInt,
+        request_timeout_ms: positiveInt,
+        /** How long a complete discovery is served; a partial or unreachable one at most an hour. */
+        ttl_hours: positiveInt,
+        /** How long delivery skips a channel that failed (`markChannelFailed`). */
+        failed_channel_hold_hours: positiveInt,
+        /** Discoveries one process runs at once; past that and a short queue, reads answer what is stored. */
+        max_concurrent: positiveInt.max(64),
+        /** Where a brand's home page is fetched: `{scheme}://{domain}[:{port}]/`. */
+        home_page_scheme: z.enum(['https', 'http']),
+        /** null: the scheme's port. Tests and self-hosted setups point it at a local peer. */
+        home_page_port: z.number().int().min(1).max(65535).nullable(),
       }),
     }),
     traffic: z.strictObject({
@@ -518,6 +552,7 @@ export const envBindings: Record<string, EnvBinding> = {
   },
   MCP_ALLOWED_HOSTS: { key: 'mcp.allowed_hosts', parse: list },
   OUTBOUND_ALLOW_PRIVATE: { key: 'outbound.allow_private_networks', parse: flag },
+  OUTBOUND_DNS_SERVERS: { key: 'outbound.dns_servers', parse: list },
   SCAN_ALLOW_PRIVATE: { key: 'scanner.allow_private_networks', parse: flag },
   SCAN_USER_AGENT: { key: 'scanner.user_agent' },
   SCAN_MAX_PAGES: { key: 'scanner.max_pages', parse: numberOrRaw },
@@ -551,6 +586,12 @@ export const envBindings: Record<string, EnvBinding> = {
   DELIVERY_MAX_ATTEMPTS: { key: 'returns.delivery.max_attempts', parse: numberOrRaw },
   DELIVERY_LEASE_MS: { key: 'returns.delivery.lease_ms', parse: numberOrRaw },
   DELIVERY_POLL_INTERVAL_MS: { key: 'returns.delivery.poll_interval_ms', parse: numberOrRaw },
+  RETURNS_DISCOVERY: {
+    key: 'returns.discovery.enabled',
+    parse: (raw) => (raw.trim().toLowerCase() === 'auto' ? 'auto' : flag(raw)),
+  },
+  RETURNS_DISCOVERY_BUDGET_MS: { key: 'returns.discovery.request_budget_ms', parse: numberOrRaw },
+  RETURNS_DISCOVERY_TTL_HOURS: { key: 'returns.discovery.ttl_hours', parse: numberOrRaw },
 };
 
 function numberOrRaw(raw: string): unknown {
@@ -785,5 +826,11 @@ export function sqliteFile(config: Config): string {
 /** Whether lookups resolve unknown merchants live: `auto` means in production mode only. */
 export function liveResolutionEnabled(config: Config): boolean {
   const enabled = config.charges.live_resolution.enabled;
+  return enabled === 'auto' ? config.mode === 'production' : enabled;
+}
+
+/** Whether brands' sites are read for their channels: `auto` means in production mode only. */
+export function channelDiscoveryEnabled(config: Config): boolean {
+  const enabled = config.returns.discovery.enabled;
   return enabled === 'auto' ? config.mode === 'production' : enabled;
 }

@@ -22,6 +22,7 @@ import { healthOperations } from './features/health/operations.ts';
 import { ownerOperations } from './features/owner/operations.ts';
 import { ownerContextOperations } from './features/owner/whoami.ts';
 import { brandRequestOperations } from './features/returns/brand-operations.ts';
+import { brandChannelOperations } from './features/returns/channels/operations.ts';
 import { returnOperations } from './features/returns/operations.ts';
 import { scanOperations } from './features/scans/operations.ts';
 import { siteOperations } from './features/sites/operations.ts';
@@ -33,6 +34,7 @@ import { paymentOperations } from './payments/operations.ts';
 export const operations: readonly AnyOperation[] = checkedOperations([
   ...chargeOperations,
   ...returnOperations,
+  ...brandChannelOperations,
   ...healthOperations,
   ...accountOperations,
   ...siteOperations,

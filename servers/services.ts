@@ -39,6 +39,8 @@ import { BrandMatcher } from './features/charges/matcher.ts';
 import { deleteExpiredResolutions } from './features/charges/repository.ts';
 import { MerchantResolver } from './features/charges/resolution.ts';
 import { DirectoryService } from './features/directory/service.ts';
+import { BrandChannels } from './features/returns/channels/brand-channels.ts';
+import { sweepChannelFailures } from './features/returns/channels/repository.ts';
 import { NotificationWorker } from './features/returns/notification-outbox.ts';
 import { DeliveryWorker } from './features/returns/outbox.ts';
 import { ReturnsService, statusUrl } from './features/returns/service.ts';
@@ -54,6 +56,7 @@ import { TrafficService } from './features/traffic/service.ts';
 import { sweepIdempotencyKeys } from './idempotency.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { Metrics } from './metrics.ts';
+import { dnsServersFor, type OutboundResolver, outboundResolver } from './outbound/dns-lookup.ts';
 import { type LanguageModel, languageModelStatus, languageModelsOf } from './outbound/llm.ts';
 import { createSafeFetch, type SafeFetch } from './outbound/safe-fetch.ts';
 import {
@@ -90,6 +93,8 @@ export interface Services {
   /** Every research provider the configuration names, configured or not (the live catalog says). */
   researchProviders: ProviderStatus[];
   returns: ReturnsService;
+  /** Brands' channels: registered, from the registry, discovered on their sites (`returns.discovery`). */
+  channels: BrandChannels;
   deliveries: DeliveryWorker;
   /**
    * Tells requesters' agents of status changes and brand messages (`returns/notification-outbox.ts`);
@@ -139,6 +144,8 @@ export interface Services {
   fetch: SafeFetch;
   /** SSRF-safe fetch for site owners' domains (address policy `scanner.allow_private_networks`). */
   siteFetch: SafeFetch;
+  /** Outbound DNS (`outbound.dns_servers`): what both fetchers resolve names with, and mail domains. */
+  dns: OutboundResolver;
   /** Seals and opens the secrets stored in the database (`SECRETS_KEY`). */
   secrets: SecretBox;
   /** The clock every service reads (tests may fix it); reads outside a service use it too. */
@@ -180,15 +187,18 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
   const resealed = await resealStoredSecrets(db, secrets);
   if (resealed > 0) log.info({ resealed, key_id: config.secrets.key?.id ?? null }, 'stored secrets resealed');
   const brands = options.brands ?? new BrandMatcher(loadBrands());
+  const dns = outboundResolver(config.outbound.dns_servers);
   const fetch = createSafeFetch({
     allowPrivateNetworks: config.outbound.allow_private_networks,
     timeoutMs: config.outbound.timeout_ms,
     userAgent: config.outbound.user_agent,
+    lookup: dns.lookup,
   });
   const siteFetch = createSafeFetch({
     allowPrivateNetworks: config.scanner.allow_private_networks,
     timeoutMs: config.outbound.timeout_ms,
     userAgent: config.outbound.user_agent,
+    lookup: dns.lookup,
   });
   const broadcast = createBroadcast(database, log);
   const rateLimits = await createRateLimits(
@@ -198,7 +208,16 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
   );
   const accounts = new AccountsService(db, rateLimits, now);
   const anonymous = new AnonymousSessions(db, config, now);
-  const sites = new SitesService({ db, config, fetch: siteFetch, now });
+  const sites = new SitesService({
+    db,
+    fetch: siteFetch,
+    // TXT lookups get a second try: a verification the owner is waiting for should not fail on one lost packet.
+    dns: outboundResolver(dnsServersFor(config, config.sites.verification_dns_servers), {
+      timeoutMs: 3000,
+      tries: 2,
+    }),
+    now,
+  });
   const traffic = new TrafficService({
     db,
     dialect: database.dialect,
@@ -240,11 +259,24 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     log: log.child({ component: 'deliveries' }),
     notified: () => notifications.nudge(),
   });
+  const channels = new BrandChannels({
+    db,
+    config,
+    brands,
+    secrets,
+    fetch: siteFetch,
+    dns,
+    policy: domainPolicyOf(config),
+    log: log.child({ component: 'brand-channels' }),
+    now,
+    onDeliverable: (domain) => returns.queueWaiting(domain),
+  });
   const returns = new ReturnsService({
     db,
     dialect: database.dialect,
     config,
     brands,
+    channels,
     worker: deliveries,
     notifications,
     smtpConfigured: mailer !== null,
@@ -269,6 +301,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
   const resolver = new MerchantResolver({
     db,
     config,
+    lookup: outboundResolver(dnsServersFor(config, config.charges.live_resolution.dns_servers)).lookup,
     search,
     log: log.child({ component: 'merchant-resolution' }),
     now,
@@ -383,6 +416,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     languageModels,
     researchProviders,
     returns,
+    channels,
     deliveries,
     notifications,
     rateLimits,
@@ -406,6 +440,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     securityEvents,
     fetch,
     siteFetch,
+    dns,
     secrets,
     now,
     lifecycle: new Lifecycle(),
@@ -439,6 +474,9 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
         deleteExpiredResolutions(db, now().toISOString()).catch((err) =>
           log.warn({ err }, 'resolved merchants sweep failed'),
         );
+        sweepChannelFailures(db, now().toISOString()).catch((err) =>
+          log.warn({ err }, 'channel failures sweep failed'),
+        );
       };
       housekeeping = setInterval(sweep, HOUR_MS);
       housekeeping.unref();
@@ -455,6 +493,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
         setWorker.stop(),
         marketplaceOutbox.stop(),
         resolver.stop(),
+        channels.stop(),
       ]);
       mailer?.close();
       await fetch.close();

@@ -1,22 +1,95 @@
 /**
- * A `dns.lookup` stand-in that asks given DNS servers (A and AAAA over the wire, `dns.Resolver`)
- * instead of the system resolver, for `createSafeFetch({ lookup })`: the safe fetcher still checks
- * every address it returns before connecting. Used where the configuration names DNS servers for
- * outbound checks (live merchant resolution; tests point it at a local DNS server).
+ * The one place outbound DNS is asked (`outbound.dns_servers`, `OUTBOUND_DNS_SERVERS`): the safe
+ * fetchers' name lookups, TXT records for domain verification, MX and A/AAAA for the mail domains
+ * of brand channels. A feature may name its own servers (`sites.verification_dns_servers`,
+ * `charges.live_resolution.dns_servers`); those override the outbound ones for that feature.
+ * With no servers named, names are resolved as the system does (`dns.lookup`, i.e. getaddrinfo
+ * with /etc/hosts, and the system's resolver configuration for records).
+ *
+ * With servers named, lookups go to them over the wire (`dns.Resolver`), so a whole local test world
+ * (brand sites, mail domains, scanned sites) resolves through one DNS server. The safe fetcher still
+ * checks every address a lookup returns before it connects (`safe-fetch.ts`).
  */
-import { type lookup as dnsLookup, type LookupAddress, Resolver } from 'node:dns';
+import {
+  type lookup as dnsLookup,
+  type LookupAddress,
+  type MxRecord,
+  lookup as systemLookup,
+} from 'node:dns';
+import { Resolver } from 'node:dns/promises';
+import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { z } from 'zod';
 
-export function resolverLookup(servers: string[], timeoutMs = 2000): typeof dnsLookup {
-  const resolver = new Resolver({ timeout: timeoutMs, tries: 1 });
-  resolver.setServers(servers);
-  const query = (type: 'A' | 'AAAA', hostname: string) =>
-    new Promise<string[]>((ok, fail) =>
-      type === 'A'
-        ? resolver.resolve4(hostname, (err, list) => (err ? fail(err) : ok(list)))
-        : resolver.resolve6(hostname, (err, list) => (err ? fail(err) : ok(list))),
-    );
+/**
+ * A DNS server as `dns.Resolver.setServers` takes it: `ip`, `ip:port`, `[ipv6]` or `[ipv6]:port`.
+ * Checked with the configuration, so a typo is a start-up error naming the key, not a crash.
+ */
+export const DnsServer = z
+  .string()
+  .refine(
+    (value) => dnsServerProblem(value) === null,
+    'must be an IP address with an optional port: 192.0.2.53, 192.0.2.53:5353, [2001:db8::53]:53',
+  );
 
+function dnsServerProblem(value: string): string | null {
+  const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(value);
+  const plain = /^([\d.]+)(?::(\d{1,5}))?$/.exec(value);
+  const host = bracketed?.[1] ?? plain?.[1] ?? value;
+  const port = bracketed?.[2] ?? plain?.[2];
+  if (!isIP(host)) return 'not an IP address';
+  if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) return 'bad port';
+  return null;
+}
+
+/** The servers a feature asks: its own when it names some, else the outbound ones. */
+export function dnsServersFor(
+  config: { outbound: { dns_servers: readonly string[] } },
+  own: readonly string[] = [],
+): readonly string[] {
+  return own.length > 0 ? own : config.outbound.dns_servers;
+}
+
+export interface OutboundResolver {
+  /** The servers asked; empty: the system resolver. */
+  readonly servers: readonly string[];
+  /** A `dns.lookup` for `createSafeFetch({ lookup })` and anything else that connects by name. */
+  readonly lookup: typeof dnsLookup;
+  resolveTxt(name: string): Promise<string[][]>;
+  resolveMx(name: string): Promise<MxRecord[]>;
+  resolve4(name: string): Promise<string[]>;
+  resolve6(name: string): Promise<string[]>;
+}
+
+export interface OutboundResolverOptions {
+  /** Per query (c-ares `timeout`), default 2000 ms. */
+  timeoutMs?: number;
+  /** Attempts per query and server (c-ares `tries`), default 1. */
+  tries?: number;
+}
+
+/** The resolver of `servers` (empty: the system's). One factory for every outbound lookup. */
+export function outboundResolver(
+  servers: readonly string[],
+  options: OutboundResolverOptions = {},
+): OutboundResolver {
+  const resolver = new Resolver({ timeout: options.timeoutMs ?? 2000, tries: options.tries ?? 1 });
+  if (servers.length > 0) resolver.setServers([...servers]);
+  return {
+    servers: [...servers],
+    lookup: servers.length > 0 ? resolverLookup(resolver) : systemLookup,
+    resolveTxt: (name) => resolver.resolveTxt(name),
+    resolveMx: (name) => resolver.resolveMx(name),
+    resolve4: (name) => resolver.resolve4(name),
+    resolve6: (name) => resolver.resolve6(name),
+  };
+}
+
+/** `localhost` and `*.localhost` are loopback without asking anyone (RFC 6761 section 6.3). */
+const localhostName = /^(?:.+\.)?localhost\.?$/i;
+
+/** A `dns.lookup` stand-in that asks the resolver's servers for A and AAAA records. */
+function resolverLookup(resolver: Resolver): typeof dnsLookup {
   const lookup = (
     hostname: string,
     options: { family?: number | string; all?: boolean } | undefined,
@@ -37,12 +110,22 @@ export function resolverLookup(servers: string[], timeoutMs = 2000): typeof dnsL
       answer([{ address: hostname, family: ipaddr.parse(hostname).kind() === 'ipv6' ? 6 : 4 }]);
       return;
     }
-    const wanted: ('A' | 'AAAA')[] = family === 4 ? ['A'] : family === 6 ? ['AAAA'] : ['A', 'AAAA'];
-    Promise.allSettled(wanted.map((type) => query(type, hostname))).then((results) => {
+    if (localhostName.test(hostname)) {
+      const loopback: LookupAddress[] = [
+        { address: '127.0.0.1', family: 4 },
+        { address: '::1', family: 6 },
+      ];
+      answer(loopback.filter((a) => family === 0 || a.family === family));
+      return;
+    }
+    const wanted: (4 | 6)[] = family === 4 ? [4] : family === 6 ? [6] : [4, 6];
+    Promise.allSettled(
+      wanted.map((f) => (f === 4 ? resolver.resolve4(hostname) : resolver.resolve6(hostname))),
+    ).then((results) => {
       const list: LookupAddress[] = [];
       results.forEach((result, i) => {
         if (result.status !== 'fulfilled') return;
-        for (const address of result.value) list.push({ address, family: wanted[i] === 'A' ? 4 : 6 });
+        for (const address of result.value) list.push({ address, family: wanted[i] as 4 | 6 });
       });
       if (list.length > 0) return answer(list);
       const failure = results.find((r) => r.status === 'rejected') as PromiseRejectedResult | undefined;

@@ -1,41 +1,58 @@
 /**
- * A real DNS server on loopback (UDP) answering TXT and A queries from tables, so domain
- * verification by TXT record, and names that resolve to loopback fixture sites (live merchant
- * resolution), are tested through Node's resolver against the wire protocol. Unknown names:
- * NXDOMAIN; a known name asked for another type: no records (NODATA).
+ * A real DNS server on loopback (UDP) answering TXT, A, AAAA and MX queries from tables, so domain
+ * verification by TXT record, names that resolve to loopback fixture sites (live merchant
+ * resolution, brand sites) and mail domains (MX, or none) are tested through Node's resolver
+ * against the wire protocol. Unknown names: NXDOMAIN; a known name asked for another type: no
+ * records (NODATA). Every question is recorded, so a test can tell which server was asked.
  */
 import { createSocket } from 'node:dgram';
 import type { AddressInfo } from 'node:net';
 import * as packet from 'dns-packet';
 
+export interface MxAnswer {
+  exchange: string;
+  preference: number;
+}
+
 export interface TestDnsServer {
-  /** `127.0.0.1:PORT`, for `sites.verification_dns_servers`. */
+  /** `127.0.0.1:PORT`, for `outbound.dns_servers` (or a feature's own list). */
   address: string;
   /** TXT records per lowercase name; edit freely between queries. */
   txt: Map<string, string[]>;
   /** IPv4 addresses (A records) per lowercase name; edit freely between queries. */
   a: Map<string, string[]>;
+  /** IPv6 addresses (AAAA records) per lowercase name. */
+  aaaa: Map<string, string[]>;
+  /** Mail exchangers (MX records) per lowercase name; `{exchange: '.'}` is a null MX (RFC 7505). */
+  mx: Map<string, MxAnswer[]>;
+  /** Every question asked, `TYPE name`, in order. */
+  questions: string[];
   close(): Promise<void>;
 }
 
 export async function startDnsServer(): Promise<TestDnsServer> {
   const txt = new Map<string, string[]>();
   const a = new Map<string, string[]>();
+  const aaaa = new Map<string, string[]>();
+  const mx = new Map<string, MxAnswer[]>();
+  const questions: string[] = [];
   const socket = createSocket('udp4');
   socket.on('message', (message, peer) => {
     const query = packet.decode(message);
     const question = query.questions?.[0];
     const name = question?.name.toLowerCase() ?? '';
-    const known = txt.has(name) || a.has(name);
+    if (question) questions.push(`${question.type} ${name}`);
+    const known = txt.has(name) || a.has(name) || aaaa.has(name) || mx.has(name);
     const answers: packet.Answer[] = [];
+    const base = { name: question?.name ?? '', ttl: 60, class: 'IN' as const };
     if (question?.type === 'TXT') {
-      for (const data of txt.get(name) ?? []) {
-        answers.push({ type: 'TXT', name: question.name, ttl: 60, class: 'IN', data });
-      }
+      for (const data of txt.get(name) ?? []) answers.push({ ...base, type: 'TXT', data });
     } else if (question?.type === 'A') {
-      for (const data of a.get(name) ?? []) {
-        answers.push({ type: 'A', name: question.name, ttl: 60, class: 'IN', data });
-      }
+      for (const data of a.get(name) ?? []) answers.push({ ...base, type: 'A', data });
+    } else if (question?.type === 'AAAA') {
+      for (const data of aaaa.get(name) ?? []) answers.push({ ...base, type: 'AAAA', data });
+    } else if (question?.type === 'MX') {
+      for (const data of mx.get(name) ?? []) answers.push({ ...base, type: 'MX', data });
     }
     const answer = packet.encode({
       type: 'response',
@@ -52,6 +69,9 @@ export async function startDnsServer(): Promise<TestDnsServer> {
     address: `127.0.0.1:${port}`,
     txt,
     a,
+    aaaa,
+    mx,
+    questions,
     close: () => new Promise<void>((resolve) => socket.close(() => resolve())),
   };
 }

@@ -128,16 +128,26 @@ ${jsonLd ? `<script type="application/ld+json">${JSON.stringify(jsonLd)}</script
 /** The tools the fixtures' MCP server lists; a lying card adds one it does not serve. */
 export const fixtureTools = ['list_widgets', 'get_widget'];
 
-/** A real MCP server (the SDK, stateless Streamable HTTP, JSON answers) with `fixtureTools`. */
-function mcpServerRoute(guard?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean): Route {
+/**
+ * A real MCP server (the SDK, stateless Streamable HTTP, JSON answers) serving `tools` (each answers
+ * "ok"), `fixtureTools` by default. The brand world's MCP brand uses it too (`brand-sites.ts`).
+ */
+export function mcpServerRoute(
+  options: {
+    tools?: { name: string; description?: string }[];
+    guard?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
+  } = {},
+): (req: http.IncomingMessage, res: http.ServerResponse) => void {
+  const tools =
+    options.tools ?? fixtureTools.map((name) => ({ name, description: `${name} of Example Widgets` }));
   return (req, res) => {
-    if (guard && !guard(req, res)) return;
+    if (options.guard && !options.guard(req, res)) return;
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
       const server = new McpServer({ name: 'example-widgets', version: '1.0.0' });
-      for (const name of fixtureTools)
-        server.registerTool(name, { description: `${name} of Example Widgets` }, async () => ({
+      for (const tool of tools)
+        server.registerTool(tool.name, { description: tool.description ?? tool.name }, async () => ({
           content: [{ type: 'text', text: 'ok' }],
         }));
       const transport = new StreamableHTTPServerTransport({
@@ -880,16 +890,18 @@ function apiProduct(authorizationServer: string | undefined): Record<string, Rou
     },
     // The SDK's MCP server behind a bearer check: without a token, 401 naming the metadata.
     '/mcp': (req, res, site) =>
-      mcpServerRoute((request, response) => {
-        if (/^Bearer\s+\S+/i.test(request.headers.authorization ?? '')) return true;
-        response
-          .writeHead(401, {
-            'content-type': 'application/json',
-            'www-authenticate': `Bearer resource_metadata="${resourceMetadata(site.origin)}"`,
-          })
-          .end('{"error":"invalid_token"}');
-        return false;
-      })(req, res, site),
+      mcpServerRoute({
+        guard: (request, response) => {
+          if (/^Bearer\s+\S+/i.test(request.headers.authorization ?? '')) return true;
+          response
+            .writeHead(401, {
+              'content-type': 'application/json',
+              'www-authenticate': `Bearer resource_metadata="${resourceMetadata(site.origin)}"`,
+            })
+            .end('{"error":"invalid_token"}');
+          return false;
+        },
+      })(req, res),
     '/.well-known/oauth-protected-resource/mcp': (_req, res, { origin }) => {
       res
         .writeHead(200, { 'content-type': 'application/json' })

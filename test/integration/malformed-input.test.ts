@@ -64,6 +64,7 @@ const validInputs = (): Record<string, Input> => ({
     },
   },
   getReturnStatus: { request_id: ids.request },
+  getBrandChannels: { domain: 'netflix.com' },
   createAccount: { email: 'new-owner@example.com', password: 'correct horse battery staple' },
   createServiceKey: { label: 'ci' },
   revokeServiceKey: { key_id: ids.key },

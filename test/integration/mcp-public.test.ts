@@ -57,6 +57,7 @@ describe.each(dialects)('public MCP server (%s)', (dialect) => {
       'get_agent_hub',
       'get_ai_search_data',
       'get_ai_tools',
+      'get_brand_channels',
       'get_catalog',
       'get_credits',
       'get_embodiment_booking',

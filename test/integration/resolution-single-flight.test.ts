@@ -21,6 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dialect } from '../../db/database.ts';
 import { loadConfig } from '../../servers/config.ts';
 import { MerchantResolver } from '../../servers/features/charges/resolution.ts';
+import { outboundResolver } from '../../servers/outbound/dns-lookup.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
 
@@ -106,12 +107,13 @@ describe.each(dialects)('live resolution single-flight (%s)', (dialect: Dialect)
         'charges.live_resolution.time_budget_ms': 30_000,
         'charges.live_resolution.home_page_scheme': 'http',
         'charges.live_resolution.home_page_port': (site.address() as AddressInfo).port,
-        'charges.live_resolution.dns_servers': [dns.address],
+        'outbound.dns_servers': [dns.address],
       },
     });
     const resolver = new MerchantResolver({
       db: database.handle.db.withPlugin(gate),
       config,
+      lookup: outboundResolver(config.outbound.dns_servers).lookup,
       search: null,
       log: pino({ level: 'silent' }),
       now: () => new Date(),

@@ -7,6 +7,7 @@ import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import {
   ConfigError,
+  envBindings,
   loadConfig,
   mcpAllowedHosts,
   productionChecks,
@@ -15,6 +16,23 @@ import {
 } from '../../servers/config.ts';
 
 describe('configuration', () => {
+  it('documents every environment variable in the README configuration table, and every key has a default', () => {
+    const readme = readFileSync(path.join(projectRoot, 'README.md'), 'utf8');
+    const table = readme.slice(
+      readme.indexOf('## Configuration'),
+      readme.indexOf('\n## ', readme.indexOf('## Configuration') + 1),
+    );
+    const rows = table.split('\n').filter((line) => line.startsWith('|'));
+    for (const name of Object.keys(envBindings)) {
+      expect(
+        rows.some((row) => row.includes(`\`${name}\``)),
+        `${name} in README "Configuration"`,
+      ).toBe(true);
+    }
+    // mcp.config.json holds a default for every key: loading it with no environment is valid.
+    expect(() => loadConfig({ env: {} })).not.toThrow();
+  });
+
   it('derives every URL of the URL map from the defaults', () => {
     const config = loadConfig({ env: {} });
     expect(config.site_url).toBe('http://localhost:8787');

@@ -3,7 +3,8 @@
  * home page names it, and remember the verdict.
  *
  * Candidates (`candidates.ts`) are checked through an SSRF-safe fetcher of their own (the
- * scanner's address policy, `charges.live_resolution.dns_servers` for names): the domain must
+ * scanner's address policy; names resolved by `charges.live_resolution.dns_servers`, else
+ * `outbound.dns_servers`): the domain must
  * resolve to an allowed address, its home page - at most 3 redirects, 256 KiB, HTML - must name
  * the merchant and agree with the line's city (`merchant-site.ts`). The verdict, found or not, is
  * stored in `resolved_merchants` with its evidence and served from there until it expires.
@@ -15,15 +16,16 @@
  * at most `max_concurrent` run per process, with a short queue, so a flood of unknown lines cannot
  * turn into a flood of outbound requests.
  */
+import type { lookup as dnsLookup } from 'node:dns';
 import type { Kysely } from 'kysely';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
 import { getDomain } from 'tldts';
 import type { Database, ResolvedMerchantRow } from '../../../db/schema.ts';
 import { type Config, liveResolutionEnabled } from '../../config.ts';
-import { resolverLookup } from '../../outbound/dns-lookup.ts';
 import { createSafeFetch, readLimitedBody, type SafeFetch } from '../../outbound/safe-fetch.ts';
 import type { SearchProvider } from '../../outbound/search.ts';
+import { withinBudget } from '../../time-budget.ts';
 import { type Candidate, candidateDomains, isPlatform, type MerchantLine } from './candidates.ts';
 import { levelOf } from './matcher.ts';
 import { judgeSite, readSiteIdentity, type SiteVerdict } from './merchant-site.ts';
@@ -76,6 +78,8 @@ interface Evidence {
 export interface MerchantResolverOptions {
   db: Kysely<Database>;
   config: Config;
+  /** How candidate names are resolved (`outbound/dns-lookup.ts`). */
+  lookup: typeof dnsLookup;
   search: SearchProvider | null;
   log: Logger;
   now: () => Date;
@@ -112,7 +116,7 @@ export class MerchantResolver {
         allowPrivateNetworks: options.config.scanner.allow_private_networks,
         timeoutMs: settings.deadline_ms,
         userAgent: options.config.outbound.user_agent,
-        ...(settings.dns_servers.length > 0 ? { lookup: resolverLookup(settings.dns_servers) } : {}),
+        lookup: options.lookup,
       });
   }
 
@@ -369,17 +373,4 @@ function resolutionOf(row: Pick<ResolvedMerchantRow, keyof ResolvedMerchantRow>)
     };
   }
   return { status: 'not_found', checked_at: row.checked_at, candidates_checked: evidence.candidates.length };
-}
-
-/** The promise's value if it settles within `ms`, else undefined (the work goes on). */
-async function withinBudget<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

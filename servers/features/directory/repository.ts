@@ -5,6 +5,7 @@
  * on (account_id, domain) with `verified_at` set, so verification lists it with no second write.
  */
 import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
+import { prepared } from '../../../db/prepared.ts';
 import type { BrandAgentRow, Database, ListingRow } from '../../../db/schema.ts';
 import { likePattern, type Position, rowsAfter } from '../../pagination.ts';
 
@@ -114,8 +115,13 @@ export async function listedCountsByCategory(db: Db): Promise<Map<string, number
 
 // --- Brand agents --------------------------------------------------------------------------------
 
+const brandAgentOf = prepared('brand agent', (db: Db, domain: string) =>
+  db.selectFrom('brand_agents').selectAll().where('domain', '=', domain),
+);
+
+/** The agent registered for `domain`; a prepared statement, as return requests read it for their channel. */
 export function findBrandAgent(db: Db, domain: string): Promise<BrandAgentRow | undefined> {
-  return db.selectFrom('brand_agents').selectAll().where('domain', '=', domain).executeTakeFirst();
+  return brandAgentOf.first(db, domain);
 }
 
 export async function insertBrandAgent(db: Db, row: BrandAgentRow): Promise<void> {

@@ -15,6 +15,8 @@ import { callbackSecretPlace, type SecretBox } from '../../secrets.ts';
 import { sameDigest } from '../accounts/credentials.ts';
 import type { BrandMatcher } from '../charges/matcher.ts';
 import { verifyApproval } from './approval.ts';
+import type { BrandChannels } from './channels/brand-channels.ts';
+import type { RankedChannel } from './channels/ranking.ts';
 import { contactKit } from './kit.ts';
 import type { NotificationWorker } from './notification-outbox.ts';
 import type { DeliveryWorker } from './outbox.ts';
@@ -54,6 +56,8 @@ export interface ReturnsDeps {
   dialect: Dialect;
   config: Config;
   brands: BrandMatcher;
+  /** The brand's channels: registered, from the registry, and found on its site (`channels/`). */
+  channels: BrandChannels;
   worker: DeliveryWorker;
   /** Tells requesters' agents (`notification-outbox.ts`); nudged when a change queued a notification. */
   notifications: NotificationWorker;
@@ -88,7 +92,7 @@ export class ReturnsService {
     input: StartReturnRequestInput,
     idempotencyKey: string | undefined,
   ): Promise<StartReturnRequestResult> {
-    const { db, config, brands, worker, now } = this.deps;
+    const { db, config, brands, channels, worker, now } = this.deps;
     const approval = input.approval_proof
       ? await verifyApproval(input.approval_proof, input, `${config.base_url}/return`, now())
       : null;
@@ -105,6 +109,10 @@ export class ReturnsService {
       currency: input.currency ?? null,
       message: input.message ?? null,
     };
+    // Outside the transaction, and within a short budget: a slow brand site never holds the
+    // request; its discovery goes on in the background and queues the request when it finds a channel.
+    const budget = config.returns.discovery.request_budget_ms;
+    const settled = await channels.ensureFresh(input.brand_domain, budget, { trustRecent: true });
 
     const result = await withIdempotency(
       db,
@@ -179,6 +187,9 @@ export class ReturnsService {
       this.deps.secrets,
     );
     if (result.delivery.channel) worker.nudge();
+    // A run that finished between this request's read of the channels and its commit queued what
+    // was waiting without this request: it is looked at again now that it is committed.
+    else if (!settled && result.status === 'awaiting_channel') await this.queueWaiting(input.brand_domain);
     if (!result.next_step || !stalled.has(result.status)) return result;
     // Read after the commit (not under the write lock), and again on a replay: the channels now.
     // The requester is reading its own request here: the drafted message is filled in.
@@ -413,26 +424,11 @@ export class ReturnsService {
     webhook_secret: string | null;
     email: string | null;
   }): Promise<number> {
-    const { db, dialect, worker, now } = this.deps;
+    const { db, worker, now } = this.deps;
     const queued = await db.transaction().execute(async (trx) => {
       const at = now().toISOString();
       await upsertBrandChannel(trx, this.deps.secrets, channel, at);
-      const target = await this.resolveChannel(trx, channel.brand_domain);
-      if (!target) return 0;
-      const waiting = await requestsWithoutChannel(trx, channel.brand_domain);
-      for (const { id } of waiting) {
-        await transitionRequest(
-          trx,
-          dialect,
-          id,
-          'received',
-          'service',
-          `Brand connected a ${target.channel} channel`,
-          at,
-        );
-        await queueDelivery(trx, id, target.channel, target.target, at);
-      }
-      return waiting.length;
+      return this.queueWaitingIn(trx, channel.brand_domain, 'The brand connected', at);
     });
     if (queued > 0) {
       worker.nudge();
@@ -441,20 +437,61 @@ export class ReturnsService {
     return queued;
   }
 
+  /**
+   * Queues the brand's requests that wait for a channel (or ran out of retries) on the best channel
+   * it has now - after a discovery found one. Returns how many were queued.
+   */
+  async queueWaiting(domain: string): Promise<number> {
+    const { db, worker, now } = this.deps;
+    const queued = await db
+      .transaction()
+      .execute((trx) => this.queueWaitingIn(trx, domain, 'A channel appeared:', now().toISOString()));
+    if (queued > 0) worker.nudge();
+    return queued;
+  }
+
+  private async queueWaitingIn(
+    trx: Kysely<Database>,
+    domain: string,
+    why: string,
+    at: string,
+  ): Promise<number> {
+    const target = await this.resolveChannel(trx, domain);
+    if (!target) return 0;
+    const waiting = await requestsWithoutChannel(trx, domain);
+    for (const { id } of waiting) {
+      await transitionRequest(
+        trx,
+        this.deps.dialect,
+        id,
+        'received',
+        'service',
+        `${why} ${target.channel === 'email' ? 'an email address' : `a ${target.channel}`}`,
+        at,
+      );
+      await queueDelivery(trx, id, target.channel, target.target, at);
+    }
+    return waiting.length;
+  }
+
   /** The webhook secret the brand registered before, if any (kept when it registers again without one). */
   async registeredWebhookSecret(domain: string): Promise<string | null> {
     return (await findBrandChannel(this.deps.db, this.deps.secrets, domain))?.webhook_secret ?? null;
   }
 
-  /** Webhook when the brand registered one; else email when SMTP is configured and an address is known. */
+  /** Whether the outbox delivers on this channel today: a registered webhook, or email with SMTP configured. */
+  deliversOn(channel: Pick<RankedChannel, 'kind'>): boolean {
+    return channel.kind === 'webhook' || (channel.kind === 'email' && this.deps.smtpConfigured);
+  }
+
+  /**
+   * The first channel of the brand's ranking (`channels/ranking.ts`: registered, then the brand's
+   * own agent, then email from the registry or its site) that the outbox delivers on.
+   */
   private async resolveChannel(db: Kysely<Database>, domain: string): Promise<Channel | null> {
-    const registered = await findBrandChannel(db, this.deps.secrets, domain);
-    if (registered?.webhook_url && registered.webhook_secret) {
-      return { channel: 'webhook', target: registered.webhook_url };
-    }
-    const email = registered?.email ?? this.deps.brands.brandByDomain(domain)?.contact.email;
-    if (email && this.deps.smtpConfigured) return { channel: 'email', target: email };
-    return null;
+    const ranked = await this.deps.channels.rankedNow(db, domain, (kind) => this.deliversOn({ kind }));
+    const first = ranked.find((c) => c.delivery_rank !== null);
+    return first ? { channel: first.kind as Channel['channel'], target: first.address } : null;
   }
 }
 

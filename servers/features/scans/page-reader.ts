@@ -1,10 +1,11 @@
 /**
- * Reads single pages of any sites - search results - as politely and safely as the crawler reads
- * one site: through the SSRF-safe fetcher (every connection, each redirect hop included, checked),
- * redirects followed hop by hop (capped, loops refused), each URL's robots.txt obeyed for the
- * scanner's product token (RFC 9309; fetched once per origin, a missing one allows everything, an
- * unreachable one - 5xx or no answer - refuses, section 2.3.1.4), bodies capped, HTML and plain text
- * only. Nothing is stored.
+ * Reads single pages of any sites - search results, a brand's contact pages - as politely and
+ * safely as the crawler reads one site: through the SSRF-safe fetcher (every connection, each
+ * redirect hop included, checked), redirects followed hop by hop (capped, loops refused), each URL's
+ * robots.txt obeyed for the scanner's product token (RFC 9309; fetched once per origin, a missing
+ * one allows everything, an unreachable one - 5xx or no answer - refuses, section 2.3.1.4), bodies
+ * capped, HTML and plain text only - or, read as documents, JSON, XML and plain text (an agent card,
+ * an MCP catalog, a sitemap). Nothing is stored.
  */
 import pLimit from 'p-limit';
 import { readLimitedBody, type SafeFetch } from '../../outbound/safe-fetch.ts';
@@ -37,7 +38,19 @@ export interface PageReaderOptions {
   now: () => Date;
 }
 
-const textTypes = /^(text\/html|application\/xhtml\+xml|text\/plain)\b/i;
+/** What a read accepts: pages (HTML, plain text), or documents (JSON, XML, plain text). */
+export type ReadKind = 'page' | 'document';
+
+const wants: Record<ReadKind, { accept: string; types: RegExp }> = {
+  page: {
+    accept: 'text/html, application/xhtml+xml;q=0.9, text/plain;q=0.5',
+    types: /^(text\/html|application\/xhtml\+xml|text\/plain)\b/i,
+  },
+  document: {
+    accept: 'application/json, application/xml;q=0.9, text/xml;q=0.9, text/plain;q=0.5',
+    types: /^(application\/([\w.-]+\+)?(json|xml)|text\/(xml|plain))\b/i,
+  },
+};
 type Rules = ReturnType<typeof robotsParser> | 'unreachable';
 
 export class PageReader {
@@ -57,7 +70,8 @@ export class PageReader {
     return Promise.all(urls.map((url) => limit(() => this.read(url, signal))));
   }
 
-  async read(start: string, signal: AbortSignal): Promise<PageOutcome> {
+  async read(start: string, signal: AbortSignal, kind: ReadKind = 'page'): Promise<PageOutcome> {
+    const want = wants[kind];
     const visited = new Set<string>();
     let current: URL;
     try {
@@ -78,7 +92,7 @@ export class PageReader {
         response = await this.#options.fetch(current, {
           redirect: 'manual',
           headers: {
-            accept: 'text/html, application/xhtml+xml;q=0.9, text/plain;q=0.5',
+            accept: want.accept,
             'user-agent': this.#options.userAgent,
           },
           signal: AbortSignal.any([signal, AbortSignal.timeout(this.#options.requestTimeoutMs)]),
@@ -108,13 +122,13 @@ export class PageReader {
         return { ok: false, url: current.href, reason: 'http', detail: `HTTP ${response.status}` };
       }
       const type = response.headers.get('content-type') ?? '';
-      if (!textTypes.test(type)) {
+      if (!want.types.test(type)) {
         await response.body?.cancel().catch(() => {});
         return {
           ok: false,
           url: current.href,
           reason: 'not_text',
-          detail: `not a page (${type || 'no type'})`,
+          detail: `not a ${kind} (${type || 'no type'})`,
         };
       }
       try {
@@ -136,14 +150,24 @@ export class PageReader {
     }
   }
 
+  /** The sitemaps the origin's robots.txt names (`Sitemap:` lines), absolute. */
+  async sitemaps(origin: string, signal: AbortSignal): Promise<string[]> {
+    const rules = await this.#rulesOf(origin, signal);
+    return rules === 'unreachable' ? [] : rules.getSitemaps();
+  }
+
   async #allowed(url: URL, signal: AbortSignal): Promise<boolean> {
-    let rules = this.#robots.get(url.origin);
+    const rules = await this.#rulesOf(url.origin, signal);
+    return rules !== 'unreachable' && rules.isAllowed(url.href, this.#token) !== false;
+  }
+
+  #rulesOf(origin: string, signal: AbortSignal): Promise<Rules> {
+    let rules = this.#robots.get(origin);
     if (!rules) {
-      rules = this.#fetchRobots(url.origin, signal);
-      this.#robots.set(url.origin, rules);
+      rules = this.#fetchRobots(origin, signal);
+      this.#robots.set(origin, rules);
     }
-    const resolved = await rules;
-    return resolved !== 'unreachable' && resolved.isAllowed(url.href, this.#token) !== false;
+    return rules;
   }
 
   async #fetchRobots(origin: string, signal: AbortSignal): Promise<Rules> {

@@ -5,12 +5,11 @@
  * with the scanner's address policy (private networks only when `scanner.allow_private_networks`).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Resolver } from 'node:dns/promises';
 import type { Kysely } from 'kysely';
 import { isUniqueViolation } from '../../../db/database.ts';
 import type { Database, SiteRow } from '../../../db/schema.ts';
-import type { Config } from '../../config.ts';
 import { notFound } from '../../errors.ts';
+import type { OutboundResolver } from '../../outbound/dns-lookup.ts';
 import type { SafeFetch } from '../../outbound/safe-fetch.ts';
 import { isLocalDomain } from '../../public-address.ts';
 import { siteOrigin } from './domain.ts';
@@ -34,25 +33,24 @@ export interface VerificationOutcome {
 
 export interface SitesServiceOptions {
   db: Kysely<Database>;
-  config: Config;
   /** SSRF-safe fetch with the scanner's address policy. */
   fetch: SafeFetch;
+  /** Where TXT records are asked (`sites.verification_dns_servers`, else `outbound.dns_servers`). */
+  dns: Pick<OutboundResolver, 'resolveTxt'>;
   now?: () => Date;
 }
 
 export class SitesService {
   readonly #db: Kysely<Database>;
   readonly #fetch: SafeFetch;
-  readonly #resolver: Resolver;
+  readonly #dns: Pick<OutboundResolver, 'resolveTxt'>;
   readonly #now: () => Date;
 
   constructor(options: SitesServiceOptions) {
     this.#db = options.db;
     this.#fetch = options.fetch;
     this.#now = options.now ?? (() => new Date());
-    this.#resolver = new Resolver({ timeout: 3000, tries: 2 });
-    const servers = options.config.sites.verification_dns_servers;
-    if (servers.length) this.#resolver.setServers(servers);
+    this.#dns = options.dns;
   }
 
   /**
@@ -187,7 +185,7 @@ export class SitesService {
     if (isLocalDomain(site.domain))
       return { method: 'dns', passed: false, detail: 'local domains have no DNS records' };
     try {
-      const records = (await this.#resolver.resolveTxt(site.domain)).map((chunks) => chunks.join(''));
+      const records = (await this.#dns.resolveTxt(site.domain)).map((chunks) => chunks.join(''));
       const passed = records.includes(`${VERIFICATION_NAME}=${site.verification_token}`);
       return {
         method: 'dns',

@@ -354,7 +354,8 @@ export function brandSegment(title: string): string {
 const clean = (text: string): string => text.replace(/\s+/g, ' ').trim();
 const foldDiacritics = (text: string): string => text.normalize('NFKD').replace(/\p{M}/gu, '');
 
-function asArray(value: unknown): unknown[] {
+/** A JSON-LD value that may be one item or a list, as a list (nothing for null or absent). */
+export function asArray(value: unknown): unknown[] {
   if (value === undefined || value === null) return [];
   return Array.isArray(value) ? value : [value];
 }
@@ -389,14 +390,15 @@ function addressText(value: unknown): string | undefined {
 /** "SoftwareCompany" -> "software company". */
 const humanizeType = (type: string): string => type.replace(/(?<=[a-z])(?=[A-Z])/g, ' ').toLowerCase();
 
-function typesOf(node: Record<string, unknown>): string[] {
+/** The schema.org types of a JSON-LD node, without the `https://schema.org/` prefix. */
+export function typesOf(node: Record<string, unknown>): string[] {
   return asArray(node['@type'])
     .filter((t): t is string => typeof t === 'string')
     .map((t) => t.replace(/^https?:\/\/schema\.org\//, ''));
 }
 
 /** Every object node of a JSON-LD document: arrays, `@graph`, nested values (bounded depth). */
-function jsonLdNodes(
+export function jsonLdNodes(
   data: unknown,
   depth = 0,
   out: Record<string, unknown>[] = [],

@@ -1,0 +1,191 @@
+/**
+ * A brand's channels in one order, from three sources - what the brand registered with us
+ * (`brand_agents`, `brand_channels`), the curated registry's contacts, and what discovery found on
+ * its site - the registered seeding and outranking the registry, the registry the site.
+ *
+ * Delivery order (issue 29): the registered agent (webhook, then A2A, MCP, email as it registered)
+ * > the brand's own A2A agent > email (the registry's, then the site's: `ContactPoint`s for returns,
+ * then customer service, then billing, then untyped, then `mailto:` links) > none. Every other
+ * channel - an MCP server found on the site, the contact form, chat, phone, help pages, the return
+ * policy - is for the person's kit, in that order. A channel that failed a delivery and is still
+ * held (`channel_failures`) keeps its place in the list but not in the delivery order.
+ */
+import type { Kysely } from 'kysely';
+import type {
+  BrandAgentRow,
+  BrandChannelRow,
+  ChannelFailureRow,
+  Database,
+  DiscoveredChannelRow,
+} from '../../../../db/schema.ts';
+import type { SecretBox } from '../../../secrets.ts';
+import type { Brand } from '../../charges/brand-registry.ts';
+import { findBrandAgent } from '../../directory/repository.ts';
+import { findBrandChannel } from '../repository.ts';
+import { activeFailures, discoveredChannels } from './repository.ts';
+import type { ChannelDetail, ChannelKind, ChannelSource, FoundBy } from './schemas.ts';
+
+export interface RankedChannel {
+  kind: ChannelKind;
+  /** Always the real address; `private` says whether it may be shown. */
+  address: string;
+  /** Registered webhooks and return emails are the brand's private arrangement with us. */
+  private: boolean;
+  detail: ChannelDetail;
+  source: ChannelSource;
+  found_by: FoundBy;
+  source_url: string | null;
+  found_at: string | null;
+  /** 1-based place in the delivery order; null for kit-only or failed channels. */
+  delivery_rank: number | null;
+  failed: { at: string; reason: string; until: string } | null;
+}
+
+export interface ChannelSources {
+  registered: BrandChannelRow | undefined;
+  agent: BrandAgentRow | undefined;
+  brand: Pick<Brand, 'contact' | 'returns'> | undefined;
+  found: readonly DiscoveredChannelRow[];
+  failures: readonly ChannelFailureRow[];
+}
+
+type Unranked = Omit<RankedChannel, 'delivery_rank' | 'failed'>;
+
+const registered = (kind: ChannelKind, address: string, isPrivate: boolean): Unranked => ({
+  kind,
+  address,
+  private: isPrivate,
+  detail: {},
+  source: 'registered',
+  found_by: 'registered_agent',
+  source_url: null,
+  found_at: null,
+});
+
+const fromRegistry = (kind: ChannelKind, address: string, detail: ChannelDetail = {}): Unranked => ({
+  kind,
+  address,
+  private: false,
+  detail,
+  source: 'registry',
+  found_by: 'registry_contact',
+  source_url: null,
+  found_at: null,
+});
+
+/** Every channel of the sources, sorted, with delivery ranks. Pure. */
+export function rankChannels(sources: ChannelSources): RankedChannel[] {
+  const list: Unranked[] = [];
+  const { registered: channel, agent, brand } = sources;
+  const protocols = agent ? (JSON.parse(agent.protocols) as string[]) : [];
+  if (channel?.webhook_url && channel.webhook_secret)
+    list.push(registered('webhook', channel.webhook_url, true));
+  if (agent && protocols.includes('a2a')) list.push(registered('a2a', agent.endpoint, false));
+  if (agent && protocols.includes('mcp')) list.push(registered('mcp', agent.endpoint, false));
+  if (channel?.email) list.push(registered('email', channel.email, true));
+  if (brand?.contact.email) list.push(fromRegistry('email', brand.contact.email));
+  if (brand?.contact.phone) list.push(fromRegistry('phone', brand.contact.phone));
+  if (brand?.contact.support_url)
+    list.push(fromRegistry('support_page', brand.contact.support_url, { purpose: 'help' }));
+  if (brand?.returns.portal_url)
+    list.push(fromRegistry('support_page', brand.returns.portal_url, { purpose: 'returns portal' }));
+  if (brand?.returns.policy_url) list.push(fromRegistry('return_policy', brand.returns.policy_url));
+  for (const row of sources.found) {
+    list.push({
+      kind: row.kind as ChannelKind,
+      address: row.address,
+      private: false,
+      detail: JSON.parse(row.detail) as ChannelDetail,
+      source: 'site',
+      found_by: row.found_by as FoundBy,
+      source_url: row.source_url,
+      found_at: row.found_at,
+    });
+  }
+  // One entry per kind and address: the first source (registered, registry, site) wins.
+  const unique = list.filter(
+    (c, i) =>
+      list.findIndex((o) => o.kind === c.kind && o.address.toLowerCase() === c.address.toLowerCase()) === i,
+  );
+  const sorted = unique
+    .map((c, i) => ({ c, i, key: sortKey(c) }))
+    .sort((a, b) => a.key - b.key || a.i - b.i)
+    .map(({ c }) => c);
+  let rank = 0;
+  return sorted.map((c) => {
+    const failure = sources.failures.find(
+      (f) => f.kind === c.kind && f.address.toLowerCase() === c.address.toLowerCase(),
+    );
+    const failed = failure
+      ? { at: failure.failed_at, reason: failure.reason, until: failure.failed_until }
+      : null;
+    const delivers = deliveryGroup(c) !== null && !failed;
+    return { ...c, delivery_rank: delivers ? ++rank : null, failed };
+  });
+}
+
+/** The delivery tier of a channel (lower first), or null for a kit-only channel. */
+function deliveryGroup(c: Unranked): number | null {
+  if (c.source === 'registered') return ['webhook', 'a2a', 'mcp', 'email'].indexOf(c.kind);
+  if (c.kind === 'a2a') return 4;
+  if (c.kind === 'email') return c.source === 'registry' ? 5 : 6 + emailOrder(c) / 10;
+  return null;
+}
+
+const kitOrder: ChannelKind[] = ['mcp', 'form', 'chat', 'phone', 'support_page', 'return_policy'];
+
+function sortKey(c: Unranked): number {
+  const group = deliveryGroup(c);
+  if (group !== null) return group;
+  const registry = c.source === 'registry' ? 0 : 0.5;
+  return 10 + kitOrder.indexOf(c.kind) + registry;
+}
+
+/** Site emails: ContactPoints for returns, customer service, billing, untyped; then mailto links. */
+function emailOrder(c: Unranked): number {
+  if (c.found_by === 'mailto_link') return 4;
+  const type = c.detail.contact_type ?? '';
+  if (/return|refund|exchange/i.test(type)) return 0;
+  if (/customer|support|service|care|help/i.test(type)) return 1;
+  if (/billing|payment|account/i.test(type)) return 2;
+  return 3;
+}
+
+/**
+ * The channels of `domain` as stored now, ranked (no discovery runs here). With `only`, just the
+ * channels of those kinds, and only the sources that can hold one are read: `POST /return` asks for
+ * what the outbox delivers on (a webhook, an email with SMTP) and reads one or three tables, not four.
+ */
+export async function rankedChannelsOf(
+  db: Kysely<Database>,
+  secrets: SecretBox,
+  brand: ChannelSources['brand'],
+  domain: string,
+  now: string,
+  only: (kind: ChannelKind) => boolean = () => true,
+): Promise<RankedChannel[]> {
+  const agentKinds = only('a2a') || only('mcp');
+  const siteKinds = siteKindsOf.some(only);
+  const [registeredChannel, agent, found] = await Promise.all([
+    findBrandChannel(db, secrets, domain),
+    agentKinds ? findBrandAgent(db, domain) : undefined,
+    siteKinds ? discoveredChannels(db, domain) : [],
+  ]);
+  const sources = { registered: registeredChannel, agent, brand, found, failures: [] as ChannelFailureRow[] };
+  const candidates = rankChannels(sources).filter((c) => only(c.kind));
+  if (candidates.length === 0) return [];
+  sources.failures = await activeFailures(db, domain, now);
+  return rankChannels(sources).filter((c) => only(c.kind));
+}
+
+/** Kinds a site can show (every kind but a registered webhook). */
+const siteKindsOf: ChannelKind[] = [
+  'a2a',
+  'mcp',
+  'email',
+  'form',
+  'phone',
+  'chat',
+  'support_page',
+  'return_policy',
+];
