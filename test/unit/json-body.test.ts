@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import { type MalformedJson, parseJsonBody } from '../../servers/json-body.ts';
+
+const bytes = (text: string | number[]) =>
+  typeof text === 'string' ? Buffer.from(text, 'utf8') : Buffer.from(text);
+const fault = (body: string | number[]): MalformedJson | undefined => {
+  const parsed = parseJsonBody(bytes(body));
+  return parsed.ok ? undefined : parsed.fault;
+};
+
+describe('parseJsonBody', () => {
+  it('parses what JSON.parse does when nothing is repeated or ill-formed', () => {
+    const body = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'lookup_card_charge', arguments: { charge: 'NETFLIX.COM "quoted" \\ {"a":1}' } },
+      list: [{ a: 1 }, { a: 2 }, [], {}, 'a', { b: { a: 1 } }],
+      emoji: '\u{1F600} \uD83D\uDE00',
+      same: { a: 1, A: 2, 'a ': 3 },
+    };
+    const text = JSON.stringify(body);
+    expect(parseJsonBody(bytes(text))).toEqual({ ok: true, value: body });
+    // Escapes that decode to well-formed text: a pair, a BMP character, an escaped backslash before `u`.
+    expect(parseJsonBody(bytes('{"a":"\\uD83D\\uDE00","b":"\\u00e9","c":"\\\\uD800"}'))).toEqual({
+      ok: true,
+      value: { a: '\u{1F600}', b: 'é', c: '\\uD800' },
+    });
+    // A byte order mark is ignored (RFC 8259 section 8.1).
+    expect(parseJsonBody(bytes([0xef, 0xbb, 0xbf, ...bytes('{"a":1}')]))).toEqual({
+      ok: true,
+      value: { a: 1 },
+    });
+  });
+
+  it('refuses invalid UTF-8 at the byte where it starts', () => {
+    // `{"a":"` then a lone continuation byte
+    expect(fault([...bytes('{"a":"'), 0x80, ...bytes('"}')])).toEqual({ offset: 6, reason: 'invalid UTF-8' });
+    // A surrogate encoded in UTF-8 (CESU-8), after a real U+FFFD and a multi-byte character.
+    expect(fault([...bytes('{"\uFFFD\u00e9":"'), 0xed, 0xa0, 0x80, ...bytes('"}')])).toEqual({
+      offset: 10,
+      reason: 'invalid UTF-8',
+    });
+    // Overlong encoding of "/", and a sequence cut short at the end.
+    expect(fault([...bytes('["'), 0xc0, 0xaf, ...bytes('"]')])?.offset).toBe(2);
+    expect(fault([...bytes('["ab'), 0xe2, 0x82])?.offset).toBe(4);
+  });
+
+  it('refuses a lone surrogate escape, high or low, in a value or a name, naming the member', () => {
+    expect(fault('{"a":{"b":["x","\\uD800"]}}')).toEqual({
+      offset: 16,
+      reason: 'lone surrogate escape (RFC 7493 section 2.1)',
+      field: 'a.b.1',
+    });
+    expect(fault('{"a":"ok \\uDC00"}')).toMatchObject({ offset: 9, field: 'a' });
+    expect(fault('{"a":"\\uD83D\\u0041"}')).toMatchObject({ offset: 6, field: 'a' });
+    expect(fault('{"a":"\\uD83D x \\uDE00"}')).toMatchObject({ offset: 6, field: 'a' });
+    expect(fault('{"a":"\\uDE00\\uD83D"}')).toMatchObject({ offset: 6, field: 'a' });
+    expect(fault('{"a":"\\uD83D"}')).toMatchObject({ offset: 6 });
+    expect(fault('{"p":{"k\\udbff":1}}')).toMatchObject({ offset: 8, field: 'p' });
+    // A raw astral character after a high surrogate escape still leaves the escape alone.
+    expect(fault('{"a":"\\uD83D\u{1F600}"}')).toMatchObject({ offset: 6 });
+  });
+
+  it('refuses a name repeated in any object at any depth, however it is spelled', () => {
+    expect(fault('{"amount":1,"currency":"USD","amount":1500}')).toEqual({
+      offset: 29,
+      reason: 'duplicate name (RFC 7493 section 2.3)',
+      field: 'amount',
+    });
+    expect(fault('{"params":{"arguments":{"charge":"a","x":[1,{"k":1,"k":2}]}}}')).toMatchObject({
+      field: 'params.arguments.x.1.k',
+    });
+    // The same name escaped, and repeated after a nested object holding it.
+    expect(fault('{"a":1,"\\u0061":2}')).toMatchObject({ offset: 7, field: 'a' });
+    expect(fault('{"a":{"a":{"a":1}},"b":2,"a":3}')).toMatchObject({ offset: 25, field: 'a' });
+    // Objects with many names (kept in a set), and the same name in sibling objects, which is fine.
+    const many = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, i]));
+    const text = JSON.stringify(many);
+    expect(fault(text)).toBeUndefined();
+    expect(fault(`${text.slice(0, -1)},"k17":0}`)).toMatchObject({ field: 'k17' });
+    expect(fault('[{"a":1},{"a":1}]')).toBeUndefined();
+  });
+
+  it('names the byte, not the character, after multi-byte text', () => {
+    expect(fault('{"é":"日本","é":1}')).toMatchObject({ offset: 15, field: 'é' });
+    expect(fault([0xef, 0xbb, 0xbf, ...bytes('{"a":1,"a":2}')])).toMatchObject({ offset: 10 });
+  });
+
+  it('reports a syntax error with the position V8 names', () => {
+    expect(fault('{"a": 1,}')).toEqual({ offset: 8, reason: 'Expected double-quoted property name' });
+    expect(fault('{"é": tru}')?.reason).toMatch(/^Unexpected token/);
+    expect(fault('{"a": ')).toEqual({ offset: 6, reason: 'unexpected end of input' });
+  });
+
+  it('passes the decoded text to the reviver it is given', () => {
+    const seen: string[] = [];
+    const parsed = parseJsonBody(bytes('{"id":1}'), (text) => {
+      seen.push(text);
+      return (key, value) => (key === 'id' ? 2 : value);
+    });
+    expect(parsed).toEqual({ ok: true, value: { id: 2 } });
+    expect(seen).toEqual(['{"id":1}']);
+  });
+
+  it('walks bodies nested deeper than the call stack', () => {
+    const deep = `${'['.repeat(100_000)}{"a":1,"a":2}${']'.repeat(100_000)}`;
+    expect(fault(deep)?.field?.split('.')).toHaveLength(100_001);
+  });
+});
