@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { encodePaymentResponseHeader } from '@x402/core/http';
 import type { SettleResponse } from '@x402/core/types';
 import cors from 'cors';
-import express, {
+import {
   type ErrorRequestHandler,
   type NextFunction,
   type Request,
@@ -18,6 +18,7 @@ import express, {
 } from 'express';
 import type { Logger } from 'pino';
 import { ServiceError, toServiceError } from '../errors.ts';
+import { jsonBody } from '../json-body.ts';
 import {
   type AnyOperation,
   CallContext,
@@ -178,7 +179,7 @@ export function surfaceRouter(
   });
 
   const methodsByPath = new Map<string, Set<string>>();
-  const jsonBody = express.json({ limit: services.config.http.body_limit_bytes, strict: true });
+  const defaultBody = jsonBody(services.config.http.body_limit_bytes);
   for (const op of operations) {
     const http = op.http;
     if (!http || http.surface !== surface) continue;
@@ -214,7 +215,7 @@ export function surfaceRouter(
         sendJson(res, http.status?.(output) ?? http.successStatus ?? 200, output);
       };
     const method = http.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
-    const body = http.bodyLimitBytes ? express.json({ limit: http.bodyLimitBytes, strict: true }) : jsonBody;
+    const body = http.bodyLimitBytes ? jsonBody(http.bodyLimitBytes) : defaultBody;
     if (surface === 'site') router.all(http.path, crossOrigin);
     if (http.input === 'body') router[method](http.path, requireJson(), body, handler('body'));
     else router[method](http.path, handler('query'));
