@@ -8,19 +8,20 @@ const fault = (body: string | number[]): MalformedJson | undefined => {
   return parsed.ok ? undefined : parsed.fault;
 };
 
+/** A body holding every kind of member, with names repeated only across objects. */
+const wellFormed = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'tools/call',
+  params: { name: 'lookup_card_charge', arguments: { charge: 'NETFLIX.COM "quoted" \\ {"a":1}' } },
+  list: [{ a: 1 }, { a: 2 }, [], {}, 'a', { b: { a: 1 } }],
+  emoji: '\u{1F600} \uD83D\uDE00',
+  same: { a: 1, A: 2, 'a ': 3 },
+};
+
 describe('parseJsonBody', () => {
   it('parses what JSON.parse does when nothing is repeated or ill-formed', () => {
-    const body = {
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: { name: 'lookup_card_charge', arguments: { charge: 'NETFLIX.COM "quoted" \\ {"a":1}' } },
-      list: [{ a: 1 }, { a: 2 }, [], {}, 'a', { b: { a: 1 } }],
-      emoji: '\u{1F600} \uD83D\uDE00',
-      same: { a: 1, A: 2, 'a ': 3 },
-    };
-    const text = JSON.stringify(body);
-    expect(parseJsonBody(bytes(text))).toEqual({ ok: true, value: body });
+    expect(parseJsonBody(bytes(JSON.stringify(wellFormed)))).toEqual({ ok: true, value: wellFormed });
     // Escapes that decode to well-formed text: a pair, a BMP character, an escaped backslash before `u`.
     expect(parseJsonBody(bytes('{"a":"\\uD83D\\uDE00","b":"\\u00e9","c":"\\\\uD800"}'))).toEqual({
       ok: true,
