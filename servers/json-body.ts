@@ -204,7 +204,10 @@ function firstFault(text: string): Fault | undefined {
   const steps: (string | number)[] = [];
   let depth = -1;
   let nameNext = false;
+  // The next backslash, and the next escape that may be a surrogate's, at or after `i` (-1: none
+  // left): each is searched for once per stretch of text, however many strings hold escapes.
   let backslash = text.indexOf('\\');
+  let surrogate = backslash === -1 ? -1 : nextSurrogateEscape(text, backslash);
   for (let i = 0, n = text.length; i < n; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22) {
@@ -213,7 +216,11 @@ function firstFault(text: string): Fault | undefined {
       if (escaped) {
         while (escapedQuote(text, end)) end = text.indexOf('"', end + 1);
         backslash = text.indexOf('\\', end + 1);
-        const lone = loneSurrogate(text, i, end);
+        let lone = -1;
+        if (surrogate !== -1 && surrogate < end) {
+          lone = loneSurrogate(text, i, end);
+          surrogate = nextSurrogateEscape(text, end + 1);
+        }
         if (lone !== -1) {
           const path = steps.slice(0, depth + 1);
           if (nameNext) path.pop();
@@ -275,15 +282,18 @@ const surrogateEscape = /\\u[dD][89a-fA-F]/g;
 /** Every escape of a JSON string in order, so that `\\` is never read as the start of one. */
 const escapes = /\\(?:u([0-9a-fA-F]{4})|.)/gs;
 
+/** Where the next `\uD800`-`\uDFFF` escape may start from `from` on (it may be an escaped backslash's `u`). */
+function nextSurrogateEscape(text: string, from: number): number {
+  surrogateEscape.lastIndex = from;
+  return surrogateEscape.exec(text)?.index ?? -1;
+}
+
 /**
  * The index of the first escape in the string from `start` to `end` (its quotes) that decodes to
  * a lone surrogate: a high one not followed at once by an escaped low one, or a low one alone.
  * -1 if none.
  */
 function loneSurrogate(text: string, start: number, end: number): number {
-  surrogateEscape.lastIndex = start;
-  const near = surrogateEscape.exec(text);
-  if (near === null || near.index > end) return -1;
   escapes.lastIndex = start;
   let high = -1;
   for (let m = escapes.exec(text); m !== null && m.index < end; m = escapes.exec(text)) {

@@ -61,6 +61,12 @@ describe('parseJsonBody', () => {
     expect(fault('{"p":{"k\\udbff":1}}')).toMatchObject({ offset: 8, field: 'p' });
     // A raw astral character after a high surrogate escape still leaves the escape alone.
     expect(fault('{"a":"\\uD83D\u{1F600}"}')).toMatchObject({ offset: 6 });
+    // After many strings with other escapes (and a well-formed pair), the one at the end.
+    const escaped = Array.from({ length: 2000 }, (_, i) => `"k${i}":"\\n\\uD83D\\uDE00"`).join(',');
+    expect(fault(`{${escaped},"last":"\\uDBFF"}`)).toMatchObject({
+      offset: escaped.length + 10,
+      field: 'last',
+    });
   });
 
   it('refuses a name repeated in any object at any depth, however it is spelled', () => {
