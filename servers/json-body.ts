@@ -188,22 +188,35 @@ interface Fault {
   path: (string | number)[];
 }
 
-/** An object's names seen so far: an array while there are few, then a set. */
-type Names = string[] | Set<string>;
+/**
+ * What `firstFault` keeps while it reads, held from call to call so that a common body allocates
+ * nothing there (the pass is synchronous, one body at a time):
+ * - per open container, by depth: where its object's names start on the name stack (-1: an
+ *   array), and its current member (the index of its name on the stack) or element index;
+ * - the name stack: the names of the open objects, as offsets in the text, and decoded when they
+ *   hold an escape;
+ * - the names of an object past SET_FROM of them, as a set.
+ * Trimmed back to KEPT entries after a body nested or named beyond that.
+ */
+const firstName: number[] = [];
+const current: number[] = [];
+const nameStart: number[] = [];
+const nameEnd: number[] = [];
+const decodedName: (string | undefined)[] = [];
+const nameSets: (Set<string> | undefined)[] = [];
 const SET_FROM = 8;
+const KEPT = 256;
 
 /**
  * The first name repeated in an object, or string holding a lone surrogate escape, in `text` -
- * valid JSON, as `JSON.parse` accepted it. One pass outside the strings, tracking each open
- * object's names and each container's current name or index (for the path of the fault).
+ * valid JSON, as `JSON.parse` accepted it. One pass outside the strings (skipped with `indexOf`),
+ * comparing each name with the others of its object where it stands in the text.
  */
 function firstFault(text: string): Fault | undefined {
-  /** Per open container: the names of an object, null for an array. */
-  const names: (Names | null)[] = [];
-  /** Per open container: its current member name or element index. */
-  const steps: (string | number)[] = [];
   let depth = -1;
+  let top = 0;
   let nameNext = false;
+  let fault: Fault | undefined;
   // The next backslash, and the next escape that may be a surrogate's, at or after `i` (-1: none
   // left): each is searched for once per stretch of text, however many strings hold escapes.
   let backslash = text.indexOf('\\');
@@ -212,50 +225,109 @@ function firstFault(text: string): Fault | undefined {
     const c = text.charCodeAt(i);
     if (c === 0x22) {
       let end = text.indexOf('"', i + 1);
-      const escaped = backslash !== -1 && backslash < end;
-      if (escaped) {
+      let decoded: string | undefined;
+      if (backslash !== -1 && backslash < end) {
         while (escapedQuote(text, end)) end = text.indexOf('"', end + 1);
         backslash = text.indexOf('\\', end + 1);
-        let lone = -1;
         if (surrogate !== -1 && surrogate < end) {
-          lone = loneSurrogate(text, i, end);
+          const lone = loneSurrogate(text, i, end);
+          if (lone !== -1) {
+            const reason = 'lone surrogate escape (RFC 7493 section 2.1)';
+            fault = { index: lone, reason, path: pathTo(text, nameNext ? depth : depth + 1) };
+            break;
+          }
           surrogate = nextSurrogateEscape(text, end + 1);
         }
-        if (lone !== -1) {
-          const path = steps.slice(0, depth + 1);
-          if (nameNext) path.pop();
-          return { index: lone, reason: 'lone surrogate escape (RFC 7493 section 2.1)', path };
-        }
+        if (nameNext) decoded = JSON.parse(text.slice(i, end + 1)) as string;
       }
       if (nameNext) {
-        const name = escaped ? (JSON.parse(text.slice(i, end + 1)) as string) : text.slice(i + 1, end);
-        if (seenBefore(names, depth, name)) {
-          return {
-            index: i,
-            reason: 'duplicate name (RFC 7493 section 2.3)',
-            path: [...steps.slice(0, depth), name],
-          };
+        if (repeated(text, depth, top, i + 1, end, decoded)) {
+          const name = decoded ?? text.slice(i + 1, end);
+          const reason = 'duplicate name (RFC 7493 section 2.3)';
+          fault = { index: i, reason, path: [...pathTo(text, depth), name] };
+          break;
         }
-        steps[depth] = name;
+        nameStart[top] = i + 1;
+        nameEnd[top] = end;
+        decodedName[top] = decoded;
+        current[depth] = top++;
         nameNext = false;
       }
       i = end;
     } else if (c === 0x7b) {
-      names[++depth] = [];
-      steps[depth] = '';
+      firstName[++depth] = top;
+      current[depth] = -1;
+      if (nameSets[depth] !== undefined) nameSets[depth] = undefined;
       nameNext = true;
     } else if (c === 0x5b) {
-      names[++depth] = null;
-      steps[depth] = 0;
+      firstName[++depth] = -1;
+      current[depth] = 0;
     } else if (c === 0x7d || c === 0x5d) {
+      if ((firstName[depth] as number) >= 0) top = firstName[depth] as number;
       depth--;
       nameNext = false;
     } else if (c === 0x2c) {
-      if (names[depth] === null) (steps[depth] as number)++;
+      if ((firstName[depth] as number) < 0) (current[depth] as number)++;
       else nameNext = true;
     }
   }
-  return undefined;
+  if (firstName.length > KEPT) firstName.length = current.length = KEPT;
+  if (nameStart.length > KEPT) nameStart.length = nameEnd.length = decodedName.length = KEPT;
+  if (nameSets.length > 0) nameSets.length = 0;
+  return fault;
+}
+
+const nameAt = (text: string, k: number): string =>
+  decodedName[k] ?? text.slice(nameStart[k] as number, nameEnd[k] as number);
+
+/** The member path of the containers open at depths below `depth`. */
+function pathTo(text: string, depth: number): (string | number)[] {
+  const path: (string | number)[] = [];
+  for (let d = 0; d < depth; d++) {
+    path.push((firstName[d] as number) < 0 ? (current[d] as number) : nameAt(text, current[d] as number));
+  }
+  return path;
+}
+
+/**
+ * Whether the object open at `depth` already has the name at `start`..`end` of `text` (`decoded`
+ * when it holds an escape). A few names are compared in place, character by character; past
+ * SET_FROM, the object's names go into a set.
+ */
+function repeated(
+  text: string,
+  depth: number,
+  top: number,
+  start: number,
+  end: number,
+  decoded: string | undefined,
+): boolean {
+  const first = firstName[depth] as number;
+  if (top - first >= SET_FROM) {
+    let names = nameSets[depth];
+    if (names === undefined) {
+      names = new Set();
+      for (let k = first; k < top; k++) names.add(nameAt(text, k));
+      nameSets[depth] = names;
+    }
+    const name = decoded ?? text.slice(start, end);
+    if (names.has(name)) return true;
+    names.add(name);
+    return false;
+  }
+  const length = end - start;
+  for (let k = first; k < top; k++) {
+    if (decoded !== undefined || decodedName[k] !== undefined) {
+      if (nameAt(text, k) === (decoded ?? text.slice(start, end))) return true;
+      continue;
+    }
+    const from = nameStart[k] as number;
+    if ((nameEnd[k] as number) - from !== length) continue;
+    let j = 0;
+    while (j < length && text.charCodeAt(from + j) === text.charCodeAt(start + j)) j++;
+    if (j === length) return true;
+  }
+  return false;
 }
 
 /** Whether the quote at `at` is escaped: an odd run of backslashes before it. */
@@ -263,19 +335,6 @@ function escapedQuote(text: string, at: number): boolean {
   let i = at - 1;
   while (text.charCodeAt(i) === 0x5c) i--;
   return (at - 1 - i) % 2 === 1;
-}
-
-function seenBefore(names: (Names | null)[], depth: number, name: string): boolean {
-  const seen = names[depth] as Names;
-  if (Array.isArray(seen)) {
-    if (seen.includes(name)) return true;
-    if (seen.length < SET_FROM) seen.push(name);
-    else names[depth] = new Set([...seen, name]);
-    return false;
-  }
-  if (seen.has(name)) return true;
-  seen.add(name);
-  return false;
 }
 
 const surrogateEscape = /\\u[dD][89a-fA-F]/g;

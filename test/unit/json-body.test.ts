@@ -110,6 +110,73 @@ describe('parseJsonBody', () => {
     expect(seen).toEqual(['{"id":1}']);
   });
 
+  it('finds the first repeated name of random bodies, as a reading of the whole tree does', () => {
+    // Objects as lists of members, so that a name can be given twice; names drawn from a few, in
+    // spellings that decode alike (an escaped letter, an escaped quote or backslash).
+    type Value = string | number | Value[] | { members: [string, Value][] };
+    let seed = 28;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const spellings: [string, string][] = [
+      ['a', '"a"'],
+      ['a', '"\\u0061"'],
+      ['b"', '"b\\""'],
+      ['c\\', '"c\\\\"'],
+      ['d:', '"d:"'],
+      ['e', '"e"'],
+      ['f', '"f"'],
+      ['g', '"g"'],
+      ['h', '"h"'],
+      ['i', '"i"'],
+    ];
+    const value = (depth: number): Value => {
+      const kind = depth > 3 ? random(2) : random(4);
+      if (kind === 0) return ['x', 'y"z', '{"a":1}', '\\'][random(4)] as string;
+      if (kind === 1) return random(100);
+      if (kind === 2) return Array.from({ length: random(4) }, () => value(depth + 1));
+      return { members: Array.from({ length: random(12) }, () => [String(random(10)), value(depth + 1)]) };
+    };
+    const write = (v: Value): string => {
+      if (typeof v === 'string' || typeof v === 'number') return JSON.stringify(v);
+      if (Array.isArray(v)) return `[${v.map(write).join(',')}]`;
+      return `{${v.members.map(([k, m]) => `${(spellings[Number(k)] as [string, string])[1]}:${write(m)}`).join(',')}}`;
+    };
+    /** The path of the first repeated name in the order a reader meets the names, or undefined. */
+    const firstRepeat = (v: Value, path: (string | number)[]): string | undefined => {
+      if (typeof v !== 'object') return undefined;
+      if (Array.isArray(v)) {
+        for (const [i, item] of v.entries()) {
+          const found = firstRepeat(item, [...path, i]);
+          if (found !== undefined) return found;
+        }
+        return undefined;
+      }
+      const seen = new Set<string>();
+      for (const [k, member] of v.members) {
+        const name = (spellings[Number(k)] as [string, string])[0];
+        if (seen.has(name)) return [...path, name].join('.');
+        seen.add(name);
+        const found = firstRepeat(member, [...path, name]);
+        if (found !== undefined) return found;
+      }
+      return undefined;
+    };
+    let repeats = 0;
+    for (let round = 0; round < 2000; round++) {
+      const body = {
+        members: Array.from({ length: random(6) }, (): [string, Value] => [String(random(10)), value(1)]),
+      };
+      const text = write(body);
+      const expected = firstRepeat(body, []);
+      if (expected !== undefined) repeats++;
+      const found = fault(text);
+      expect({ text, field: found?.field }).toEqual({ text, field: expected });
+    }
+    expect(repeats).toBeGreaterThan(500);
+  });
+
   it('walks bodies nested deeper than the call stack', () => {
     const deep = `${'['.repeat(100_000)}{"a":1,"a":2}${']'.repeat(100_000)}`;
     expect(fault(deep)?.field?.split('.')).toHaveLength(100_001);
