@@ -11,8 +11,7 @@
  * Each is refused as `malformed_json`, naming the byte of the body where the fault starts and the
  * member it is in. A UTF-8 byte order mark is ignored (RFC 8259 section 8.1 allows it).
  */
-import type { RequestHandler } from 'express';
-import express from 'express';
+import express, { type RequestHandler } from 'express';
 import { ServiceError } from './errors.ts';
 
 /** Where and why a body is not the JSON this service accepts. */
