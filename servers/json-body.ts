@@ -34,9 +34,9 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * `bytes` as a JSON value, or the first fault in it. `reviverFor` sees the decoded text and may
  * return a reviver for `JSON.parse` (the MCP adapter's check of inexact numeric ids).
  *
- * The common body costs a fatal decode, `JSON.parse` and one pass over the text outside its
- * strings (`firstFault`): strings are skipped with `indexOf`, and only those holding an escape
- * are looked into.
+ * The common body costs a fatal decode, `JSON.parse` and a count of its members
+ * (`mayHoldFault`); a body that may hold a fault is read once more outside its strings
+ * (`firstFault`).
  */
 export function parseJsonBody(
   bytes: Uint8Array,
@@ -55,7 +55,7 @@ export function parseJsonBody(
   } catch (err) {
     return { ok: false, fault: syntaxFault(bytes, text, err) };
   }
-  const fault = firstFault(text);
+  const fault = mayHoldFault(text, value) ? firstFault(text) : undefined;
   if (fault === undefined) return { ok: true, value };
   return {
     ok: false,
@@ -179,6 +179,54 @@ function syntaxFault(bytes: Uint8Array, text: string, err: unknown): MalformedJs
   if (message.startsWith('Unexpected end of JSON input'))
     return { offset: bytes.length, reason: 'unexpected end of input' };
   return { reason: message };
+}
+
+/** Objects and arrays of a parsed body still to count (`membersOf`), kept from call to call. */
+const pending: unknown[] = [];
+
+/**
+ * Whether `text`, which JSON.parse read as `value`, may hold a repeated name or a lone surrogate
+ * escape. Without a backslash it has no escape at all, so each of its colons is a name separator
+ * or a character of a string: when there are only as many colons as `value` has members, no
+ * member was lost to a repeated name.
+ */
+function mayHoldFault(text: string, value: unknown): boolean {
+  if (text.indexOf('\\') !== -1 || inheritsEnumerable()) return true;
+  let colons = 0;
+  for (let at = text.indexOf(':'); at !== -1; at = text.indexOf(':', at + 1)) colons++;
+  return colons !== membersOf(value);
+}
+
+/** Whether objects inherit an enumerable property (a polluted prototype), which `membersOf` would count. */
+function inheritsEnumerable(): boolean {
+  for (const _ in empty) return true;
+  return false;
+}
+const empty = {};
+
+/** The members of every object in `value`. */
+function membersOf(value: unknown): number {
+  let members = 0;
+  let top = 0;
+  if (typeof value === 'object' && value !== null) pending[top++] = value;
+  while (top > 0) {
+    const node = pending[--top] as Record<string, unknown> | unknown[];
+    pending[top] = undefined;
+    if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i++) {
+        const item = node[i];
+        if (typeof item === 'object' && item !== null) pending[top++] = item;
+      }
+    } else {
+      for (const name in node) {
+        members++;
+        const item = node[name];
+        if (typeof item === 'object' && item !== null) pending[top++] = item;
+      }
+    }
+  }
+  if (pending.length > KEPT) pending.length = KEPT;
+  return members;
 }
 
 interface Fault {

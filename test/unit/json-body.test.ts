@@ -89,6 +89,21 @@ describe('parseJsonBody', () => {
     expect(fault('[{"a":1},{"a":1}]')).toBeUndefined();
   });
 
+  it('counts members to skip the second reading only where no name can repeat', () => {
+    // Colons in strings, and a repeated name among them, without a backslash anywhere.
+    expect(fault('{"url":"https://a.example:8443/x","a":"b:c"}')).toBeUndefined();
+    expect(fault('{"a":"x:y","a":1}')).toMatchObject({ field: 'a' });
+    expect(fault('{"a":{"b":1},"a":{"c":2,"d":3}}')).toMatchObject({ field: 'a' });
+    // A polluted prototype would add its property to every count: the body is then read again.
+    const prototype = Object.prototype as Record<string, unknown>;
+    prototype.polluted = 1;
+    try {
+      expect(fault('{"a":1,"a":2}')).toMatchObject({ field: 'a' });
+    } finally {
+      delete prototype.polluted;
+    }
+  });
+
   it('names the byte, not the character, after multi-byte text', () => {
     expect(fault('{"é":"日本","é":1}')).toMatchObject({ offset: 15, field: 'é' });
     expect(fault([0xef, 0xbb, 0xbf, ...bytes('{"a":1,"a":2}')])).toMatchObject({ offset: 10 });
