@@ -32,7 +32,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * `bytes` as a JSON value, or the first fault in it. `reviverFor` sees the decoded text and may
- * return a reviver for `JSON.parse` (the MCP adapter's check of inexact numeric ids).
+ * return a reviver for `JSON.parse` that looks at the values and returns each as it is (the MCP
+ * adapter's check of inexact numeric ids): the count of members below reads what it parsed.
  *
  * The common body costs a fatal decode, `JSON.parse` and a count of its members
  * (`mayHoldFault`); a body that may hold a fault is read once more outside its strings
