@@ -4,9 +4,10 @@
  * and the registration metadata checks, plus the metadata mirrors on `site_url` (SPEC
  * "Authentication" rule 7: the site's documents publish the issuer's own, same issuer).
  */
-import express, { type RequestHandler, Router } from 'express';
-import { invalid, toServiceError } from '../servers/errors.ts';
+import { type RequestHandler, Router } from 'express';
+import { invalid, ServiceError, toServiceError } from '../servers/errors.ts';
 import { nulFields } from '../servers/input.ts';
+import { jsonBody } from '../servers/json-body.ts';
 import type { Services } from '../servers/services.ts';
 import { signupHandler } from './anonymous/routes.ts';
 import { identityAssertionRouter } from './assertions/routes.ts';
@@ -58,7 +59,7 @@ export function authorizationRouter(services: Services, authz: AuthorizationServ
 
   // Open registration (RFC 7591) is a write anyone can make: limited per client address, and its
   // metadata held to what `client-metadata.ts` allows before oidc-provider stores it.
-  const registrationBody = express.json({ limit: MAX_METADATA_BYTES });
+  const registrationBody = jsonBody(MAX_METADATA_BYTES);
   router.post('/oauth/clients/register', async (req, res, next) => {
     const refuse = (status: number, error: string, error_description: string, headers = {}) => {
       res
@@ -77,6 +78,11 @@ export function authorizationRouter(services: Services, authz: AuthorizationServ
       const type = (err as { type?: string } | undefined)?.type;
       if (type === 'entity.too.large') {
         refuse(413, 'invalid_client_metadata', `client metadata over ${MAX_METADATA_BYTES / 1024} KiB`);
+        return;
+      }
+      if (err instanceof ServiceError && err.code === 'malformed_json') {
+        // RFC 7591 section 3.2.2 names no error for a body that is not JSON: RFC 6749's invalid_request.
+        refuse(400, 'invalid_request', err.message);
         return;
       }
       if (err) {

@@ -15,8 +15,9 @@
  * BENCH_ONLY=load a minute of mixed load at 200 connections (bench/load.ts, also `npm run bench:load`);
  * BENCH_ONLY=hotpaths the hot paths of issue 15 (card lookups, POST /return, public and owner MCP
  * tools/call) at both log levels, info and warn, each with the heap bytes a request allocates
- * (`allocation.ts`, taken after the rates); BENCH_ONLY=discovery one brand channel discovery of each
- * fixture brand site over loopback (`discovery.ts`).
+ * (`allocation.ts`, taken after the rates), and the JSON body reader's cost per body in process;
+ * BENCH_ONLY=discovery one brand channel discovery of each fixture brand site over loopback
+ * (`discovery.ts`).
  *
  * The service runs with brand channel discovery on, pointed at a brand world on loopback in which
  * netflix.com (the brand of the POST /return scenario) has a site; its discovery runs once before
@@ -39,6 +40,7 @@ import { measureChargeLookups } from './charges.ts';
 import { signedInDashboard } from './dashboard.ts';
 import { discoveryConfigFile, measureDiscovery } from './discovery.ts';
 import { INSPECT_ARG, inspectorOf } from './inspector.ts';
+import { measureJsonBodies } from './json-body.ts';
 import { runLoad } from './load.ts';
 import { measureMatching, measureRealRegistry } from './matching.ts';
 import { type OwnerMcp, ownerMcp } from './owner.ts';
@@ -262,6 +264,29 @@ const mcpHeaders = {
 const toolCall = (name: string, args: Record<string, unknown>) =>
   JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
 const lookupCall = toolCall('lookup_card_charge', { charge: 'CHECKCARD 0312 NETFLIX.COM 866-579-7172 CA' });
+const returnBody = JSON.stringify({
+  brand_domain: 'netflix.com',
+  name: 'Bench Person',
+  contact: 'bench@example.com',
+  order_number: 'B-1',
+  amount: 15.49,
+  currency: 'USD',
+});
+
+/** The JSON body reader on the hot paths' bodies (`json-body.ts`). */
+function printJsonBodyCosts(): void {
+  process.stdout.write('\nJSON body reader in process (parseJsonBody; before it: toString + JSON.parse):\n');
+  const costs = measureJsonBodies({
+    'MCP tools/call lookup_card_charge': lookupCall,
+    'POST /return': returnBody,
+  });
+  for (const c of costs) {
+    process.stdout.write(
+      `  ${`${c.name} (${c.bytes} bytes)`.padEnd(50)}${format(c.strictNs).padStart(7)} ns per body ` +
+        `(toString + JSON.parse ${format(c.lenientNs)} ns, +${format(c.strictNs - c.lenientNs)} ns)\n`,
+    );
+  }
+}
 
 /**
  * Issue 15 section 4: the hot paths of one service process, named with its log level. The owner
@@ -304,14 +329,7 @@ function hotPathScenarios(serviceUrl: string, level: string, owner: OwnerMcp, se
         url: `${serviceUrl}/cs/return`,
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          brand_domain: 'netflix.com',
-          name: 'Bench Person',
-          contact: 'bench@example.com',
-          order_number: 'B-1',
-          amount: 15.49,
-          currency: 'USD',
-        }),
+        body: returnBody,
       },
       rpsTarget: 3000,
     },
@@ -587,6 +605,7 @@ async function main(): Promise<void> {
     rmSync(warnDir, { recursive: true, force: true });
   }
 
+  printJsonBodyCosts();
   process.stdout.write('\nDescriptor matching in process, the real registry (curated + open-data index):\n');
   const real = measureRealRegistry();
   process.stdout.write(
@@ -752,6 +771,7 @@ async function hotPaths(): Promise<void> {
     await world?.close();
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   }
+  printJsonBodyCosts();
 }
 
 /**

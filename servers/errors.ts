@@ -10,6 +10,10 @@ import { isDatabaseUnavailable } from '../db/database.ts';
 
 export const errorCodes = {
   validation_failed: { status: 400, title: 'The request has invalid fields' },
+  /**
+   * Not JSON, or JSON this service does not take (`json-body.ts`): bytes that are not UTF-8, a lone
+   * surrogate escape, a name given twice in one object (RFC 8259, RFC 7493 I-JSON).
+   */
   malformed_json: { status: 400, title: 'The request body is not valid JSON' },
   /**
    * Bytes that do not decode: a path segment that is not valid percent-encoding (RFC 3986 section

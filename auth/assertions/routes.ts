@@ -9,13 +9,14 @@
  *   call to the owner MCP server with any of them is refused. Without a bearer header the request
  *   is the browser sign-out of oidc-provider (`rpInitiatedLogout`), which ends the sign-in session.
  */
-import express, { type RequestHandler, Router } from 'express';
+import { type RequestHandler, Router } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Database } from '../../db/schema.ts';
 import { invalid, ServiceError, toServiceError } from '../../servers/errors.ts';
 import { Email } from '../../servers/features/accounts/schemas.ts';
 import { nulFields } from '../../servers/input.ts';
+import { jsonBody } from '../../servers/json-body.ts';
 import { fieldErrors } from '../../servers/operation.ts';
 import type { Services } from '../../servers/services.ts';
 import type { BearerResult } from '../bearer.ts';
@@ -60,7 +61,7 @@ export function identityAssertionRouter(
   emailCodes: EmailCodes,
 ): Router {
   const router = Router();
-  const json = express.json({ limit: '4kb' });
+  const json = jsonBody('4kb');
 
   router.post(EMAIL_CODE_PATH, json, async (req, res, next) => {
     try {

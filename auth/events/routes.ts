@@ -11,6 +11,7 @@ import express, { type Request, type RequestHandler, Router } from 'express';
 import type { z } from 'zod';
 import { invalid, notFound, ServiceError, toServiceError } from '../../servers/errors.ts';
 import { nulFields } from '../../servers/input.ts';
+import { jsonBody } from '../../servers/json-body.ts';
 import { fieldErrors } from '../../servers/operation.ts';
 import { requireCallableDestination } from '../../servers/outbound/safe-fetch.ts';
 import type { Services } from '../../servers/services.ts';
@@ -133,7 +134,7 @@ function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
 export function securityEventsRouter(services: Services): Router {
   const { config } = services;
   const router = Router();
-  const json = express.json({ limit: '16kb' });
+  const json = jsonBody('16kb');
   const issuer = config.auth_url;
   const db = services.db;
   const box = services.secrets;

@@ -29,7 +29,8 @@ import {
 import { agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
 import express, { type Request, type RequestHandler } from 'express';
 import { serviceVersion } from '../config.ts';
-import { failureLogLevel, toServiceError } from '../errors.ts';
+import { failureLogLevel, ServiceError, toServiceError } from '../errors.ts';
+import { jsonBody } from '../json-body.ts';
 import { type AnyOperation, CallContext, invokeOperation, type RequestInfo } from '../operation.ts';
 import type { Services } from '../services.ts';
 import { A2A_PATH, AGENT_CARD_PATH } from './api-catalog.ts';
@@ -200,6 +201,17 @@ export function a2aRouter(services: Services, operations: readonly AnyOperation[
   router.use(AGENT_CARD_PATH, (req, res, next) => {
     res.setHeader('Access-Control-Allow-Origin', '*');
     cardHandler(req, res, next);
+  });
+  // The body is read here, under the service's one rule for JSON (`parseJsonBody`); the SDK's own
+  // parser then finds it read. A refused body is a JSON-RPC Parse error, as over MCP.
+  const body = jsonBody(services.config.http.body_limit_bytes);
+  router.use(A2A_PATH, (req, res, next) => {
+    body(req, res, (err?: unknown) => {
+      if (!(err instanceof ServiceError) || err.code !== 'malformed_json') return next(err);
+      res
+        .status(400)
+        .json({ jsonrpc: '2.0', id: null, error: { code: -32700, message: `Parse error: ${err.message}` } });
+    });
   });
   router.use(
     A2A_PATH,

@@ -44,6 +44,7 @@ import { z } from 'zod';
 import { serviceVersion } from '../config.ts';
 import { failureLogLevel, toServiceError } from '../errors.ts';
 import { closeAfterAnswer } from '../http-refusals.ts';
+import { describeFault, type MalformedJson, parseJsonBody } from '../json-body.ts';
 import {
   type AnyOperation,
   CallContext,
@@ -665,7 +666,13 @@ export function createMcpEndpoint(
     if (res.headersSent || (!body.ok && body.error === 'aborted')) return;
     if (!body.ok) {
       if (body.error === 'invalid')
-        return rpcError(res, 400, ErrorCode.ParseError, 'Parse error: invalid JSON', caller.head);
+        return rpcError(
+          res,
+          400,
+          ErrorCode.ParseError,
+          `Parse error: ${describeFault(body.fault)}`,
+          caller.head,
+        );
       closeAfterAnswer(req, res);
       return rpcError(res, 413, ErrorCode.InvalidRequest, 'Request body too large', caller.head);
     }
@@ -868,16 +875,18 @@ function denotes(literal: string, value: number): boolean {
 
 /**
  * Reads a JSON body up to `limit` bytes. Lighter than body-parser on the hot path of every MCP call;
- * the content type was checked by the caller. A body that may hold an inexact number is parsed with
- * each number's source text (ECMAScript JSON.parse source text access), and the objects whose
- * numeric `id` parsing altered are returned in `roundedIds`.
+ * the content type was checked by the caller. The body is held to the service's one rule for JSON
+ * (`parseJsonBody`). A body that may hold an inexact number is parsed with each number's source
+ * text (ECMAScript JSON.parse source text access), and the objects whose numeric `id` parsing
+ * altered are returned in `roundedIds`.
  */
 async function readJson(
   req: IncomingMessage,
   limit: number,
 ): Promise<
   | { ok: true; value: unknown; roundedIds?: WeakSet<object> }
-  | { ok: false; error: 'too_large' | 'invalid' | 'aborted' }
+  | { ok: false; error: 'too_large' | 'aborted' }
+  | { ok: false; error: 'invalid'; fault: MalformedJson }
 > {
   // Not read: Node drops the rest of a body its answer did not read.
   if (Number(req.headers['content-length']) > limit) return { ok: false, error: 'too_large' };
@@ -898,20 +907,22 @@ async function readJson(
     req.on('aborted', aborted).on('error', aborted);
   });
   if (outcome !== 'read') return { ok: false, error: outcome };
-  const text =
-    chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8');
-  try {
-    if (!inexactNumber.test(text)) return { ok: true, value: JSON.parse(text) };
-    const roundedIds = new WeakSet<object>();
-    const value = JSON.parse(text, function (this: object, key, value, context?: { source?: string }) {
-      if (key === 'id' && typeof value === 'number' && !denotes(context?.source ?? '', value))
-        roundedIds.add(this);
-      return value;
-    });
-    return { ok: true, value, roundedIds };
-  } catch {
-    return { ok: false, error: 'invalid' };
-  }
+  let roundedIds: WeakSet<object> | undefined;
+  const parsed = parseJsonBody(
+    chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks),
+    (text) => {
+      if (!inexactNumber.test(text)) return undefined;
+      const rounded = new WeakSet<object>();
+      roundedIds = rounded;
+      return function (this: object, key, value, context) {
+        if (key === 'id' && typeof value === 'number' && !denotes(context?.source ?? '', value))
+          rounded.add(this);
+        return value;
+      };
+    },
+  );
+  if (!parsed.ok) return { ok: false, error: 'invalid', fault: parsed.fault };
+  return roundedIds ? { ok: true, value: parsed.value, roundedIds } : { ok: true, value: parsed.value };
 }
 
 function extraOf(req: IncomingMessage): MessageExtraInfo {

@@ -23,7 +23,9 @@ export const Problem = z
     errors: z
       .array(z.object({ field: z.string(), message: z.string() }))
       .optional()
-      .describe('Failing fields (validation_failed, malformed_request).'),
+      .describe(
+        'Failing fields (validation_failed, malformed_request, malformed_json: the member and byte at fault).',
+      ),
     retry_after_s: z
       .number()
       .int()

@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { encodePaymentResponseHeader } from '@x402/core/http';
 import type { SettleResponse } from '@x402/core/types';
 import cors from 'cors';
-import express, {
+import {
   type ErrorRequestHandler,
   type NextFunction,
   type Request,
@@ -19,6 +19,7 @@ import express, {
 import type { Logger } from 'pino';
 import { failureLogLevel, notFound, ServiceError, toServiceError } from '../errors.ts';
 import { closeAfterAnswer } from '../http-refusals.ts';
+import { jsonBody } from '../json-body.ts';
 import {
   type AnyOperation,
   CallContext,
@@ -148,7 +149,7 @@ export function requireJson(): RequestHandler {
  * connection in stages while the client still sends (`closeAfterAnswer`).
  */
 function jsonBodyWithin(limit: number): RequestHandler {
-  const parse = express.json({ limit, strict: true });
+  const parse = jsonBody(limit);
   return (req, res, next) => {
     if (Number(req.headers['content-length']) > limit) return next(bodyTooLarge(limit));
     parse(req, res, next);
@@ -196,7 +197,7 @@ export function surfaceRouter(
   });
 
   const methodsByPath = new Map<string, Set<string>>();
-  const jsonBody = jsonBodyWithin(services.config.http.body_limit_bytes);
+  const defaultBody = jsonBodyWithin(services.config.http.body_limit_bytes);
   for (const op of operations) {
     const http = op.http;
     if (!http || http.surface !== surface) continue;
@@ -236,7 +237,7 @@ export function surfaceRouter(
         sendJson(res, http.status?.(output) ?? http.successStatus ?? 200, output);
       };
     const method = http.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
-    const body = http.bodyLimitBytes ? jsonBodyWithin(http.bodyLimitBytes) : jsonBody;
+    const body = http.bodyLimitBytes ? jsonBodyWithin(http.bodyLimitBytes) : defaultBody;
     if (surface === 'site') router.all(http.path, crossOrigin);
     if (http.input === 'body') router[method](http.path, requireJson(), body, handler('body'));
     else router[method](http.path, handler('query'));

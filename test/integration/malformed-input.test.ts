@@ -1,11 +1,13 @@
 /**
  * Malformed input is the client's fault on every route, once per dialect: text holding NUL
  * (PostgreSQL cannot store it, SQLite would), dates outside the years both databases store, path
- * segments that are not valid percent-encoding, and bodies that do not decode in their
- * Content-Encoding. Each is written as the attack, over every operation of the registry with an
- * HTTP binding and every MCP tool (public and owner), plus the routes outside the registry (the
- * beacon, the authorization server's forms and endpoints, the claim form). The answer is always a
- * 4xx naming the field, never a 5xx, and nothing with NUL is stored.
+ * segments that are not valid percent-encoding, bodies that do not decode in their
+ * Content-Encoding, and JSON bodies holding bytes that are not UTF-8, a lone surrogate or a name
+ * given twice in one object (RFC 8259, RFC 7493 I-JSON). Each is written as the attack, over every
+ * operation of the registry with an HTTP binding and every MCP tool (public and owner), plus the
+ * routes outside the registry (the beacon, A2A, the authorization server's forms and endpoints, the
+ * claim form). The answer is always a 4xx naming the field, never a 5xx, and nothing with NUL is
+ * stored.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import net from 'node:net';
@@ -666,6 +668,190 @@ describe.each(dialects)('malformed input on every route (%s)', (dialect) => {
       misses(outcomes, (o) => {
         const [status, code] = expected.get(o.attack) as [number, string];
         return o.status === status && o.body.code === code;
+      }),
+    ).toEqual([]);
+  });
+
+  it('refuses invalid UTF-8, lone surrogates and repeated names in every JSON body, naming the byte: REST, MCP, A2A, OAuth', async () => {
+    const { site_url: site, auth_url: auth, mcp_url: mcp } = service.config;
+    /** What an answer names: the status, the JSON-RPC or problem code, and the text naming the fault. */
+    const outcomes: { attack: string; status: number; code: unknown; names: string }[] = [];
+    const expected = new Map<string, { status: number; code: unknown; names: string[] }>();
+    const attack = async (
+      name: string,
+      url: string,
+      headers: Record<string, string>,
+      body: Buffer,
+      want: { status: number; code: unknown; names: string[] },
+    ) => {
+      const res = await fetch(url, { method: 'POST', headers, body });
+      const answer = (await res.json()) as Json;
+      const problem = answer.errors?.[0];
+      outcomes.push({
+        attack: name,
+        status: res.status,
+        code: answer.code ?? answer.error?.code ?? answer.error,
+        names: problem
+          ? `${problem.field}: ${problem.message}`
+          : (answer.error?.message ?? answer.error_description ?? ''),
+      });
+      expected.set(name, want);
+    };
+    /**
+     * The hostile versions of a valid JSON object `text`: a byte that is not UTF-8 (a lone 0xFF, a
+     * surrogate encoded in UTF-8), a lone surrogate escape, and a repeated name smuggling a second
+     * value for a real field - each with the byte offset and member the refusal must name.
+     */
+    const hostile = (text: string): [string, Buffer, number, string][] => {
+      const rest = text === '{}' ? '}' : `,${text.slice(1)}`;
+      const input = JSON.parse(text) as Input;
+      const [field, value] = Object.entries(input)[0] ?? ['note', 'x'];
+      const smuggled = JSON.stringify(typeof value === 'number' ? value * 100 : 'smuggled');
+      const members = text === '{}' ? `{"${field}":"x"` : text.slice(0, -1);
+      const raw = (bytes: number[]) =>
+        Buffer.concat([Buffer.from('{"note":"a'), Buffer.from(bytes), Buffer.from(`b"${rest}`)]);
+      return [
+        ['0xFF byte', raw([0xff]), 10, '(body)'],
+        ['UTF-8 encoded surrogate', raw([0xed, 0xa0, 0x80]), 10, '(body)'],
+        ['lone surrogate escape', Buffer.from(`{"note":"a\\uD800b"${rest}`), 10, 'note'],
+        [
+          `repeated ${field}`,
+          Buffer.from(`${members},"${field}":${smuggled}}`),
+          Buffer.byteLength(members) + 1,
+          field,
+        ],
+      ];
+    };
+
+    // Every body route of the registry: the customer service agent, the public API's writes, the
+    // paid SKUs (refused before any payment is asked for), souls.
+    let bodyRoutes = 0;
+    for (const op of httpOperations.filter((o) => o.http?.input === 'body')) {
+      bodyRoutes++;
+      const [url, init] = rest(op, validInput(op));
+      for (const [name, body, offset, field] of hostile(init.body as string)) {
+        await attack(
+          `${op.http?.method} ${op.http?.path} ${name}`,
+          url,
+          init.headers as Record<string, string>,
+          body,
+          {
+            status: 400,
+            code: 'malformed_json',
+            names: [`${field}: `, `at byte ${offset}`],
+          },
+        );
+      }
+    }
+    expect(bodyRoutes).toBeGreaterThan(20);
+
+    // Both MCP servers, through the direct route and (with an Origin) the router: a JSON-RPC Parse
+    // error naming the byte and the member.
+    const rpc = (tool: string, args: string) =>
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"${tool}","arguments":${args}}}`;
+    const mcpHeaders = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+    };
+    const endpoints: [string, string, Record<string, string>, string, string][] = [
+      ['public MCP', mcp, mcpHeaders, 'lookup_card_charge', '{"charge":"NETFLIX.COM"}'],
+      [
+        'public MCP via the router',
+        mcp,
+        { ...mcpHeaders, origin: new URL(mcp).origin },
+        'lookup_card_charge',
+        '{"charge":"NETFLIX.COM"}',
+      ],
+      [
+        'owner MCP',
+        `${mcp}/auth`,
+        { ...mcpHeaders, authorization: `Bearer ${ownerToken}` },
+        'get_owner_context',
+        '{}',
+      ],
+    ];
+    for (const [server, url, headers, tool, args] of endpoints) {
+      const valid = rpc(tool, args);
+      const bodies: [string, Buffer, number, string][] = [
+        ...hostile(args).map(([name, body, offset, field]): [string, Buffer, number, string] => [
+          name,
+          Buffer.concat([Buffer.from(valid.slice(0, valid.indexOf(args))), body, Buffer.from('}}')]),
+          valid.indexOf(args) + offset,
+          field === '(body)' ? '' : `in params.arguments.${field}`,
+        ]),
+        // A second tool name after the arguments, and a second id.
+        [
+          'repeated tool name',
+          Buffer.from(`${valid.slice(0, -2)},"name":"start_return_request"}}`),
+          valid.length - 2 + 1,
+          'in params.name',
+        ],
+        ['repeated id', Buffer.from(`${valid.slice(0, -1)},"id":2}`), valid.length, 'in id'],
+      ];
+      for (const [name, body, offset, member] of bodies) {
+        await attack(`${server} ${name}`, url, headers, body, {
+          status: 400,
+          code: -32700,
+          names: [`at byte ${offset}`, member],
+        });
+      }
+    }
+
+    // A2A JSON-RPC: a Parse error too.
+    const a2a = '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1"}}}';
+    await attack(
+      'A2A repeated method',
+      `${site}/a2a`,
+      { 'content-type': 'application/json' },
+      Buffer.from(`${a2a.slice(0, -1)},"method":"CancelTask"}`),
+      {
+        status: 400,
+        code: -32700,
+        names: [`at byte ${a2a.length}`, 'in method'],
+      },
+    );
+
+    // The authorization server: client registration (RFC 7591) answers RFC 6749 invalid_request; the
+    // email-code endpoint of the identity assertion method its problem+json.
+    const registration = JSON.stringify({
+      redirect_uris: ['http://127.0.0.1:9/cb'],
+      client_name: 'attacker',
+    });
+    for (const [name, body, offset, field] of hostile(registration)) {
+      await attack(
+        `client registration ${name}`,
+        `${auth}/oauth/clients/register`,
+        { 'content-type': 'application/json' },
+        body,
+        {
+          status: 400,
+          code: 'invalid_request',
+          names: [`at byte ${offset}`, field === '(body)' ? '' : `in ${field}`],
+        },
+      );
+    }
+    const emailCode = JSON.stringify({ email: owner.email, client_id: 'some-client' });
+    for (const [name, body, offset, field] of hostile(emailCode)) {
+      await attack(
+        `email code ${name}`,
+        `${auth}/assertions/email`,
+        { 'content-type': 'application/json' },
+        body,
+        {
+          status: 400,
+          code: 'malformed_json',
+          names: [`${field}: `, `at byte ${offset}`],
+        },
+      );
+    }
+
+    expect(
+      outcomes.filter((o) => {
+        const want = expected.get(o.attack) as { status: number; code: unknown; names: string[] };
+        return (
+          o.status !== want.status || o.code !== want.code || !want.names.every((n) => o.names.includes(n))
+        );
       }),
     ).toEqual([]);
   });
