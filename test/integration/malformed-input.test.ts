@@ -35,7 +35,7 @@ const soulKey = () => ({ kty: 'OKP', crv: 'Ed25519', x: 'B'.repeat(43) });
 /** The account's own verified brand domain (registrable, as return requests require). */
 const BRAND = 'nul-attack-brand.com';
 /** Ids of the account's own resources, set before the attacks, so the attacks name real ones. */
-const ids = { site: SOME_ID, request: SOME_ID, key: SOME_ID };
+const ids = { site: SOME_ID, request: SOME_ID, requestToken: 'rrt_unknown', key: SOME_ID };
 const today = new Date().toISOString().slice(0, 10);
 const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
 
@@ -66,6 +66,12 @@ const validInputs = (): Record<string, Input> => ({
     },
   },
   getReturnStatus: { request_id: ids.request },
+  cancelReturnRequest: {
+    request_id: ids.request,
+    request_token: ids.requestToken,
+    reason: 'Bought elsewhere.',
+  },
+  sendReturnMessage: { request_id: ids.request, request_token: ids.requestToken, message: 'Any news?' },
   getBrandChannels: { domain: 'netflix.com' },
   createAccount: { email: 'new-owner@example.com', password: 'correct horse battery staple' },
   createServiceKey: { label: 'ci' },
@@ -386,7 +392,9 @@ describe.each(dialects)('malformed input on every route (%s)', (dialect) => {
       .execute();
     await setUp(byName('registerBrandAgent'), validInput(byName('registerBrandAgent')));
     const started = validInput(byName('startReturnRequest'));
-    ids.request = (await setUp(byName('startReturnRequest'), { ...started, brand_domain: BRAND })).request_id;
+    const request = await setUp(byName('startReturnRequest'), { ...started, brand_domain: BRAND });
+    ids.request = request.request_id;
+    ids.requestToken = request.request_token;
     ids.key = (await setUp(byName('createServiceKey'), { label: 'second' })).key_id;
 
     const auth = service.config.auth_url;
