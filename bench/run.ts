@@ -502,7 +502,7 @@ const baselineScenario = (baseline: Started): Scenario => ({
 /** The traffic ingestion scenarios of a service (`label` tells two services' apart). */
 const trafficTargets = (traffic: TrafficTarget, service: Started, label = ''): Scenario[] => [
   {
-    name: `GET /beacon (pixel hit, durable before 204)${label}`,
+    name: `GET /beacon (pixel hit, committed before 204)${label}`,
     options: traffic.beacon,
     target: 0.8,
     events: 1,

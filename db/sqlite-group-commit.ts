@@ -40,6 +40,7 @@
  * (`sqlite-parameters.ts`). An in-memory database has no second connection and no WAL: each transaction
  * commits on its own.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type SQLite from 'better-sqlite3';
 import {
   type CompiledQuery,
@@ -155,6 +156,8 @@ interface Member {
 /** Transactions committed together, and what waits for them to be durable. */
 class Batch {
   readonly members: Member[] = [];
+  /** Members answered at COMMIT, before the WAL sync (`acknowledgeAtCommit`). */
+  readonly #atCommit: Member[] = [];
   /**
    * A read waits for this batch: transactions begun after the read must not join it, or a
    * transaction that awaits the read (it started first) would wait for itself.
@@ -176,12 +179,28 @@ class Batch {
     return new Promise((resolve, reject) => this.members.push({ resolve, reject }));
   }
 
+  /** Settles at COMMIT (or its failure), without waiting for the WAL sync. */
+  joinAtCommit(): Promise<void> {
+    return new Promise((resolve, reject) => this.#atCommit.push({ resolve, reject }));
+  }
+
+  /** Someone waits for this batch's COMMIT, not its sync: it commits without waiting for one. */
+  get awaitsCommit(): boolean {
+    return this.#atCommit.length > 0;
+  }
+
+  /** COMMIT returned: the members answered at commit are. */
+  committed(): void {
+    for (const member of this.#atCommit.splice(0)) member.resolve();
+  }
+
   succeed(): void {
     for (const member of this.members) member.resolve();
     this.#settle();
   }
 
   fail(err: unknown): void {
+    for (const member of this.#atCommit.splice(0)) member.reject(err);
     for (const member of this.members) member.reject(err);
     this.#settle();
   }
@@ -300,8 +319,9 @@ export class GroupCommitDriver implements Driver {
     this.#exec(`release ${SAVEPOINT}`);
     lease.transaction = false;
     this.#active = undefined;
-    const durable = batch.join();
-    // The next transaction may run now; this one is answered once the batch is durable.
+    const durable = commitAcknowledged.getStore() ? batch.joinAtCommit() : batch.join();
+    // The next transaction may run now; this one is answered once the batch is durable (or, under
+    // `acknowledgeAtCommit`, committed).
     lease.unlockWriter();
     this.#afterTransaction();
     await durable;
@@ -432,10 +452,13 @@ export class GroupCommitDriver implements Driver {
   /**
    * The batch commits in `setImmediate` - or, while the WAL sync of the previous batch is under way,
    * when that sync returns: the transactions arriving meanwhile join this batch and share the next
-   * sync, rather than each small batch paying a COMMIT of its own and waiting for the sync anyway.
+   * sync, rather than each small batch paying a COMMIT of its own and waiting for the sync anyway. A
+   * batch that holds a transaction answered at COMMIT (`acknowledgeAtCommit`) commits without
+   * waiting: its sync follows with the next one.
    */
   #scheduleFlush(): void {
-    if (this.#flushScheduled || (this.#syncing && !this.#batch?.sealed)) return;
+    const batch = this.#batch;
+    if (this.#flushScheduled || (this.#syncing && !batch?.sealed && !batch?.awaitsCommit)) return;
     this.#flushScheduled = true;
     setImmediate(() => {
       this.#flushScheduled = false;
@@ -469,6 +492,7 @@ export class GroupCommitDriver implements Driver {
       batch.fail(this.#broken);
       return;
     }
+    batch.committed();
     if (!this.#syncWal) {
       batch.succeed();
       return;
@@ -498,6 +522,20 @@ export class GroupCommitDriver implements Driver {
       else if (this.#batch) this.#scheduleFlush();
     });
   }
+}
+
+const commitAcknowledged = new AsyncLocalStorage<true>();
+
+/**
+ * Runs `work` so that the transactions it commits are answered at COMMIT - once SQLite wrote them to
+ * the WAL, which any process that opens the database reads, so they survive the crash of this
+ * process - instead of after the WAL sync that makes them survive a power loss too, which follows
+ * at once for the whole group. For writes worth their loss in a power failure's last milliseconds
+ * but not in a crash (a tracking pixel's hits: `features/traffic/ingest.ts`); reads still see only
+ * what is synced. Without grouping (an in-memory database) COMMIT is all there is.
+ */
+export function acknowledgeAtCommit<T>(work: () => Promise<T>): Promise<T> {
+  return commitAcknowledged.run(true, work);
 }
 
 /** One kysely connection acquisition: a transaction, or the statements of one query. */

@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely } from 'kysely';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { openDatabase } from '../../db/database.ts';
-import { GroupCommitSqliteDialect } from '../../db/sqlite-group-commit.ts';
+import { acknowledgeAtCommit, GroupCommitSqliteDialect } from '../../db/sqlite-group-commit.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
 import { type ServiceProcess, spawnService } from '../helpers/process.ts';
 
@@ -25,6 +25,16 @@ function keyRow(key: string) {
     response: '{}',
     created_at: new Date().toISOString(),
   };
+}
+
+/** Values of table `t` committed to the file, read by a connection of its own. */
+function committedKeysOf(file: string): string[] {
+  const other = new SQLite(file, { readonly: true });
+  try {
+    return (other.prepare('select v from t order by v').all() as { v: string }[]).map((r) => r.v);
+  } finally {
+    other.close();
+  }
 }
 
 describe('group commit on SQLite', () => {
@@ -171,6 +181,53 @@ describe('group commit on SQLite', () => {
         db.transaction().execute((trx) => trx.insertInto('t').values({ v: 'c' }).execute()),
       ).rejects.toThrow(/WAL sync failed/);
     } finally {
+      await db.destroy();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('answers a transaction run under acknowledgeAtCommit at its COMMIT, while the WAL sync is still under way', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'group-commit-'));
+    const file = path.join(dir, 'x.db');
+    const writer = new SQLite(file);
+    writer.pragma('journal_mode = WAL');
+    writer.pragma('synchronous = NORMAL');
+    writer.exec('create table t (v text primary key)');
+    const reader = new SQLite(file);
+    reader.pragma('query_only = ON');
+    // The disk, held by the test until it lets go (closing syncs once more).
+    const syncs: ((err: Error | null) => void)[] = [];
+    let held = true;
+    const db = new Kysely<{ t: { v: string } }>({
+      dialect: new GroupCommitSqliteDialect({
+        writer,
+        reader,
+        syncWal: (done) => (held ? syncs.push(done) : done(null)),
+      }),
+    });
+    const insert = (v: string) =>
+      db.transaction().execute((trx) => trx.insertInto('t').values({ v }).execute());
+    try {
+      // A durable write holds the disk: its sync is asked for and not answered.
+      let durable = false;
+      const first = insert('a').then(() => {
+        durable = true;
+      });
+      await vi.waitFor(() => expect(syncs).toHaveLength(1));
+      // Written at commit meanwhile: answered once COMMIT returned, without waiting for any sync.
+      await acknowledgeAtCommit(() => insert('b'));
+      expect(durable).toBe(false);
+      expect(committedKeysOf(file)).toEqual(['a', 'b']); // in the WAL: another process reads both
+      // Its sync follows: the write answered on disk is still answered only after its own sync.
+      syncs.shift()?.(null);
+      await first;
+      await vi.waitFor(() => expect(syncs).toHaveLength(1));
+      syncs.shift()?.(null);
+      // A failed COMMIT fails the caller answered at commit too.
+      await expect(acknowledgeAtCommit(() => insert('a'))).rejects.toThrow(/UNIQUE/);
+    } finally {
+      held = false;
+      for (const done of syncs.splice(0)) done(null);
       await db.destroy();
       rmSync(dir, { recursive: true, force: true });
     }

@@ -10,7 +10,12 @@ import type { Kysely } from 'kysely';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../db/schema.ts';
-import { batchWriter, IngestQueue, type PreparedEvent } from '../../servers/features/traffic/ingest.ts';
+import {
+  batchWriter,
+  commitAcknowledgement,
+  IngestQueue,
+  type PreparedEvent,
+} from '../../servers/features/traffic/ingest.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
 import { storedPaths } from '../helpers/traffic.ts';
 
@@ -65,6 +70,7 @@ describe.each(dialects)('traffic ingestion queue (%s)', (dialect) => {
   const queueOn = (database: TestDatabase, observe: Parameters<typeof observed>[1]) =>
     new IngestQueue(observed(database.handle.db, observe), pino({ level: 'silent' }), {
       write: batchWriter(database.handle.raw),
+      atCommit: commitAcknowledgement(database.handle.raw),
       queueMaxEvents: 1000,
       flushMaxEvents: 100,
       writeTimeoutMs: 60_000,

@@ -15,7 +15,13 @@ import { isStorableInstant } from '../../input.ts';
 import type { SitesService } from '../sites/service.ts';
 import { aiAgentCategories, type TrafficCategory, trafficCategories } from './agents.ts';
 import type { Classifier, Hit } from './classify.ts';
-import { batchWriter, type DurableOutcome, IngestQueue, type PreparedEvent } from './ingest.ts';
+import {
+  batchWriter,
+  commitAcknowledgement,
+  type DurableOutcome,
+  IngestQueue,
+  type PreparedEvent,
+} from './ingest.ts';
 import { networkPrefix, pagePath, urlHost } from './privacy.ts';
 import { type DailyRow, rollupReads, type TrafficReads } from './rollups.ts';
 import {
@@ -89,6 +95,7 @@ export class TrafficService {
     const { traffic } = deps.config;
     this.queue = new IngestQueue(deps.db, deps.log.child({ component: 'traffic' }), {
       write: batchWriter(deps.raw),
+      atCommit: commitAcknowledgement(deps.raw),
       queueMaxEvents: traffic.queue_max_events,
       flushMaxEvents: traffic.flush_max_events,
       writeTimeoutMs: traffic.write_timeout_ms,
@@ -140,16 +147,20 @@ export class TrafficService {
     const headers: Record<string, string | undefined> = {};
     for (const name of AGENT_HEADERS) headers[name] = firstHeader(hit.headers[name]);
     const at = this.#deps.now().toISOString();
-    return this.queue.enqueue([
-      this.#prepare(site.id, 'beacon', at, at, {
-        userAgent: hit.userAgent,
-        referrer: hit.ref,
-        url,
-        headers,
-        ip: hit.ip,
-        status: null,
-      }),
-    ]);
+    return this.queue.enqueue(
+      [
+        this.#prepare(site.id, 'beacon', at, at, {
+          userAgent: hit.userAgent,
+          referrer: hit.ref,
+          url,
+          headers,
+          ip: hit.ip,
+          status: null,
+        }),
+      ],
+      undefined,
+      'commit',
+    );
   }
 
   /**
