@@ -50,7 +50,7 @@ export const benchOperations: AnyOperation[] = [
     access: 'paid',
     http: { surface: 'site', method: 'POST', path: `/api/public/x402/${BENCH_SKU}`, input: 'body' },
     mcp: ['public'],
-    sku: { id: BENCH_SKU, usdc: 0.01 },
+    sku: { id: BENCH_SKU, example: { text: 'hello' }, usdc: 0.01 },
     handler: echo,
   }),
   defineOperation({
@@ -124,7 +124,7 @@ export async function measurePaymentPath(
     const services = await createServices({ config, database, log });
     const op = benchOperations[0] as AnyOperation;
     const requirements = requirementsFor(config, atomicUsdc(0.01)) as PaymentRequirements;
-    const terms = paymentRequired(requirements, resourceOf(config, op, 'rest'), 'bench');
+    const terms = paymentRequired(requirements, resourceOf(config, op, 'rest'), 'bench', {});
     const headers = await signedHeaders(terms, count + 200);
     const context = (header: string): OperationContext => ({
       services,

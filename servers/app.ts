@@ -169,7 +169,8 @@ function siteRouter(services: Services, operations: readonly AnyOperation[]): Re
     null,
     2,
   );
-  router.get('/.well-known/x402.json', (_req, res) => {
+  // Crawlers look for both names (x402's discovery: `/.well-known/x402`; ours first: `.json`).
+  router.get(['/.well-known/x402.json', '/.well-known/x402'], (_req, res) => {
     res.setHeader('Access-Control-Allow-Origin', '*');
     res.type('application/json').send(x402);
   });

@@ -193,6 +193,11 @@ export interface Sku<I> {
   /** Catalog price in USDC (`price_usdc`); the floor when the caller sets the amount. */
   usdc: number;
   /**
+   * A valid input, as a buyer would send it: x402's Bazaar extension shows it in every 402 (a
+   * discovery indexer checks it against the input schema) and `/.well-known/x402.json` lists it.
+   */
+  example: Record<string, unknown>;
+  /**
    * The amount charged for this validated input, for SKUs whose amount the caller sets
    * (featured-bid: bid x days; boost: amount_usdc). Never below `usdc`. Absent: always `usdc`.
    */
@@ -387,6 +392,8 @@ async function invokeUnmeasured<I extends z.ZodType, O extends z.ZodType>(
   rawInput: unknown,
 ): Promise<z.output<O>> {
   await authenticate(op, ctx);
+  // A paid call without input reads its terms: the 402, at the SKU's price (x402 Bazaar indexers).
+  if (op.sku && rawInput === undefined) return ctx.services.payments.quote(op, ctx);
   if (op.sku && isRecord(rawInput) && Object.hasOwn(rawInput, REFERRAL_FIELD)) {
     const { [REFERRAL_FIELD]: ref, ...rest } = rawInput;
     ctx.payment = { credential: undefined, ...ctx.payment, ref };

@@ -96,6 +96,12 @@ export function checkedOperations(list: AnyOperation[]): AnyOperation[] {
     if (op.mcp?.includes('owner') && op.access !== 'owner') {
       throw new Error(`registry: ${op.name} is on the owner MCP server and needs owner access`);
     }
+    // The example every 402 shows (Bazaar) is an input the SKU takes.
+    if (op.sku && !op.input.safeParse(op.sku.example).success) {
+      throw new Error(
+        `registry: ${op.name}'s example input does not parse: ${op.input.safeParse(op.sku.example).error?.message}`,
+      );
+    }
     const keys = [`name:${op.name}`, `tool:${op.toolName}`];
     if (op.http) keys.push(`route:${op.http.surface} ${op.http.method} ${op.http.path}`);
     for (const key of keys) {

@@ -361,7 +361,8 @@ const paymentRequiredHeaders = {
   'PAYMENT-REQUIRED': {
     description:
       'x402 v2 PaymentRequired, base64 JSON: {x402Version: 2, error, resource, accepts: [{scheme: "exact", ' +
-      'network, amount, asset, payTo, maxTimeoutSeconds, extra}]}. v1 clients read the body.',
+      'network, amount, asset, payTo, maxTimeoutSeconds, extra}], extensions: {bazaar}}. v1 clients read the body. ' +
+      'A request with no body (or a GET with no query) and no payment is answered 402 with these terms.',
     schema: { type: 'string' },
   },
   'PAYMENT-RESPONSE': {

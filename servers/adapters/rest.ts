@@ -128,6 +128,18 @@ function queryCoercer(op: AnyOperation): (query: Record<string, unknown>) => Rec
   };
 }
 
+/**
+ * A paid call that carries neither input nor payment - no body (or an empty one) and no query, as
+ * x402's Bazaar indexers send to read a resource's terms: answered with the 402 of its terms
+ * (`PaymentsService.quote`) rather than a 400 or 415 about the input it did not mean to send.
+ */
+function unpaidWithoutInput(req: Request): boolean {
+  if (paymentCredential(req) !== undefined) return false;
+  if (req.method === 'GET' || req.method === 'HEAD') return Object.keys(req.query).length === 0;
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0');
+}
+
 /** JSON bodies only; anything else is 415 before the body is read. */
 export function requireJson(): RequestHandler {
   return (req, _res, next) => {
@@ -203,13 +215,14 @@ export function surfaceRouter(
     if (!http || http.surface !== surface) continue;
     const pathParams = pathParamsOf(http.path);
     const handler =
-      (input: 'query' | 'body', coerce?: ReturnType<typeof queryCoercer>): RequestHandler =>
+      (input: 'query' | 'body' | 'none', coerce?: ReturnType<typeof queryCoercer>): RequestHandler =>
       async (req, res) => {
         const ctx = restContext(req, res, services, operations);
-        let source = input === 'query' ? req.query : req.body;
+        let source = input === 'query' ? req.query : input === 'body' ? req.body : undefined;
         if (op.sku) {
           ctx.payment = { credential: paymentCredential(req) };
-          if (coerce) source = coerce(source);
+          if (input === 'query' && unpaidWithoutInput(req)) source = undefined;
+          else if (coerce) source = coerce(source);
           // A paid POST may name its referral handle in the query as well (`?ref=`).
           else if (typeof req.query.ref === 'string' && isRecord(source) && !('ref' in source))
             source = { ...source, ref: req.query.ref };
@@ -239,7 +252,12 @@ export function surfaceRouter(
     const method = http.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
     const body = http.bodyLimitBytes ? jsonBodyWithin(http.bodyLimitBytes) : defaultBody;
     if (surface === 'site') router.all(http.path, crossOrigin);
-    if (http.input === 'body') router[method](http.path, requireJson(), body, handler('body'));
+    if (http.input === 'body' && op.sku) {
+      const quote = handler('none');
+      const unpaidBodiless: RequestHandler = (req, res, next) =>
+        unpaidWithoutInput(req) ? quote(req, res, next) : next();
+      router[method](http.path, unpaidBodiless, requireJson(), body, handler('body'));
+    } else if (http.input === 'body') router[method](http.path, requireJson(), body, handler('body'));
     else router[method](http.path, handler('query'));
     const methods = methodsByPath.get(http.path) ?? new Set<string>();
     methods.add(http.method);

@@ -7,7 +7,7 @@
 import type { Config } from '../config.ts';
 import type { AnyOperation } from '../operation.ts';
 import { atomicUsdc, networkOf } from '../payments/networks.ts';
-import { requirementsFor, skuUrl } from '../payments/requirements.ts';
+import { requirementsFor, skuUrl, supportedExtensions } from '../payments/requirements.ts';
 import { type JsonSchema, jsonSchemaOf } from './openapi.ts';
 
 export interface X402Document {
@@ -15,6 +15,8 @@ export interface X402Document {
   /** False while no `payments.pay_to` is configured: every `accepts` is then empty. */
   payments_enabled: boolean;
   network: { name: string; caip2: string; asset: string; asset_name: string };
+  /** x402 extensions the 402s carry (`bazaar`: input and output for discovery indexers). */
+  extensions: string[];
   resources: {
     sku: string;
     resource: string;
@@ -26,6 +28,8 @@ export interface X402Document {
     /** `fixed`: exactly the price; `caller_set`: the input sets the amount, the price is its floor. */
     pricing: 'fixed' | 'caller_set';
     input_schema: JsonSchema;
+    /** A valid input (the SKU's example, also in its 402's Bazaar extension). */
+    input_example: Record<string, unknown>;
     output_schema: JsonSchema;
     /** Empty while the SKU cannot be sold here (`available: false`). */
     accepts: NonNullable<ReturnType<typeof requirementsFor>>[];
@@ -53,6 +57,8 @@ export function x402Document(
     x402Version: 2,
     payments_enabled: config.payments.pay_to !== null,
     network: { name: network.name, caip2: network.caip2, asset: network.usdc, asset_name: 'USDC' },
+    // The x402 extensions every 402 of this service carries (`payments/requirements.ts`).
+    extensions: [...supportedExtensions],
     resources: paid.map((op) => {
       const sku = op.sku as NonNullable<typeof op.sku>;
       const requirements = requirementsFor(config, atomicUsdc(sku.usdc));
@@ -68,6 +74,7 @@ export function x402Document(
         price_usdc: sku.usdc,
         pricing: sku.amount ? 'caller_set' : 'fixed',
         input_schema: jsonSchemaOf(op.input, 'input'),
+        input_example: sku.example,
         output_schema: jsonSchemaOf(op.output, 'output'),
         accepts: requirements && !reason ? [requirements] : [],
         available: reason === null,

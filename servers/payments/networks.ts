@@ -43,6 +43,13 @@ export const USDC_DECIMALS = 6;
  * A USDC price (a catalog number such as 0.1 or 650) in atomic units, exactly: the decimal text of
  * the number is read digit by digit, never multiplied as a float (0.1 * 1e6 is 100000.00000000001).
  */
+/** `amount` atomic USDC as a decimal string without trailing zeros: 4000000n -> "4", 10000n -> "0.01". */
+export function usdcText(amount: bigint): string {
+  const unit = 10n ** BigInt(USDC_DECIMALS);
+  const fraction = (amount % unit).toString().padStart(USDC_DECIMALS, '0').replace(/0+$/, '');
+  return fraction ? `${amount / unit}.${fraction}` : `${amount / unit}`;
+}
+
 export function atomicUsdc(usdc: number): bigint {
   if (!Number.isFinite(usdc) || usdc < 0) throw new Error(`not a USDC amount: ${usdc}`);
   const text = usdc.toFixed(USDC_DECIMALS + 2);

@@ -8,6 +8,7 @@
  */
 import type { PaymentRequired, PaymentRequirements, ResourceInfo } from '@x402/core/types';
 import type { PaymentRequiredV1, PaymentRequirementsV1 } from '@x402/core/types/v1';
+import { BAZAAR, bazaarResourceServerExtension, declareDiscoveryExtension } from '@x402/extensions/bazaar';
 import { jsonSchemaOf } from '../adapters/openapi.ts';
 import type { Config } from '../config.ts';
 import type { AnyOperation, RequestInfo } from '../operation.ts';
@@ -71,8 +72,54 @@ export function paymentRequired(
   requirements: PaymentRequirements,
   resource: ResourceInfo,
   error: string,
+  extensions: Record<string, unknown>,
 ): PaymentRequired {
-  return { x402Version: 2, error, resource, accepts: [requirements] };
+  return { x402Version: 2, error, resource, accepts: [requirements], extensions };
+}
+
+/** The x402 extensions this service speaks, as `/.well-known/x402.json` lists them. */
+export const supportedExtensions = [BAZAAR.key] as const;
+
+const discoveryExtensions = new WeakMap<AnyOperation, Record<RequestInfo['via'], Record<string, unknown>>>();
+
+/**
+ * The 402's `extensions`: Bazaar discovery (x402 `extensions/bazaar`), so a facilitator that
+ * settles a payment - or an indexer that probes with an unpaid request - catalogs the SKU with its
+ * input and output: the registry's schemas, the same as the catalog's and the OpenAPI document's.
+ * Over REST a JSON `POST` (or `GET` with query parameters), over MCP the tool. Built with the
+ * reference `declareDiscoveryExtension` and enriched with the method as x402's resource server does
+ * (`bazaarResourceServerExtension.enrichDeclaration`); computed once per SKU.
+ */
+export function discoveryExtensionsOf(op: AnyOperation, via: RequestInfo['via']): Record<string, unknown> {
+  let byVia = discoveryExtensions.get(op);
+  if (!byVia) {
+    const inputSchema = jsonSchemaOf(op.input, 'input');
+    const output = { schema: jsonSchemaOf(op.output, 'output') };
+    const method = op.http?.method ?? 'POST';
+    const input = op.sku?.example ?? {};
+    const http = declareDiscoveryExtension(
+      method === 'GET' ? { input, inputSchema, output } : { bodyType: 'json', input, inputSchema, output },
+    )[BAZAAR.key];
+    const rest = {
+      // The hook reads the request's method alone (its HTTP context's adapter is not needed here).
+      [BAZAAR.key]: bazaarResourceServerExtension.enrichDeclaration?.(http, {
+        method,
+        path: op.http?.path,
+        adapter: null,
+      }),
+    };
+    const mcp = declareDiscoveryExtension({
+      toolName: op.toolName,
+      description: op.title,
+      transport: 'streamable-http',
+      inputSchema,
+      example: input,
+      output,
+    });
+    byVia = { rest, a2a: rest, mcp };
+    discoveryExtensions.set(op, byVia);
+  }
+  return byVia[via];
 }
 
 /**

@@ -50,6 +50,13 @@ export const PaymentRequiredDoc = z
       mimeType: z.string().optional(),
     }),
     accepts: z.array(PaymentRequirementsDoc),
+    extensions: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe(
+        "x402 extensions: `bazaar` (the call's input - an example and its JSON Schema - and output, for " +
+          'discovery indexers; x402 extensions/bazaar).',
+      ),
     code: z.string().optional().describe('Stable error code of this service (payment_required, ...).'),
     message: z.string().optional(),
     errors: z.array(z.object({ field: z.string(), message: z.string() })).optional(),

@@ -52,9 +52,10 @@ import {
   STALE_RESERVATION_MS,
   storeResult,
 } from './ledger.ts';
-import { paymentNetworks } from './networks.ts';
+import { atomicUsdc, paymentNetworks, usdcText } from './networks.ts';
 import {
   amountOf,
+  discoveryExtensionsOf,
   paymentRequired,
   paymentRequiredV1,
   requirementsFor,
@@ -161,6 +162,58 @@ export class PaymentsService {
   }
 
   /**
+   * The 402 of a paid call made without input (a request with no body, or a `GET` with no query):
+   * what x402's Bazaar indexers send to read a resource's terms. The terms at the SKU's floor
+   * price; no input is checked, nothing is reserved. A call with input, valid or not, goes through
+   * `charge` (an invalid one is answered 400 before any 402).
+   */
+  async quote(op: AnyOperation, ctx: OperationContext): Promise<never> {
+    this.available(op, ctx);
+    await this.verifiable();
+    throw this.paymentRequired(this.termsOf(op, ctx, atomicUsdc(op.sku?.usdc ?? 0)), ctx);
+  }
+
+  /** Throws 503 `sku_unavailable` when the SKU cannot be sold here now. */
+  private available(op: AnyOperation, ctx: OperationContext): void {
+    const sku = op.sku as NonNullable<AnyOperation['sku']>;
+    const reason = sku.unavailable?.(ctx.services) ?? this.unavailable();
+    if (reason) throw new ServiceError('sku_unavailable', { detail: `${sku.id}: ${reason}` });
+  }
+
+  /** Nobody is asked to pay (402) for a call that cannot be verified now: 503 while the peers are down. */
+  private async verifiable(): Promise<void> {
+    if (await this.peersUp()) return;
+    throw new ServiceError('service_unavailable', {
+      detail: 'The payment facilitator or the chain does not answer; nothing was charged - retry shortly',
+      headers: { 'Retry-After': String(PEER_RETRY_AFTER_S) },
+    });
+  }
+
+  /** What this call of `op` is offered for, over the transport it came by. */
+  private termsOf(op: AnyOperation, ctx: OperationContext, amount: bigint): Terms {
+    const { config } = this.deps;
+    return {
+      op,
+      requirements: requirementsFor(config, amount) as PaymentRequirements,
+      resource: resourceOf(config, op, ctx.request.via),
+      extensions: discoveryExtensionsOf(op, ctx.request.via),
+    };
+  }
+
+  /** The 402 of a call that carries no payment: the amount asked, and where the payment goes. */
+  private paymentRequired(terms: Terms, ctx: OperationContext): ServiceError {
+    const missing =
+      ctx.request.via === 'mcp'
+        ? '_meta["x402/payment"] is required'
+        : 'PAYMENT-SIGNATURE header is required';
+    return this.refuse(terms, 'payment_required', {
+      reason: missing,
+      detail: `${terms.op.sku?.id} costs ${usdcText(BigInt(terms.requirements.amount))} USDC: pay with x402 (${missing})`,
+      errors: [],
+    });
+  }
+
+  /**
    * Charges one call of `op` with this validated input: returns the handler's output (`run`) once
    * paid, or throws the refusal. `ctx.payment` carries the credential in and the receipt out.
    */
@@ -177,32 +230,16 @@ export class PaymentsService {
     ctx.payment = payment;
     const handle = await this.referralHandleOf(payment.ref);
 
-    const reason = sku.unavailable?.(ctx.services) ?? this.unavailable();
-    if (reason) throw new ServiceError('sku_unavailable', { detail: `${sku.id}: ${reason}` });
+    this.available(op, ctx);
     await sku.check?.(ctx, input as never);
-    // Nobody is asked to pay (402) for a call that cannot be verified now.
-    if (!(await this.peersUp())) {
-      throw new ServiceError('service_unavailable', {
-        detail: 'The payment facilitator or the chain does not answer; nothing was charged - retry shortly',
-        headers: { 'Retry-After': String(PEER_RETRY_AFTER_S) },
-      });
-    }
+    await this.verifiable();
 
-    const requirements = requirementsFor(config, amountOf(op, input)) as PaymentRequirements;
-    const resource = resourceOf(config, op, ctx.request.via);
-    const terms: Terms = { op, requirements, resource };
+    const terms = this.termsOf(op, ctx, amountOf(op, input));
+    const { requirements } = terms;
     const credential = payment.credential;
     if (!credential) {
       await sku.admit?.(ctx.services, input);
-      const missing =
-        ctx.request.via === 'mcp'
-          ? '_meta["x402/payment"] is required'
-          : 'PAYMENT-SIGNATURE header is required';
-      throw this.refuse(terms, 'payment_required', {
-        reason: missing,
-        detail: `${sku.id} costs ${sku.usdc} USDC: pay with x402 (${missing})`,
-        errors: [],
-      });
+      throw this.paymentRequired(terms, ctx);
     }
 
     const decoded = decodeCredential(credential);
@@ -563,7 +600,7 @@ export class PaymentsService {
     settlement?: SettleResponse,
     headers?: Record<string, string>,
   ): ServiceError {
-    const required = paymentRequired(terms.requirements, terms.resource, refusal.reason);
+    const required = paymentRequired(terms.requirements, terms.resource, refusal.reason, terms.extensions);
     return new ServiceError(code, {
       detail: refusal.detail,
       ...(headers ? { headers } : {}),
@@ -632,6 +669,8 @@ interface Terms {
   op: AnyOperation;
   requirements: PaymentRequirements;
   resource: ResourceInfo;
+  /** The 402's x402 extensions (`discoveryExtensionsOf`). */
+  extensions: Record<string, unknown>;
 }
 
 /** The receipt of a payment, naming the network as the payer's x402 version does. */

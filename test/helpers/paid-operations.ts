@@ -57,7 +57,7 @@ export function testPaidOperations(counter: EchoCounter = { runs: new Map() }): 
     access: 'paid',
     http: { surface: 'site', method: 'POST', path: `/api/public/x402/${TEST_SKU}`, input: 'body' },
     mcp: ['public'],
-    sku: { id: TEST_SKU, usdc: TEST_PRICE_USDC },
+    sku: { id: TEST_SKU, example: { text: 'hello' }, usdc: TEST_PRICE_USDC },
     handler: async (ctx, input) => {
       const run = (counter.runs.get(input.text) ?? 0) + 1;
       counter.runs.set(input.text, run);

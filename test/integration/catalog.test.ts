@@ -661,7 +661,7 @@ describe('paid catalog, pure parts', () => {
       ...op,
       name: `sell${id.replace(/-/g, '')}`,
       toolName: `sell_${id.replace(/-/g, '_')}`,
-      sku: { id, usdc },
+      sku: { id, example: op.sku?.example ?? {}, usdc },
       http: { ...(op.http as NonNullable<AnyOperation['http']>), path: `/api/public/x402/${id}` },
     });
     const template = byName('auditEntity');

@@ -239,6 +239,10 @@ describe('discovery documents, pinned against the registry', () => {
 
   it('x402.json lists exactly the paid operations; protected resource metadata names the issuer', async () => {
     const x402 = (await (await get('/.well-known/x402.json')).json()) as Json;
+    // The same document under the name without `.json` that x402 crawlers also ask for.
+    const plain = await get('/.well-known/x402');
+    expect(plain.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await plain.json()).toEqual(x402);
     expect(x402.resources.map((r: Json) => r.sku).sort()).toEqual(
       operations.flatMap((op) => (op.sku ? [op.sku.id] : [])).sort(),
     );

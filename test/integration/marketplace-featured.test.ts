@@ -75,6 +75,8 @@ describe.each(dialects)('featured-bid auction on a local chain (%s)', (dialect) 
     expect(((await low.json()) as Json).errors[0].field).toBe('bid_usdc');
     const unpaid = await bid(null, { domain: 'alpha-shop.com', bid_usdc: 2, days: 3 });
     expect(unpaid.status).toBe(402);
+    // The 402 names the amount asked (2 USDC a day for 3 days), not the SKU's floor price.
+    expect(((await unpaid.json()) as Json).detail).toMatch(/^featured-bid costs 6 USDC: /);
 
     // Placed a day ago (the clock moved back), for 3 days at 2.00 a day: 6.00 USDC.
     first = await payer(10n * USDC);

@@ -104,7 +104,7 @@ describe('registry parity', () => {
 
   it('refuses at start an operation that is paid without a price, priced without being paid, or sold where no adapter charges', () => {
     const free = registry.find((op) => op.access === 'public') as (typeof operations)[number];
-    const sku = { id: 'signal', usdc: 0.1 };
+    const sku = { id: 'signal', example: { domain: 'example.com' }, usdc: 0.1 };
     expect(() => checkedOperations([{ ...free, sku }])).toThrow(/priced SKU exactly when/);
     expect(() => checkedOperations([{ ...free, access: 'paid' }])).toThrow(/priced SKU exactly when/);
     expect(() => checkedOperations([{ ...free, access: 'paid', sku }])).toThrow(/api\/public\/x402\/signal/);

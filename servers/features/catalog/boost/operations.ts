@@ -71,6 +71,7 @@ const domainOf = (raw: string, services: Services): string => {
 
 const sku: Sku<BoostInput> = {
   id: 'boost',
+  example: { domain: 'example.com', url: 'https://example.com/launch', amount_usdc: 5 },
   usdc: MINIMUM_BUDGET_USDC,
   amount: (input) => Math.max(MINIMUM_BUDGET_USDC, usdc(input.amount_usdc)),
   admit: async (services, input) => {

@@ -58,6 +58,7 @@ export type EmbodimentBooking = z.infer<typeof EmbodimentBooking>;
 
 const sku: Sku<EmbodimentInput> = {
   id: 'embodiment',
+  example: { contact: 'owner@example.com', agent_handle: 'example-agent', duration_days: 1 },
   usdc: STARTING_PRICE_USDC,
   unavailable: (services) => embodimentUnavailable(services.config),
 };

@@ -113,6 +113,7 @@ export type EntityAudit = z.infer<typeof EntityAudit>;
 
 const sku: Sku<EntityInput> = {
   id: 'entity',
+  example: { domain: 'example.com', brand: 'Example' },
   usdc: 0.5,
   // Runs without a language model: the own-source audit is the answer then, and says so.
   unavailable: () => null,

@@ -70,6 +70,13 @@ async function minimumNow(services: Services): Promise<number> {
 
 const sku: Sku<FeaturedBidInput> = {
   id: 'featured-bid',
+  example: {
+    domain: 'example.com',
+    bid_usdc: 2,
+    days: 3,
+    url: 'https://example.com/spring',
+    blurb: 'Example, ready for agents',
+  },
   usdc: OPENING_BID_USDC,
   amount: (input) => Math.max(OPENING_BID_USDC, usdc(input.bid_usdc * input.days)),
   admit: async (services, input) => {

@@ -94,7 +94,7 @@ export const llmsTxt = defineSku({
   output: LlmsTxtFiles,
   // Not read-only nor idempotent for the caller: every call is charged.
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-  sku: { id: 'llms-txt', usdc: 1, unavailable: () => null },
+  sku: { id: 'llms-txt', example: { domain: 'example.com' }, usdc: 1, unavailable: () => null },
   errors: ['validation_failed', 'site_unreachable'],
   handler: async (ctx, input) => {
     const { scans } = ctx.services;

@@ -108,6 +108,7 @@ export const noSearchProvider =
 
 const sku: Sku<PeopleSearchInput> = {
   id: 'people-search',
+  example: { name: 'Ada Lovelace', context: 'mathematician, Analytical Engine', location: 'London' },
   usdc: 0.01,
   unavailable: (services) => (services.search ? null : noSearchProvider),
   providers: (services) => services.researchProviders,

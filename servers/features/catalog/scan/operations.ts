@@ -39,7 +39,7 @@ export const scan = defineSku({
   input: PaidScanInput,
   output: PaidScan,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-  sku: { id: 'scan', usdc: 0.1, unavailable: () => null },
+  sku: { id: 'scan', example: { domain: 'example.com', public: false }, usdc: 0.1, unavailable: () => null },
   http: {
     status: (output: PaidScan) => (output.status === 'done' ? 200 : 202),
     otherStatuses: {

@@ -55,7 +55,7 @@ export const signal = defineSku({
   input: SignalCheckInput,
   output: SignalCheck,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-  sku: { id: 'signal', usdc: 0.1, unavailable: () => null },
+  sku: { id: 'signal', example: { domain: 'example.com' }, usdc: 0.1, unavailable: () => null },
   errors: ['validation_failed', 'site_unreachable'],
   handler: async (ctx, input) => {
     const scan = await ctx.services.scans.freshQuickCheck(input.domain, ctx.signal);

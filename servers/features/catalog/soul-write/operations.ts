@@ -25,6 +25,12 @@ export type SoulWriteInput = z.infer<typeof SoulWriteInput>;
 
 const sku: Sku<SoulWriteInput> = {
   id: 'soul-write',
+  example: {
+    agent_id: 'urn:ietf:params:oauth:jwk-thumbprint:sha-256:NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs',
+    content: 'Prefers a refund to store credit.',
+    layer: 'semantic',
+    kind: 'memory',
+  },
   usdc: 0.01,
   unavailable: () => null,
   check: (ctx, input) => ctx.services.souls.requireActive(input.agent_id),

@@ -60,6 +60,7 @@ export type Spotlight = z.infer<typeof Spotlight>;
 
 const sku: Sku<SpotlightInput> = {
   id: 'spotlight',
+  example: { domain: 'example.com', blurb: 'Example, ready for agents' },
   usdc: 25,
   admit: (services) => services.spotlights.admit(),
 };
