@@ -120,7 +120,7 @@ describe.each(dialects)('client ID metadata documents (%s)', (dialect) => {
 
   beforeAll(async () => {
     site = await startClientDocumentSite();
-    service = await startTestService(dialect, { 'auth.client_id_metadata_documents.timeout_ms': 400 });
+    service = await startTestService(dialect);
     accountId = (await service.services.accounts.create(owner)).account.id;
     await service.services.sites.register(accountId, `cimd-${dialect}.example.com`);
   });
@@ -251,7 +251,7 @@ describe.each(dialects)('client ID metadata documents (%s)', (dialect) => {
         'endless',
         /over 5120 bytes/,
       ],
-      [site.handle('/slow.json', () => {}), 'slow', /did not answer within 400 ms/],
+      [site.handle('/slow.json', () => {}), 'slow', /did not answer within 2500 ms/],
       [site.serve('/html.json', '<!doctype html><p>client</p>'), 'not JSON', /is not JSON/],
       [site.serve('/array.json', ['client']), 'array', /is not a JSON object/],
       [
