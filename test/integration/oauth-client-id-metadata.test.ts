@@ -330,6 +330,19 @@ describe.each(dialects)('client ID metadata documents (%s)', (dialect) => {
     expect(body.error_description).toMatch(/is not its own URL/);
   });
 
+  it('answers a bad document sent as client_id to the verified-email code request with 400 naming client_id', async () => {
+    const id = site.serve('/email-mismatch.json', documentFor(site.url('/elsewhere.json')));
+    const res = await fetch(`${service.config.auth_url}/assertions/email`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: owner.email, client_id: id }),
+    });
+    expect(res.status).toBe(400);
+    const problem = (await res.json()) as { errors?: { field: string; message: string }[] };
+    expect(problem.errors?.[0]?.field).toBe('client_id');
+    expect(problem.errors?.[0]?.message).toMatch(/is not its own URL/);
+  });
+
   it('keeps no refusal: a document fixed after a refusal is used at once', async () => {
     const url = site.url('/fixed-later.json');
     site.serve('/fixed-later.json', documentFor(url, { redirect_uris: ['http://client.example/cb'] }));
