@@ -39,11 +39,11 @@ export class ClientIdMetadataRefusal extends Error {
  * Whether `clientId` names a client by its metadata document's URL. For display (the consent page
  * shows its host); oidc-provider decides which URLs it resolves (draft-02 section 3).
  */
-export function isClientIdUrl(clientId: string): boolean {
-  return clientId.startsWith('https://') && URL.canParse(clientId);
+export function isClientIdUrl(clientId: unknown): clientId is string {
+  return typeof clientId === 'string' && clientId.startsWith('https://') && URL.canParse(clientId);
 }
 
-/** The host a client ID URL names, shown to the person deciding (draft-02 section 8.3). */
+/** The host a client ID URL names: what the person deciding can check the self-chosen name against. */
 export function clientIdHost(clientId: string): string | undefined {
   return isClientIdUrl(clientId) ? new URL(clientId).host : undefined;
 }
@@ -51,8 +51,9 @@ export function clientIdHost(clientId: string): string | undefined {
 /** `features.clientIdMetadataDocument` of the provider configuration. */
 export function clientIdMetadataDocumentFeature(settings: ClientIdMetadataSettings, fetch: SafeFetch) {
   // Documents each request has asked for. oidc-provider calls `allowFetch` only for a document it
-  // does not hold, so a second call in one request means the first fetch was refused - and its
-  // authorization error handler looks the client up again to decide where the error goes.
+  // does not hold, so a second call in one request means the first fetch was refused (or, rarely,
+  // the document left the cache meanwhile) - and its authorization error handler looks the client
+  // up again to decide where the error goes, which would fetch a refused document twice.
   const asked = new WeakMap<object, Set<string>>();
   return {
     enabled: settings.enabled,
@@ -60,7 +61,8 @@ export function clientIdMetadataDocumentFeature(settings: ClientIdMetadataSettin
     async allowFetch(ctx: object | undefined, clientId: string) {
       if (ctx) {
         const urls = asked.get(ctx) ?? new Set<string>();
-        if (urls.has(clientId)) throw new errors.InvalidClient('client ID metadata document already refused');
+        if (urls.has(clientId))
+          throw new errors.InvalidClient('the client ID metadata document could not be used');
         asked.set(ctx, urls.add(clientId));
       }
       // Checked before any request so that the refusal can say why; the connection is checked again.
@@ -130,7 +132,7 @@ export async function readClientIdMetadataDocument(
   if (typeof document !== 'object' || document === null || Array.isArray(document))
     throw new ClientIdMetadataRefusal('it is not a JSON object');
   const metadata = document as Record<string, unknown>;
-  // draft-02 section 4.1: the document names the URL it is served from, byte for byte.
+  // draft-02 section 4: the document names the URL it is served from, byte for byte.
   if (metadata.client_id !== url)
     throw new ClientIdMetadataRefusal(
       `its client_id ${JSON.stringify(metadata.client_id)} is not its own URL`,

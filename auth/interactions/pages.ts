@@ -35,7 +35,7 @@ ${body}
 /**
  * The name a client gave itself, and for a client named by its metadata document's URL the host of
  * that URL, which is what the name can be checked against (draft-ietf-oauth-client-id-metadata-document-02
- * section 8.3).
+ * has the authorization server show it during consent).
  */
 function clientLabel(name: string, host: string | undefined): string {
   const named = `<span id="client-name">${escapeHtml(name)}</span>`;
