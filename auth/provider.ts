@@ -2,8 +2,9 @@
  * The embedded OAuth 2.1 authorization server: oidc-provider 9 with one documented configuration
  * (ARCHITECTURE.md section 4, OAuth; SPEC "Authentication"). Issuer = `auth_url`. It offers exactly
  * what the specification lists - open dynamic client registration, the authorization code grant
- * with PKCE S256, refresh tokens (rotated), revocation, JWKS and sign-out - and turns off the rest
- * of what oidc-provider enables by default (PAR, DPoP, userinfo, the development login pages).
+ * with PKCE S256, refresh tokens (rotated), revocation, JWKS and sign-out - plus client ID metadata
+ * documents, which MCP clients prefer to registering (`client-id-metadata.ts`), and turns off the
+ * rest of what oidc-provider enables by default (PAR, DPoP, userinfo, the development login pages).
  *
  * Access tokens are JWTs (`typ at+jwt`, ES256) for one resource, the owner-scoped MCP server at
  * `{mcp_url}/auth`, and live ten minutes. A JWT cannot be recalled, so the resource server also
