@@ -69,6 +69,8 @@ export function agentAuthDescriptor(config: Config) {
         },
         grant_types_supported: ['authorization_code', 'refresh_token'],
         code_challenge_methods_supported: ['S256'],
+        // Instead of registering, a client may use its metadata document's https URL as client_id.
+        client_id_metadata_document_supported: config.auth.client_id_metadata_documents.enabled,
         scopes_supported: [...supportedScopes],
         credential_types_supported: ['oauth_client_credentials', 'bearer_token'],
         bearer_methods_supported: ['header'],
@@ -140,7 +142,13 @@ Use this for the owner-scoped MCP server ${owner}.
 1. \`GET ${config.mcp_url}/auth/.well-known/oauth-protected-resource\`: the resource and its
    authorization server (${auth}).
 2. Register a client: \`POST ${auth}/oauth/clients/register\` with JSON
-   \`{"client_name": "...", "redirect_uris": ["http://127.0.0.1:<port>/callback"], "token_endpoint_auth_method": "none"}\`.
+   \`{"client_name": "...", "redirect_uris": ["http://127.0.0.1:<port>/callback"], "token_endpoint_auth_method": "none"}\`.${
+     config.auth.client_id_metadata_documents.enabled
+       ? `
+   Or register nothing: publish that JSON, with \`"client_id"\` set to its own https URL, and use
+   the URL as your \`client_id\` (a client ID metadata document; the consent page shows its host).`
+       : ''
+   }
 3. Authorization code flow with PKCE (\`code_challenge_method=S256\`, required) at
    \`${auth}/oauth/authorize\` with \`resource=${owner}\` and
    \`scope=${supportedScopes.join(' ')}\`. The person signs in and approves on a consent page.

@@ -2,8 +2,9 @@
  * The embedded OAuth 2.1 authorization server: oidc-provider 9 with one documented configuration
  * (ARCHITECTURE.md section 4, OAuth; SPEC "Authentication"). Issuer = `auth_url`. It offers exactly
  * what the specification lists - open dynamic client registration, the authorization code grant
- * with PKCE S256, refresh tokens (rotated), revocation, JWKS and sign-out - and turns off the rest
- * of what oidc-provider enables by default (PAR, DPoP, userinfo, the development login pages).
+ * with PKCE S256, refresh tokens (rotated), revocation, JWKS and sign-out - plus client ID metadata
+ * documents, which MCP clients prefer to registering (`client-id-metadata.ts`), and turns off the
+ * rest of what oidc-provider enables by default (PAR, DPoP, userinfo, the development login pages).
  *
  * Access tokens are JWTs (`typ at+jwt`, ES256) for one resource, the owner-scoped MCP server at
  * `{mcp_url}/auth`, and live ten minutes. A JWT cannot be recalled, so the resource server also
@@ -13,6 +14,11 @@ import Provider, { type Configuration, errors, type KoaContextWithOIDC } from 'o
 import type { Config } from '../servers/config.ts';
 import type { Services } from '../servers/services.ts';
 import { KyselyAdapter } from './adapter.ts';
+import {
+  clientIdMetadataDocumentFeature,
+  clientIdUrlFailuresAsInvalidClient,
+  providerFetch,
+} from './client-id-metadata.ts';
 import { agentAuthDescriptor } from './descriptor.ts';
 import { dashboardClient, dashboardClientSecret, firstPartyGrant } from './first-party.ts';
 import { logoutPage, logoutSuccessPage, oauthErrorPage } from './interactions/pages.ts';
@@ -100,20 +106,39 @@ export interface AuthorizationServer {
   resource: string;
   /** The owner dashboard's client secret (`first-party.ts`). */
   dashboardSecret: string;
+  /** Whether an https URL may be a `client_id` (`client-id-metadata.ts`), as the metadata says. */
+  clientIdMetadataDocuments: boolean;
+}
+
+/**
+ * How a client of our authorization server gets a `client_id`, as every protected resource metadata
+ * document says it. SPEC "Authentication" rule 4.2 names `resource_registration_endpoint`; RFC 9728
+ * has no field for either, so both repeat what the authorization server metadata says: dynamic
+ * registration there, and whether an https URL of a client ID metadata document may be the
+ * `client_id` (`client_id_metadata_document_supported`, draft-ietf-oauth-client-id-metadata-document-02
+ * section 6), which MCP clients prefer to registering.
+ */
+export function clientRegistrationMetadata(authz: AuthorizationServer) {
+  return {
+    resource_registration_endpoint: `${authz.issuer}/oauth/clients/register`,
+    ...(authz.clientIdMetadataDocuments ? { client_id_metadata_document_supported: true } : {}),
+  };
 }
 
 export async function createAuthorizationServer(
-  services: Pick<Services, 'config' | 'db' | 'accounts' | 'log' | 'secrets'>,
+  services: Pick<Services, 'config' | 'db' | 'accounts' | 'log' | 'secrets' | 'fetch'>,
 ): Promise<AuthorizationServer> {
   const { config, db, accounts } = services;
   const keys = await loadAuthorizationKeys(db, services.secrets);
   const resource = ownerMcpUrl(config);
   const dashboardSecret = await dashboardClientSecret(db, services.secrets);
+  const documents = config.auth.client_id_metadata_documents;
 
   const configuration: Configuration = {
     adapter: (model: string) => new KyselyAdapter(db, model),
-    // Registered clients come from dynamic registration; the one static client is the service's
-    // own owner dashboard (`first-party.ts`).
+    // Registered clients come from dynamic registration or are named by the URL of their metadata
+    // document (`client-id-metadata.ts`); the one static client is the service's own owner
+    // dashboard (`first-party.ts`).
     clients: [dashboardClient(config, dashboardSecret)],
     jwks: keys.jwks,
     cookies: {
@@ -145,6 +170,7 @@ export async function createAuthorizationServer(
     features: {
       devInteractions: { enabled: false },
       registration: { enabled: true, initialAccessToken: false },
+      clientIdMetadataDocument: clientIdMetadataDocumentFeature(documents, services.fetch),
       // A client may only revoke its own tokens (RFC 7009 section 2.1).
       revocation: {
         enabled: true,
@@ -197,6 +223,11 @@ export async function createAuthorizationServer(
     // The agent authentication descriptor rides along in the metadata (`descriptor.ts`).
     discovery: { claim_types_supported: ['normal'], agent_auth: agentAuthDescriptor(config) },
     ttl: { ...tokenLifetimes },
+    // Whatever oidc-provider fetches (client ID metadata documents, a client's sector identifier)
+    // goes through the SSRF-safe fetcher.
+    fetch: providerFetch(services.fetch, documents),
+    // Read and limited by `providerFetch`; this bounds the normalised document it hands on.
+    fetchResponseBodyLimits: { 'client_id metadata document': 2 * documents.max_bytes },
     enabledJWA: { requestObjectSigningAlgValues: [] },
   };
 
@@ -204,6 +235,7 @@ export async function createAuthorizationServer(
   // The router hands every request over addressed to the issuer, X-Forwarded-Host and -Proto
   // included (`router.ts`, addressedToIssuer): the provider reads them to build URLs from config.
   provider.proxy = true;
+  clientIdUrlFailuresAsInvalidClient(provider);
   provider.use(async (ctx, next) => {
     await next();
     const route = (ctx as KoaContextWithOIDC).oidc?.route;
@@ -212,7 +244,14 @@ export async function createAuthorizationServer(
   });
   provider.on('server_error', (_ctx, err) => services.log.error({ err }, 'authorization server error'));
   provider.on('grant.error', (_ctx, err) => services.log.info({ err: err.message }, 'token request refused'));
-  return { provider, keys, issuer: config.auth_url, resource, dashboardSecret };
+  return {
+    provider,
+    keys,
+    issuer: config.auth_url,
+    resource,
+    dashboardSecret,
+    clientIdMetadataDocuments: documents.enabled,
+  };
 }
 
 /**

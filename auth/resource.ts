@@ -10,7 +10,7 @@ import { mcpAllowedHosts } from '../servers/config.ts';
 import type { AnyOperation } from '../servers/operation.ts';
 import type { Services } from '../servers/services.ts';
 import type { BearerResult } from './bearer.ts';
-import { METADATA_CACHE_CONTROL } from './provider.ts';
+import { clientRegistrationMetadata, METADATA_CACHE_CONTROL } from './provider.ts';
 import { resourceScopes, SERVICE_SCOPE } from './scopes.ts';
 
 const PRM = '/.well-known/oauth-protected-resource';
@@ -23,9 +23,7 @@ export function protectedResourceMetadata(services: Services) {
     authorization_servers: [authz.issuer],
     bearer_methods_supported: ['header'],
     scopes_supported: [...resourceScopes],
-    // SPEC "Authentication" rule 4.2 names this field; RFC 9728 has none for registration, so
-    // clients that follow the authorization server metadata find the same endpoint there.
-    resource_registration_endpoint: `${authz.issuer}/oauth/clients/register`,
+    ...clientRegistrationMetadata(authz),
     resource_name: 'Agent service, owner-scoped MCP server',
     resource_documentation: `${services.config.site_url}/`,
   };
@@ -108,7 +106,7 @@ export function publicApiResourceMetadata(services: Services) {
     authorization_servers: [authz.issuer],
     bearer_methods_supported: ['header'],
     scopes_supported: [SERVICE_SCOPE],
-    resource_registration_endpoint: `${authz.issuer}/oauth/clients/register`,
+    ...clientRegistrationMetadata(authz),
     resource_name: 'Agent service, public API (Bearer writes)',
     resource_documentation: `${services.config.public_api_url}/openapi.json`,
   };

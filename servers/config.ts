@@ -385,6 +385,24 @@ export const Config = z
           (list) => new Set(list.map((t) => t.issuer)).size === list.length,
           'each issuer may be listed once',
         ),
+      /**
+       * Client ID metadata documents (`auth/client-id-metadata.ts`): an https URL as `client_id`,
+       * its metadata fetched from there through the SSRF-safe fetcher (`outbound.*` address policy).
+       * `max_bytes` and `timeout_ms` bound one fetch; a fetched document is kept in each process for
+       * its `Cache-Control: max-age` (or `Expires`) held between `cache_min_s` and `cache_max_s`.
+       */
+      client_id_metadata_documents: z
+        .strictObject({
+          enabled: z.boolean(),
+          max_bytes: positiveInt,
+          timeout_ms: positiveInt,
+          cache_min_s: positiveInt,
+          cache_max_s: positiveInt,
+        })
+        .refine((c) => c.cache_min_s <= c.cache_max_s, {
+          message: 'cache_min_s must not be above cache_max_s',
+          path: ['cache_min_s'],
+        }),
       /** Our own transmitter (`auth/events/`): receivers' streams and the SET delivery outbox. */
       security_events: z.strictObject({
         /** Streams one account may hold. */
@@ -579,6 +597,7 @@ export const envBindings: Record<string, EnvBinding> = {
   ANONYMOUS_SCAN_LIMIT: { key: 'auth.anonymous.scan_limit', parse: numberOrRaw },
   ANONYMOUS_SESSION_TTL_S: { key: 'auth.anonymous.session_ttl_s', parse: numberOrRaw },
   AUTH_TRUSTED_TRANSMITTERS: { key: 'auth.trusted_transmitters', parse: jsonOrRaw },
+  AUTH_CLIENT_ID_METADATA_DOCUMENTS: { key: 'auth.client_id_metadata_documents.enabled', parse: flag },
   SSF_DELIVERY_BASE_DELAY_MS: { key: 'auth.security_events.delivery.base_delay_ms', parse: numberOrRaw },
   SSF_DELIVERY_MAX_ATTEMPTS: { key: 'auth.security_events.delivery.max_attempts', parse: numberOrRaw },
   RATE_LIMIT_WRITES_PER_MINUTE: { key: 'rate_limits.unauthenticated_writes.points', parse: numberOrRaw },

@@ -340,7 +340,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     now,
     facilitator: payments.facilitator,
   });
-  const authorization = await createAuthorizationServer({ config, db, accounts, log, secrets });
+  const authorization = await createAuthorizationServer({ config, db, accounts, log, secrets, fetch });
   // The jwt-bearer grant for identity assertions, inside the provider's token endpoint.
   registerJwtBearerGrant(authorization.provider, {
     services: { config, db, accounts, log },

@@ -11,6 +11,7 @@
  */
 import { type RequestHandler, Router } from 'express';
 import type { Kysely } from 'kysely';
+import { errors } from 'oidc-provider';
 import { z } from 'zod';
 import type { Database } from '../../db/schema.ts';
 import { invalid, ServiceError, toServiceError } from '../../servers/errors.ts';
@@ -66,7 +67,12 @@ export function identityAssertionRouter(
   router.post(EMAIL_CODE_PATH, json, async (req, res, next) => {
     try {
       const input = parse(EmailCodeRequest, req.body);
-      const client = await authz.provider.Client.find(input.client_id);
+      const client = await authz.provider.Client.find(input.client_id).catch((err: unknown) => {
+        // A client ID metadata document that cannot be used (`client-id-metadata.ts`).
+        if (err instanceof errors.OIDCProviderError && err.expose)
+          throw invalid([{ field: 'client_id', message: err.error_description ?? err.message }]);
+        throw err;
+      });
       if (!client) throw invalid([{ field: 'client_id', message: 'is not a client registered here' }]);
       if (!client.grantTypeAllowed(JWT_BEARER_GRANT))
         throw invalid([

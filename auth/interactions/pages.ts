@@ -32,10 +32,22 @@ ${body}
 </html>`;
 }
 
+/**
+ * The name a client gave itself, and for a client named by its metadata document's URL the host of
+ * that URL, which is what the name can be checked against (draft-ietf-oauth-client-id-metadata-document-02
+ * has the authorization server show it during consent).
+ */
+function clientLabel(name: string, host: string | undefined): string {
+  const named = `<span id="client-name">${escapeHtml(name)}</span>`;
+  return host ? `${named} from <span id="client-host">${escapeHtml(host)}</span>` : named;
+}
+
 export interface LoginPage {
   action: string;
   csrf: string;
   clientName: string;
+  /** The host of the client's ID URL, for a client named by its metadata document. */
+  clientHost?: string;
   email?: string;
   error?: string;
 }
@@ -44,7 +56,7 @@ export function loginPage(p: LoginPage): string {
   return page(
     'Sign in',
     `<h1>Sign in</h1>
-<p><strong>${escapeHtml(p.clientName)}</strong> wants to connect to your account. Sign in with the email and password of your account.</p>
+<p><strong>${clientLabel(p.clientName, p.clientHost)}</strong> wants to connect to your account. Sign in with the email and password of your account.</p>
 ${p.error ? `<p class="error" role="alert">${escapeHtml(p.error)}</p>` : ''}
 <form method="post" action="${escapeHtml(p.action)}">
 <input type="hidden" name="csrf" value="${escapeHtml(p.csrf)}">
@@ -62,6 +74,8 @@ export interface ConsentPage {
   csrf: string;
   clientName: string;
   clientId: string;
+  /** The host of the client's ID URL, for a client named by its metadata document. */
+  clientHost?: string;
   redirectHost: string;
   scopes: string[];
   email: string;
@@ -76,8 +90,13 @@ export function consentPage(p: ConsentPage): string {
     .join('\n');
   return page(
     `Allow ${p.clientName}?`,
-    `<h1>Allow <span id="client-name">${escapeHtml(p.clientName)}</span> to access your account?</h1>
-<p>Signed in as <strong>${escapeHtml(p.email)}</strong>.</p>
+    `<h1>Allow ${clientLabel(p.clientName, p.clientHost)} to access your account?</h1>
+${
+  p.clientHost
+    ? `<p>This application is identified by a document on <strong>${escapeHtml(p.clientHost)}</strong>; its name is what that site says.</p>
+`
+    : ''
+}<p>Signed in as <strong>${escapeHtml(p.email)}</strong>.</p>
 <p>After you decide, you will be sent back to <strong id="redirect-host">${escapeHtml(p.redirectHost)}</strong>.
 Client identifier: <code>${escapeHtml(p.clientId)}</code>.</p>
 <h2 id="scopes-heading">It asks to</h2>

@@ -7,8 +7,10 @@
 import express, { type Request, type Response, Router } from 'express';
 import type Provider from 'oidc-provider';
 import type { InteractionResults } from 'oidc-provider';
+import { errors } from 'oidc-provider';
 import type { AccountRow } from '../../db/schema.ts';
 import type { Services } from '../../servers/services.ts';
+import { clientIdHost } from '../client-id-metadata.ts';
 import { csrfMatches, csrfToken, noStore, refusedNul, sendLimitPage } from '../form-security.ts';
 import { scopeDescriptions } from '../scopes.ts';
 import { consentPage, loginPage, messagePage } from './pages.ts';
@@ -40,6 +42,8 @@ export function interactionRouter(services: Services, provider: Provider, csrfKe
     const client = await provider.Client.find(clientId);
     return {
       name: (client?.clientName as string | undefined) ?? clientId,
+      // A client named by its metadata document's URL chose its own name: its host is what is known.
+      host: clientIdHost(clientId),
       refreshes: client?.grantTypeAllowed('refresh_token') ?? false,
     };
   }
@@ -49,7 +53,18 @@ export function interactionRouter(services: Services, provider: Provider, csrfKe
     if (!interaction) return;
     const { uid, prompt, params, session } = interaction;
     const clientId = String(params.client_id);
-    const client = await clientOf(clientId);
+    let client: Awaited<ReturnType<typeof clientOf>>;
+    try {
+      client = await clientOf(clientId);
+    } catch (err) {
+      // A client ID metadata document that stopped being usable since the request began.
+      if (!(err instanceof errors.OIDCProviderError) || !err.expose) throw err;
+      noStore(res)
+        .status(err.status)
+        .type('html')
+        .send(messagePage('Authorization failed', `${err.error}: ${err.error_description ?? ''}`));
+      return;
+    }
     const name = client.name;
     noStore(res).type('html');
     if (prompt.name === 'login') {
@@ -58,6 +73,7 @@ export function interactionRouter(services: Services, provider: Provider, csrfKe
           action: `${req.baseUrl}/${uid}/login`,
           csrf: csrfOf(uid),
           clientName: name,
+          ...(client.host ? { clientHost: client.host } : {}),
           ...(error ? { error: error.message, email: error.email } : {}),
         }),
       );
@@ -78,6 +94,7 @@ export function interactionRouter(services: Services, provider: Provider, csrfKe
         csrf: csrfOf(uid),
         clientName: name,
         clientId,
+        ...(client.host ? { clientHost: client.host } : {}),
         redirectHost: new URL(String(params.redirect_uri)).host,
         scopes,
         email: account?.email ?? '',

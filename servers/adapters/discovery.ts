@@ -6,7 +6,7 @@
  */
 import express, { type RequestHandler, type Response } from 'express';
 import { descriptorUrl, signupUrl, skillUrl } from '../../auth/descriptor.ts';
-import { METADATA_CACHE_CONTROL, siteResource } from '../../auth/provider.ts';
+import { clientRegistrationMetadata, METADATA_CACHE_CONTROL, siteResource } from '../../auth/provider.ts';
 import { SERVICE_SCOPE } from '../../auth/scopes.ts';
 import { serviceVersion } from '../config.ts';
 import { VERIFICATION_NAME, VERIFICATION_PATH } from '../features/sites/service.ts';
@@ -59,7 +59,7 @@ export function siteResourceMetadata(services: Services) {
     authorization_servers: [authorization.issuer],
     bearer_methods_supported: ['header'],
     scopes_supported: [SERVICE_SCOPE],
-    resource_registration_endpoint: `${authorization.issuer}/oauth/clients/register`,
+    ...clientRegistrationMetadata(authorization),
     resource_name: 'Agent service (Bearer writes on the site and the public API)',
     resource_documentation: `${config.site_url}/`,
   };
