@@ -98,6 +98,8 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       guard.watchBody(req, res);
       handler(req, res);
     });
+    // Brands' replies by email (`returns.inbound_mail`): a second listener, drained with the first.
+    await services.inboundMail?.listen();
     if (options.background !== false) services.startBackground();
 
     let stopping: Promise<void> | undefined;
@@ -118,6 +120,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
           setTimeout(() => server.closeAllConnections(), config.server.shutdown_timeout_ms).unref();
         });
         guard.stop();
+        await services.inboundMail?.close();
         await services.stop();
         await close();
         if (ownsDatabase) await database.close();
