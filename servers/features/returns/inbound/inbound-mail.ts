@@ -38,6 +38,11 @@ import {
 
 /** Longest a sender check may take (SPF may ask DNS ten times); past it the reply is unverified. */
 const SENDER_CHECK_MS = 15_000;
+/**
+ * Header bytes of one MIME part, at most (mailsplit's `maxHeadSize`, 1 MiB by default): long
+ * `Received` and signature chains stay far below it; past it the message is refused as malformed.
+ */
+const MAX_HEADER_BYTES = 128 * 1024;
 /** Attachments named in the thread, at most. */
 const MAX_ATTACHMENT_NAMES = 20;
 
@@ -90,12 +95,15 @@ export class InboundMail {
   async receive(raw: Buffer, envelope: Envelope): Promise<Outcome[]> {
     let mail: ParsedMail;
     try {
-      mail = await simpleParser(raw, {
+      // mailparser hands its options to its MIME splitter (mailsplit), which reads maxHeadSize.
+      const options = {
         keepDeliveryStatus: true,
         skipImageLinks: true,
         skipTextToHtml: true,
         skipTextLinks: true,
-      });
+        maxHeadSize: MAX_HEADER_BYTES,
+      };
+      mail = await simpleParser(raw, options);
     } catch (err) {
       throw new MalformedMailError((err as Error).message);
     }
