@@ -5,11 +5,11 @@
  * message naming the fix.
  */
 import http from 'node:http';
-import { createServer } from 'node:net';
 import nodemailer from 'nodemailer';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ReplyAddresses } from '../../servers/features/returns/inbound/reply-address.ts';
 import { createTestDatabase, postgresUrl, type TestDatabase } from '../helpers/databases.ts';
+import { freePort } from '../helpers/ports.ts';
 import { type ServiceProcess, spawnService } from '../helpers/process.ts';
 import { waitFor } from '../helpers/receivers.ts';
 
@@ -147,15 +147,3 @@ describe.runIf(postgresUrl)('WORKERS=2 on PostgreSQL (postgres)', () => {
     expect(await service.stop()).toBe(0);
   }, 180_000);
 });
-
-/** A port nothing listens on now (the service's workers must share a fixed one). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
