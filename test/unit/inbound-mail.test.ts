@@ -6,6 +6,7 @@ import {
 } from '../../servers/features/returns/inbound/delivery-report.ts';
 import { replyText } from '../../servers/features/returns/inbound/inbound-mail.ts';
 import { ReplyAddresses } from '../../servers/features/returns/inbound/reply-address.ts';
+import { isBrandSender, type SenderCheck } from '../../servers/features/returns/inbound/sender-check.ts';
 
 const requestId = '019ac9a0-54f2-7c31-9a10-4b6c0f2d8e11';
 
@@ -122,5 +123,30 @@ describe('the text of a reply', () => {
     expect(replyText({ text: '> only a quote' })).toBe('> only a quote');
     expect(replyText({ text: '  ' })).toBeNull();
     expect(replyText({ text: undefined })).toBeNull();
+  });
+});
+
+describe('whether an authenticated author is the brand', () => {
+  const author = (domain: string, authenticated = true): SenderCheck => ({
+    from: `support@${domain}`,
+    authorDomain: domain,
+    dmarc: authenticated ? 'pass' : 'fail',
+    authenticated,
+  });
+  const brand = { domain: 'shoes.com', mailedDomains: ['shoes.helpdesk-host.com'] };
+
+  it("takes the brand's domain and its subdomains, and exactly the domain the request was mailed to", () => {
+    expect(isBrandSender(author('shoes.com'), brand)).toBe(true);
+    expect(isBrandSender(author('Mail.Shoes.com.'), brand)).toBe(true);
+    expect(isBrandSender(author('shoes.helpdesk-host.com'), brand)).toBe(true);
+  });
+
+  it("refuses another customer of the brand's help desk, lookalikes, and anything unauthenticated", () => {
+    expect(isBrandSender(author('boots.helpdesk-host.com'), brand)).toBe(false);
+    expect(isBrandSender(author('helpdesk-host.com'), brand)).toBe(false);
+    expect(isBrandSender(author('shoes.com.evil.com'), brand)).toBe(false);
+    expect(isBrandSender(author('myshoes.com'), brand)).toBe(false);
+    expect(isBrandSender(author('shoes.com', false), brand)).toBe(false);
+    expect(isBrandSender({ ...author('shoes.com'), authorDomain: null }, brand)).toBe(false);
   });
 });

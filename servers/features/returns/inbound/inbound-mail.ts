@@ -150,8 +150,10 @@ export class InboundMail {
         .where('request_id', '=', requestId)
         .where('channel', '=', 'email')
         .execute();
-      const brandDomains = [request.brand_domain, ...deliveredTo.map((d) => d.target.split('@').pop() ?? '')];
-      const verified = isBrandSender(sender, brandDomains);
+      const verified = isBrandSender(sender, {
+        domain: request.brand_domain,
+        mailedDomains: deliveredTo.map((d) => d.target.split('@').pop() ?? ''),
+      });
       const at = now().toISOString();
       const appended = await appendMessage(trx, {
         request_id: requestId,

@@ -109,6 +109,12 @@ export class InboundMailListener {
   ): void {
     const chunks: Buffer[] = [];
     let bytes = 0;
+    let answered = false;
+    const answer = (err?: Error) => {
+      if (answered) return;
+      answered = true;
+      callback(err ?? null);
+    };
     stream.on('data', (chunk: Buffer) => {
       bytes += chunk.length;
       // Past the limit the rest is read and dropped; smtp-server answers 552 (`rejectOversized`).
@@ -116,10 +122,10 @@ export class InboundMailListener {
     });
     stream.once('error', (err) => {
       this.#log.warn({ err }, 'inbound mail stream failed');
-      callback(smtpError(451, '4.3.0 Message not received, try again later'));
+      answer(smtpError(451, '4.3.0 Message not received, try again later'));
     });
     stream.once('end', () => {
-      if (stream.sizeExceeded) return callback(smtpError(552, 'Message exceeds the size limit'));
+      if (stream.sizeExceeded) return answer(smtpError(552, 'Message exceeds the size limit'));
       const requests = [
         ...new Set(
           session.envelope.rcptTo.flatMap((r) => {
@@ -137,14 +143,14 @@ export class InboundMailListener {
           mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
         })
         .then(
-          () => callback(),
+          () => answer(),
           (err: unknown) => {
             if (err instanceof MalformedMailError) {
               this.#log.info({ reason: err.message }, 'inbound mail refused');
-              return callback(smtpError(554, `5.6.0 ${err.message}`));
+              return answer(smtpError(554, `5.6.0 ${err.message}`));
             }
             this.#log.error({ err }, 'inbound mail could not be recorded');
-            callback(smtpError(451, '4.3.0 Message not recorded, try again later'));
+            answer(smtpError(451, '4.3.0 Message not recorded, try again later'));
           },
         );
     });

@@ -93,16 +93,20 @@ function fromOf(result: AuthenticateResult | null): Pick<SenderCheck, 'from' | '
 }
 
 /**
- * Whether an authenticated author is the brand: its organizational domain is the brand's, or that
- * of an address the request was delivered to (a registry address may sit on another domain).
+ * Whether an authenticated author is the brand: its organizational domain is the brand's
+ * (`mail.brand.com` for `brand.com`), or it is exactly the domain of an address the request was
+ * mailed to - a registry address may sit on a help desk's domain (`brand.helpdesk.example`), whose
+ * other customers share its organizational domain and so must not count.
  */
-export function isBrandSender(check: SenderCheck, brandDomains: readonly string[]): boolean {
+export function isBrandSender(
+  check: SenderCheck,
+  brand: { domain: string; mailedDomains: readonly string[] },
+): boolean {
   if (!check.authenticated || !check.authorDomain) return false;
-  const author = organizational(check.authorDomain);
-  return brandDomains.some((domain) => organizational(domain) === author);
+  const author = normal(check.authorDomain);
+  if (organizational(author) === organizational(brand.domain)) return true;
+  return brand.mailedDomains.some((domain) => normal(domain) === author);
 }
 
-const organizational = (domain: string): string => {
-  const lower = domain.toLowerCase().replace(/\.$/, '');
-  return getDomain(lower) ?? lower;
-};
+const normal = (domain: string): string => domain.toLowerCase().replace(/\.$/, '');
+const organizational = (domain: string): string => getDomain(normal(domain)) ?? normal(domain);
