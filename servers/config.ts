@@ -801,6 +801,11 @@ export function productionChecks(config: Config): { problems: string[]; warnings
   if (config.smtp.url && /@localhost>?$/.test(config.smtp.from)) {
     warnings.push(`smtp.from (SMTP_FROM) is ${config.smtp.from}: brands receive mail from a local address`);
   }
+  if (inboundMailEnabled(config) && !config.smtp.url) {
+    warnings.push(
+      'returns.inbound_mail is on but smtp.url (SMTP_URL) is not set: no mail to a brand carries a per-request reply address',
+    );
+  }
   if (inboundMailEnabled(config) && config.returns.inbound_mail.tls_key_file === null) {
     warnings.push(
       'returns.inbound_mail has no TLS (INBOUND_SMTP_TLS_KEY_FILE, INBOUND_SMTP_TLS_CERT_FILE): replies from brands reach the listener in clear',

@@ -1,5 +1,6 @@
 import { simpleParser } from 'mailparser';
 import { describe, expect, it } from 'vitest';
+import { inboundMailEnabled, loadConfig, productionChecks } from '../../servers/config.ts';
 import {
   deliveryReportOf,
   isDeliveryReport,
@@ -148,5 +149,46 @@ describe('whether an authenticated author is the brand', () => {
     expect(isBrandSender(author('myshoes.com'), brand)).toBe(false);
     expect(isBrandSender(author('shoes.com', false), brand)).toBe(false);
     expect(isBrandSender({ ...author('shoes.com'), authorDomain: null }, brand)).toBe(false);
+  });
+});
+
+describe('returns.inbound_mail settings', () => {
+  it('is off by default, on with a port and a domain, which go together', () => {
+    expect(inboundMailEnabled(loadConfig({ env: {} }))).toBe(false);
+    const on = loadConfig({ env: { INBOUND_SMTP_PORT: '2525', INBOUND_MAIL_DOMAIN: 'Replies.Example.COM' } });
+    expect(inboundMailEnabled(on)).toBe(true);
+    expect(on.returns.inbound_mail).toMatchObject({ port: 2525, domain: 'replies.example.com' });
+    expect(() => loadConfig({ env: { INBOUND_SMTP_PORT: '2525' } })).toThrow(
+      /returns\.inbound_mail\.domain: port \(INBOUND_SMTP_PORT\) and domain \(INBOUND_MAIL_DOMAIN\) are set together/,
+    );
+    expect(() =>
+      loadConfig({ env: { INBOUND_SMTP_PORT: '2525', INBOUND_MAIL_DOMAIN: 'not a domain' } }),
+    ).toThrow(/returns\.inbound_mail\.domain: must be a domain name/);
+    expect(() =>
+      loadConfig({
+        env: {
+          INBOUND_SMTP_PORT: '2525',
+          INBOUND_MAIL_DOMAIN: 'r.example.com',
+          INBOUND_SMTP_TLS_KEY_FILE: '/k.pem',
+        },
+      }),
+    ).toThrow(/tls_key_file and tls_cert_file are set together/);
+  });
+
+  it('warns in production mode without TLS or without SMTP to send the addresses with', () => {
+    const config = loadConfig({
+      env: { INBOUND_SMTP_PORT: '25', INBOUND_MAIL_DOMAIN: 'r.example.com', NODE_ENV: 'production' },
+      overrides: {
+        site_url: 'https://a.example.com',
+        base_url: 'https://a.example.com/cs',
+        public_api_url: 'https://a.example.com/api/public',
+        mcp_url: 'https://a.example.com/mcp',
+        auth_url: 'https://a.example.com/auth/v1',
+        functions_url: 'https://a.example.com/functions/v1',
+      },
+    });
+    const { warnings } = productionChecks(config);
+    expect(warnings.some((w) => w.includes('INBOUND_SMTP_TLS_KEY_FILE'))).toBe(true);
+    expect(warnings.some((w) => w.includes('SMTP_URL'))).toBe(true);
   });
 });
