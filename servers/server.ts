@@ -111,6 +111,8 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     const stop = () => {
       stopping ??= (async () => {
         services.lifecycle.beginDraining();
+        // The SMTP listener drains beside HTTP: sessions under way get the same shutdown_timeout_ms.
+        const mailClosed = services.inboundMail?.close();
         server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
           res.setHeader('Connection', 'close');
         });
@@ -120,7 +122,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
           setTimeout(() => server.closeAllConnections(), config.server.shutdown_timeout_ms).unref();
         });
         guard.stop();
-        await services.inboundMail?.close();
+        await mailClosed;
         await services.stop();
         await close();
         if (ownsDatabase) await database.close();
