@@ -109,6 +109,41 @@ export const TrustedTransmitter = z.strictObject({
 });
 export type TrustedTransmitter = z.infer<typeof TrustedTransmitter>;
 
+/** A mail domain: lowercase labels of letters, digits and hyphens, at least two. */
+const MailDomain = z
+  .string()
+  .transform((d) => d.trim().toLowerCase().replace(/\.$/, ''))
+  .refine(
+    (d) =>
+      /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(d),
+    'must be a domain name such as replies.example.com',
+  );
+
+/** `returns.inbound_mail`: see the key's comment below and README "Brand replies by email". */
+const InboundMail = z
+  .strictObject({
+    /** Listening port; null: no listener (and the person's own address stays the Reply-To). */
+    port: z.number().int().min(0).max(65535).nullable(),
+    host: z.string().min(1),
+    /** The domain of the per-request addresses; its MX must point at this listener. */
+    domain: MailDomain.nullable(),
+    /** Largest message accepted (SMTP SIZE); a bigger one is refused with 552. */
+    max_bytes: positiveInt,
+    /** Connections at once per process; past it new ones are refused (421). */
+    max_clients: positiveInt,
+    /** STARTTLS with this PEM key and certificate chain (both, or neither: no STARTTLS). */
+    tls_key_file: z.string().min(1).nullable(),
+    tls_cert_file: z.string().min(1).nullable(),
+  })
+  .refine((m) => (m.port === null) === (m.domain === null), {
+    message: 'port (INBOUND_SMTP_PORT) and domain (INBOUND_MAIL_DOMAIN) are set together, or neither',
+    path: ['domain'],
+  })
+  .refine((m) => (m.tls_key_file === null) === (m.tls_cert_file === null), {
+    message: 'tls_key_file and tls_cert_file are set together, or neither',
+    path: ['tls_cert_file'],
+  });
+
 export const Config = z
   .object({
     port: z.number().int().min(0).max(65535),
@@ -335,6 +370,13 @@ export const Config = z
         /** null: the scheme's port. Tests and self-hosted setups point it at a local peer. */
         home_page_port: z.number().int().min(1).max(65535).nullable(),
       }),
+      /**
+       * Brands' replies by email (`returns/inbound/`, README "Brand replies by email"): an SMTP
+       * listener for the per-request addresses `returns+<request>.<token>@{domain}`. Off while
+       * `port` or `domain` is null; on, email deliveries carry such an address as `Reply-To` and
+       * envelope sender.
+       */
+      inbound_mail: InboundMail,
     }),
     traffic: z.strictObject({
       /** Events held in memory (queued plus being written) before ingestion answers 503. */
@@ -611,6 +653,15 @@ export const envBindings: Record<string, EnvBinding> = {
   },
   RETURNS_DISCOVERY_BUDGET_MS: { key: 'returns.discovery.request_budget_ms', parse: numberOrRaw },
   RETURNS_DISCOVERY_TTL_HOURS: { key: 'returns.discovery.ttl_hours', parse: numberOrRaw },
+  INBOUND_SMTP_PORT: {
+    key: 'returns.inbound_mail.port',
+    parse: (raw) => nullIfEmpty(raw) && numberOrRaw(raw),
+  },
+  INBOUND_SMTP_HOST: { key: 'returns.inbound_mail.host' },
+  INBOUND_MAIL_DOMAIN: { key: 'returns.inbound_mail.domain', parse: nullIfEmpty },
+  INBOUND_MAIL_MAX_BYTES: { key: 'returns.inbound_mail.max_bytes', parse: numberOrRaw },
+  INBOUND_SMTP_TLS_KEY_FILE: { key: 'returns.inbound_mail.tls_key_file', parse: nullIfEmpty },
+  INBOUND_SMTP_TLS_CERT_FILE: { key: 'returns.inbound_mail.tls_cert_file', parse: nullIfEmpty },
 };
 
 function numberOrRaw(raw: string): unknown {
@@ -769,6 +820,16 @@ export function productionChecks(config: Config): { problems: string[]; warnings
   if (config.smtp.url && /@localhost>?$/.test(config.smtp.from)) {
     warnings.push(`smtp.from (SMTP_FROM) is ${config.smtp.from}: brands receive mail from a local address`);
   }
+  if (inboundMailEnabled(config) && !config.smtp.url) {
+    warnings.push(
+      'returns.inbound_mail is on but smtp.url (SMTP_URL) is not set: no mail to a brand carries a per-request reply address',
+    );
+  }
+  if (inboundMailEnabled(config) && config.returns.inbound_mail.tls_key_file === null) {
+    warnings.push(
+      'returns.inbound_mail has no TLS (INBOUND_SMTP_TLS_KEY_FILE, INBOUND_SMTP_TLS_CERT_FILE): replies from brands reach the listener in clear',
+    );
+  }
   if (config.log_level === 'debug' || config.log_level === 'trace') {
     warnings.push(
       `log_level (LOG_LEVEL) is ${config.log_level}: logs hold request details not needed in production`,
@@ -852,4 +913,10 @@ export function liveResolutionEnabled(config: Config): boolean {
 export function channelDiscoveryEnabled(config: Config): boolean {
   const enabled = config.returns.discovery.enabled;
   return enabled === 'auto' ? config.mode === 'production' : enabled;
+}
+
+/** Whether brands' replies by email are received (`returns.inbound_mail` has a port and a domain). */
+export function inboundMailEnabled(config: Config): boolean {
+  const { port, domain } = config.returns.inbound_mail;
+  return port !== null && domain !== null;
 }

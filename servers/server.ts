@@ -98,6 +98,8 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       guard.watchBody(req, res);
       handler(req, res);
     });
+    // Brands' replies by email (`returns.inbound_mail`): a second listener, drained with the first.
+    await services.inboundMail?.listen();
     if (options.background !== false) services.startBackground();
 
     let stopping: Promise<void> | undefined;
@@ -109,6 +111,8 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     const stop = () => {
       stopping ??= (async () => {
         services.lifecycle.beginDraining();
+        // The SMTP listener drains beside HTTP: sessions under way get the same shutdown_timeout_ms.
+        const mailClosed = services.inboundMail?.close();
         server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
           res.setHeader('Connection', 'close');
         });
@@ -118,6 +122,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
           setTimeout(() => server.closeAllConnections(), config.server.shutdown_timeout_ms).unref();
         });
         guard.stop();
+        await mailClosed;
         await services.stop();
         await close();
         if (ownsDatabase) await database.close();

@@ -26,7 +26,7 @@ import {
 import type { DatabaseHandle, Dialect } from '../db/database.ts';
 import type { Database } from '../db/schema.ts';
 import { type Broadcast, createBroadcast } from './broadcast.ts';
-import { type Config, secretBoxOf } from './config.ts';
+import { type Config, inboundMailEnabled, secretBoxOf } from './config.ts';
 import { AccountsService } from './features/accounts/service.ts';
 import { BoostCampaigns } from './features/catalog/boost/campaigns.ts';
 import { EmbodimentBookings } from './features/catalog/embodiment/bookings.ts';
@@ -41,6 +41,8 @@ import { MerchantResolver } from './features/charges/resolution.ts';
 import { DirectoryService } from './features/directory/service.ts';
 import { BrandChannels } from './features/returns/channels/brand-channels.ts';
 import { sweepChannelFailures } from './features/returns/channels/repository.ts';
+import type { InboundMailListener } from './features/returns/inbound/listener.ts';
+import { ReplyAddresses } from './features/returns/inbound/reply-address.ts';
 import { NotificationWorker } from './features/returns/notification-outbox.ts';
 import { DeliveryWorker } from './features/returns/outbox.ts';
 import { ReturnsService, statusUrl } from './features/returns/service.ts';
@@ -101,6 +103,11 @@ export interface Services {
    * `nudge()` it after committing a change made with `transitionRequest` or `appendMessage`.
    */
   notifications: NotificationWorker;
+  /**
+   * The SMTP listener for brands' replies to per-request addresses (`returns.inbound_mail`), or
+   * null when it is off. `startService` makes it listen and stops it.
+   */
+  inboundMail: InboundMailListener | null;
   rateLimits: RateLimits;
   accounts: AccountsService;
   /** Sessions of agents without an account (`auth/anonymous/sessions.ts`). */
@@ -239,6 +246,11 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     now,
   });
   const mailer: Transporter | null = config.smtp.url ? nodemailer.createTransport(config.smtp.url) : null;
+  const inboundDomain = config.returns.inbound_mail.domain;
+  const replyAddresses =
+    inboundMailEnabled(config) && inboundDomain
+      ? new ReplyAddresses(await serviceSecret(db, secrets, 'inbound_reply_key'), inboundDomain)
+      : null;
   /** What both outboxes of return requests send with: to brands, and to requesters' agents. */
   const returnOutboxes = {
     db,
@@ -257,6 +269,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
   const deliveries = new DeliveryWorker({
     ...returnOutboxes,
     log: log.child({ component: 'deliveries' }),
+    replyAddresses,
     notified: () => notifications.nudge(),
   });
   const channels = new BrandChannels({
@@ -283,6 +296,29 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     secrets,
     now,
   });
+  const inboundMail = replyAddresses ? await inboundMailListener(replyAddresses) : null;
+  async function inboundMailListener(addresses: ReplyAddresses): Promise<InboundMailListener> {
+    // Loaded only when inbound mail is on: mailauth and mailparser add a second or more to every
+    // start (measured 0.9-1.7 s on a loaded 2-core machine), which a service without it should not pay.
+    const { InboundMail } = await import('./features/returns/inbound/inbound-mail.ts');
+    const { InboundMailListener } = await import('./features/returns/inbound/listener.ts');
+    return new InboundMailListener(
+      config,
+      new InboundMail({
+        db,
+        dialect: database.dialect,
+        addresses,
+        dns,
+        smtpConfigured: mailer !== null,
+        holdMs: config.returns.discovery.failed_channel_hold_hours * HOUR_MS,
+        channelDomain: (domain) => channels.keyOf(domain),
+        notified: () => notifications.nudge(),
+        log: log.child({ component: 'inbound-mail' }),
+        now,
+      }),
+      log.child({ component: 'inbound-mail' }),
+    );
+  }
   const directory = new DirectoryService({ db, config, brands, returns, now });
   const env = options.env ?? process.env;
   const search = searchProviderOf(config, env);
@@ -419,6 +455,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     channels,
     deliveries,
     notifications,
+    inboundMail,
     rateLimits,
     accounts,
     anonymous,

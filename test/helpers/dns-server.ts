@@ -3,7 +3,8 @@
  * verification by TXT record, names that resolve to loopback fixture sites (live merchant
  * resolution, brand sites) and mail domains (MX, or none) are tested through Node's resolver
  * against the wire protocol. Unknown names: NXDOMAIN; a known name asked for another type: no
- * records (NODATA). Every question is recorded, so a test can tell which server was asked.
+ * records (NODATA). Every question is recorded, so a test can tell which server was asked. TXT
+ * records of any length (DKIM keys) are served as a list of character-strings.
  */
 import { createSocket } from 'node:dgram';
 import type { AddressInfo } from 'node:net';
@@ -46,7 +47,11 @@ export async function startDnsServer(): Promise<TestDnsServer> {
     const answers: packet.Answer[] = [];
     const base = { name: question?.name ?? '', ttl: 60, class: 'IN' as const };
     if (question?.type === 'TXT') {
-      for (const data of txt.get(name) ?? []) answers.push({ ...base, type: 'TXT', data });
+      // A record longer than one character-string (255 octets, RFC 1035 3.3), a DKIM key, is
+      // sent as several; resolvers join them (RFC 7208 3.3, RFC 6376 3.6.2.2).
+      for (const data of txt.get(name) ?? []) {
+        answers.push({ ...base, type: 'TXT', data: data.match(/[\s\S]{1,255}/g) ?? [''] });
+      }
     } else if (question?.type === 'A') {
       for (const data of a.get(name) ?? []) answers.push({ ...base, type: 'A', data });
     } else if (question?.type === 'AAAA') {

@@ -1,11 +1,15 @@
 /**
  * `WORKERS=N npm start` (node:cluster): on PostgreSQL two workers answer on one port (told apart by
- * the `pid` label of /metrics), and SIGTERM to the primary drains both and exits 0; on SQLite more
- * than one worker is refused at start with a message naming the fix.
+ * the `pid` label of /metrics), and SIGTERM to the primary drains both and exits 0; the inbound SMTP
+ * listener is shared the same way; on SQLite more than one worker is refused at start with a
+ * message naming the fix.
  */
 import http from 'node:http';
+import nodemailer from 'nodemailer';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ReplyAddresses } from '../../servers/features/returns/inbound/reply-address.ts';
 import { createTestDatabase, postgresUrl, type TestDatabase } from '../helpers/databases.ts';
+import { freePort } from '../helpers/ports.ts';
 import { type ServiceProcess, spawnService } from '../helpers/process.ts';
 import { waitFor } from '../helpers/receivers.ts';
 
@@ -81,5 +85,65 @@ describe.runIf(postgresUrl)('WORKERS=2 on PostgreSQL (postgres)', () => {
 
     expect(await service.stop()).toBe(0);
     await waitFor(() => [...pids].every((pid) => !alive(pid)));
+  }, 180_000);
+
+  it('shares the inbound SMTP port between the workers as it does HTTP: mail on separate connections is recorded', async () => {
+    db = await createTestDatabase('postgres');
+    const port = await freePort();
+    service = await spawnService({
+      ...db.env,
+      WORKERS: '2',
+      METRICS_ENABLED: '1',
+      INBOUND_SMTP_PORT: String(port),
+      INBOUND_SMTP_HOST: '127.0.0.1',
+      INBOUND_MAIL_DOMAIN: 'replies.agents.example',
+    });
+    const pids = new Set<number>();
+    await waitFor(async () => {
+      const res = await getOnNewConnection(`${service?.url}/metrics`);
+      const pid = /^agent_service_process_start_time_seconds\{pid="(\d+)"\}/m.exec(res.body)?.[1];
+      if (res.status === 200) pids.add(Number(pid));
+      return pids.size === 2;
+    }, 60_000);
+    const base = `${service.url}/cs`;
+    const res = await fetch(`${base}/return`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        brand_domain: 'cluster-brand.example',
+        name: 'Jane Doe',
+        contact: 'jane@example.com',
+      }),
+    });
+    const { request_id: id } = (await res.json()) as { request_id: string };
+    // The address the service would put in Reply-To: the key is the service secret every worker shares.
+    const { value } = await db.handle.db
+      .selectFrom('service_secrets')
+      .select('value')
+      .where('name', '=', 'inbound_reply_key')
+      .executeTakeFirstOrThrow();
+    const address = new ReplyAddresses(value, 'replies.agents.example').addressOf(id);
+    // One connection per mail: the primary hands each to the next worker.
+    for (let i = 1; i <= 4; i++) {
+      const transport = nodemailer.createTransport({
+        host: '127.0.0.1',
+        port,
+        secure: false,
+        ignoreTLS: true,
+      });
+      const sent = await transport.sendMail({
+        from: 'support@cluster-brand.example',
+        to: address,
+        subject: `Reply ${i}`,
+        text: `Reply number ${i}.`,
+      });
+      expect(sent.response).toMatch(/^250/);
+      transport.close();
+    }
+    const status = (await (await fetch(`${base}/status?request_id=${id}`)).json()) as {
+      thread: { subject: string; sender_verified: boolean }[];
+    };
+    expect(status.thread.map((m) => m.subject).sort()).toEqual(['Reply 1', 'Reply 2', 'Reply 3', 'Reply 4']);
+    expect(await service.stop()).toBe(0);
   }, 180_000);
 });

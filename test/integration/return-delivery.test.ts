@@ -96,7 +96,7 @@ describe.each(dialects)('return request delivery (%s)', (dialect) => {
     expect(status.delivery).toMatchObject({ channel: 'webhook', state: 'delivered', attempts: 1 });
     expect(status.next_step).toMatchObject({
       by: 'brand',
-      expected: ['acknowledged', 'approved', 'denied', 'cancelled'],
+      expected: ['acknowledged', 'approved', 'denied', 'cancelled', 'undeliverable'],
     });
     expect(r.requests).toHaveLength(1);
   });

@@ -54,7 +54,10 @@ export function brandRoutes(config: Config): BrandRoute[] {
         'service", "returns" or "billing" and a role address (returns@, support@ - never a person).',
       gets:
         'The same facts as plain text from the service, with the request id in X-Return-Request-Id and the ' +
-        'delivery id as Message-ID; follow-ups and the cancellation come as replies in the same thread.',
+        'delivery id as Message-ID; follow-ups and the cancellation come as replies in the same thread. ' +
+        "Reply to the mail: when its Reply-To is the request's own address (returns+<request>.<token>@...), your " +
+        'answer is added to the request and the agent is told; sent from your domain and passing DMARC (DKIM or ' +
+        'SPF aligned), it is marked verified and acknowledges the request.',
     },
   ];
 }

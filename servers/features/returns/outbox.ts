@@ -28,6 +28,7 @@ import {
 } from '../../outbox-worker.ts';
 import type { SecretBox } from '../../secrets.ts';
 import { buildNotice, buildUpdateNotice, followUpOf, noticeAsText, updateAsText } from './brand-notice.ts';
+import type { ReplyAddresses } from './inbound/reply-address.ts';
 import { findBrandChannel, findReturnRequest, requestReach, transitionRequest } from './repository.ts';
 import { appendMessage, unsentFollowUps } from './thread.ts';
 
@@ -38,6 +39,11 @@ export interface OutboxDeps extends OutboxWorkerDeps {
   /** Opens brand webhook secrets (sealed at rest with `SECRETS_KEY`). */
   secrets: SecretBox;
   mailer: Transporter | null;
+  /**
+   * The per-request addresses brands' replies and bounces come back to (`returns.inbound_mail`),
+   * or null: no inbound mail, the person's own address is the `Reply-To`.
+   */
+  replyAddresses: ReplyAddresses | null;
   statusUrl: (requestId: string) => string;
   /** Wakes the requester notifications a settled delivery may have queued (a status change). */
   notified: () => void;
@@ -86,12 +92,16 @@ export class DeliveryWorker extends OutboxWorker<'deliveries'> {
         this.deps.now(),
       );
     }
-    const { config } = this.deps;
-    const replyTo = request.contact_kind === 'email' ? request.contact : null;
+    const { config, replyAddresses } = this.deps;
+    // With inbound mail, replies and bounces come back to the request (`inbound/`); the person's
+    // contact stays in the body. Without it, the brand replies to the person directly.
+    const requestAddress = replyAddresses?.addressOf(request.id) ?? null;
+    const replyTo = requestAddress ?? (request.contact_kind === 'email' ? request.contact : null);
     return sendMail(this.deps.mailer, {
       from: config.smtp.from,
       to: delivery.target,
       ...(replyTo ? { replyTo } : {}),
+      ...(requestAddress ? { envelope: { from: requestAddress, to: delivery.target } } : {}),
       subject: outgoing.subject,
       text: outgoing.text,
       messageId: this.messageId(delivery.id),

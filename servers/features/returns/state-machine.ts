@@ -6,7 +6,8 @@
  *      |  ^          |              |      \--> denied ------------------^
  *      |  |          \--------------+--> approved | denied (a brand may decide without acknowledging)
  *      v  |
- *   awaiting_channel        undeliverable (retries exhausted; re-queued when a channel appears)
+ *   awaiting_channel        undeliverable (retries exhausted, or the delivered email bounced;
+ *                                          re-queued when a channel appears)
  *
  * `cancelled` is reachable by the requester until the brand has decided.
  */
@@ -30,7 +31,8 @@ export const ReturnStatus = z
     'received: accepted and queued for delivery to the brand; awaiting_channel: accepted, but the brand has no ' +
       "channel to receive it yet; delivered: the brand's endpoint or mailbox accepted it; acknowledged: the " +
       "brand confirmed it is handling it; approved / denied: the brand's decision; refunded: the refund was " +
-      'issued; closed: finished; undeliverable: every delivery attempt failed; cancelled: withdrawn by the requester.',
+      'issued; closed: finished; undeliverable: every delivery attempt failed, or the delivered email bounced; ' +
+      'cancelled: withdrawn by the requester.',
   );
 export type ReturnStatus = z.infer<typeof ReturnStatus>;
 
@@ -50,6 +52,8 @@ export const transitions: Record<ReturnStatus, Partial<Record<ReturnStatus, read
     approved: ['brand'],
     denied: ['brand'],
     cancelled: ['requester'],
+    // The brand's mail server accepted the email, then bounced it (`channel-failure.ts`).
+    undeliverable: ['service'],
   },
   acknowledged: { approved: ['brand'], denied: ['brand'], cancelled: ['requester'] },
   approved: { refunded: ['brand'], closed: ['brand'] },
