@@ -7,58 +7,45 @@
  * what they send fails here, loudly; the endpoint itself falls back to the public entry and says
  * so once in the log (last test).
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  ErrorCode,
   type JSONRPCMessage,
   type JSONRPCNotification,
   type JSONRPCRequest,
-  ListToolsRequestSchema,
-  McpError,
-} from '@modelcontextprotocol/sdk/types.js';
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type TransportSendOptions,
+} from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { connectMultiplexed, MultiplexTransport } from '../../servers/adapters/mcp.ts';
+import { connectMultiplexed, MultiplexTransport, RegistryServer } from '../../servers/adapters/mcp.ts';
 
 type Sent = { message: JSONRPCMessage; relatedRequestId: unknown };
 
-/** A server like the adapter's: tools/list through the Server, tools/call on the Protocol. */
+/** A server like the adapter's: tools/list, and tools/call in the custom-schema form on a RegistryServer. */
 async function serverOn(transport: MultiplexTransport, cancelled: (reason: unknown) => void) {
-  const server = new Server({ name: 'contract', version: '1' }, { capabilities: { tools: {} } });
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+  const server = new RegistryServer({ name: 'contract', version: '1' }, { capabilities: { tools: {} } });
+  server.setRequestHandler('tools/list', async () => ({
     tools: [{ name: 'echo', inputSchema: { type: 'object' } }],
   }));
-  Protocol.prototype.setRequestHandler.call(
-    server,
-    z.object({ method: z.literal('tools/call'), params: z.unknown() }),
-    async (
-      request: { params?: unknown },
-      extra: {
-        signal: AbortSignal;
-        sendNotification: (n: JSONRPCNotification) => Promise<void>;
-        _meta?: Record<string, unknown>;
-      },
-    ) => {
-      const { name } = request.params as { name: string };
-      if (name === 'refused') throw new McpError(ErrorCode.InvalidParams, 'Unknown tool: refused');
-      if (name === 'broken') throw new Error('handler failed');
-      if (name === 'progress') {
-        await extra.sendNotification({
-          jsonrpc: '2.0',
-          method: 'notifications/progress',
-          params: { progressToken: extra._meta?.progressToken as string, progress: 1 },
-        } as JSONRPCNotification);
-      }
-      if (name === 'slow') {
-        if (!extra.signal.aborted)
-          await new Promise<void>((resolve) => extra.signal.addEventListener('abort', () => resolve()));
-        cancelled(extra.signal.reason);
-      }
-      return { content: [{ type: 'text', text: name }] };
-    },
-  );
+  server.setRequestHandler('tools/call', { params: z.unknown() }, async (params, ctx) => {
+    const { name } = params as { name: string };
+    if (name === 'refused') throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Unknown tool: refused');
+    if (name === 'broken') throw new Error('handler failed');
+    if (name === 'progress') {
+      await ctx.mcpReq.notify({
+        method: 'notifications/progress',
+        params: { progressToken: ctx.mcpReq._meta?.progressToken as string, progress: 1 },
+      });
+    }
+    if (name === 'slow') {
+      const { signal } = ctx.mcpReq;
+      if (!signal.aborted)
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve()));
+      cancelled(signal.reason);
+    }
+    return { content: [{ type: 'text', text: name }] };
+  });
   const sent: Sent[] = [];
   transport.send = async (message: JSONRPCMessage, options?: TransportSendOptions) => {
     sent.push({ message, relatedRequestId: options?.relatedRequestId });
@@ -138,14 +125,14 @@ describe('MCP SDK internals the adapter relies on', () => {
       {
         message: expect.objectContaining({
           id: 5,
-          error: expect.objectContaining({ code: ErrorCode.InvalidParams }),
+          error: expect.objectContaining({ code: ProtocolErrorCode.InvalidParams }),
         }),
         relatedRequestId: undefined,
       },
       {
         message: expect.objectContaining({
           id: 6,
-          error: expect.objectContaining({ code: ErrorCode.InternalError }),
+          error: expect.objectContaining({ code: ProtocolErrorCode.InternalError }),
         }),
         relatedRequestId: undefined,
       },
@@ -160,7 +147,7 @@ describe('MCP SDK internals the adapter relies on', () => {
       {
         message: expect.objectContaining({
           id: 8,
-          error: expect.objectContaining({ code: ErrorCode.MethodNotFound }),
+          error: expect.objectContaining({ code: ProtocolErrorCode.MethodNotFound }),
         }),
         relatedRequestId: undefined,
       },
