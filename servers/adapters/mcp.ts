@@ -664,14 +664,28 @@ export function createMcpEndpoint(
     ttlMs: LIST_TTL_MS,
     cacheScope: options.server === 'owner' ? 'private' : 'public',
   };
-  /** An SDK server over this endpoint's tools, asking `callerOf` who made each call. */
-  const serverFor = (callerOf: (ctx: ServerContext) => Caller | undefined): Server => {
-    const server = new RegistryServer(
+  /**
+   * An SDK server over this endpoint's tools, asking `callerOf` who made each call: the
+   * `RegistryServer` for 2025-11-25, the SDK's own `Server` for 2026-07-28 (its tools/call wrapper
+   * also verifies `requestState`, and a stateless request has the cost of a server anyway).
+   */
+  const serverFor = (
+    Kind: typeof Server | typeof RegistryServer,
+    callerOf: (ctx: ServerContext) => Caller | undefined,
+  ): Server => {
+    const server = new Kind(
       { name: `agent-service-${options.server}`, title: 'Agent service', version: serviceVersion },
       {
         capabilities: { tools: { listChanged: false } },
         instructions: options.instructions,
         cacheHints: { 'tools/list': cacheHint, 'server/discover': cacheHint },
+        // MCP 2026-07-28 multi round-trip requests: this server asks for no input and so issues no
+        // requestState; one presented is not ours, and is refused (-32602, by the SDK).
+        requestState: {
+          verify: () => {
+            throw new Error('this server issues no requestState');
+          },
+        },
       },
     );
     server.setRequestHandler('tools/list', () => ({ tools }));
@@ -681,13 +695,13 @@ export function createMcpEndpoint(
     return server;
   };
   // 2025-11-25: one long-lived server behind the multiplexing transport.
-  const server = serverFor((ctx) => transport.exchangeOf(ctx.mcpReq.id)?.caller);
+  const server = serverFor(RegistryServer, (ctx) => transport.exchangeOf(ctx.mcpReq.id)?.caller);
   void connectMultiplexed(server, transport, services.log);
   // 2026-07-28: the SDK's stateless entry, a server per request (the era is the request's, not a
   // connection's); the request's caller is found by the web Request the entry hands its factory.
   const callers = new WeakMap<Request, Caller>();
   const modern = createMcpHandler(
-    ({ requestInfo }) => serverFor(() => (requestInfo ? callers.get(requestInfo) : undefined)),
+    ({ requestInfo }) => serverFor(Server, () => (requestInfo ? callers.get(requestInfo) : undefined)),
     {
       legacy: 'reject',
       onerror: (err) => services.log.debug({ err }, 'mcp: 2026-07-28 request refused or failed'),
@@ -704,7 +718,7 @@ export function createMcpEndpoint(
       .set({
         'Access-Control-Allow-Methods': 'POST, OPTIONS',
         'Access-Control-Allow-Headers':
-          'Content-Type, Accept, Authorization, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-Id',
+          'Content-Type, Accept, Authorization, Mcp-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-Id',
         'Access-Control-Max-Age': '600',
       })
       .end();

@@ -1,11 +1,13 @@
 /**
- * The MCP adapter's fast path hands messages straight to two unpublished members of the SDK's
- * Protocol, `_onrequest` and `_onnotification` (`servers/adapters/mcp.ts`, `connectMultiplexed`).
- * This is their contract: both exist, and every kind of message the adapter delivers is answered
- * through them exactly as through the SDK's public entry (the transport's `onmessage`, which
- * classifies each message itself). An SDK upgrade that renames them, changes their arguments or
- * what they send fails here, loudly; the endpoint itself falls back to the public entry and says
- * so once in the log (last test).
+ * What the MCP adapter binds to in the SDK beyond its published API (`servers/adapters/mcp.ts`):
+ * - its 2025-11-25 fast path hands messages straight to the Protocol's `_onrequest` (private) and
+ *   `_onnotification` (a subclass hook) (`connectMultiplexed`). Both exist, and every kind of
+ *   message the adapter delivers is answered through them exactly as through the SDK's public
+ *   entry (the transport's `onmessage`, which classifies each message itself). An SDK upgrade that
+ *   renames them, changes their arguments or what they send fails here, loudly; the endpoint itself
+ *   falls back to the public entry and says so once in the log (second test);
+ * - `RegistryServer` overrides `_wrapHandler` (the Protocol's documented subclass hook) so that
+ *   tools/call runs as registered (third test).
  */
 import {
   type JSONRPCMessage,
@@ -179,5 +181,35 @@ describe('MCP SDK internals the adapter relies on', () => {
     }
     expect(warnings).toHaveLength(1);
     expect(String(warnings[0]?.[1])).toMatch(/slower generic path/);
+  });
+
+  it('runs a RegistryServer tools/call handler as registered: the SDK re-validates nothing (`_wrapHandler`)', async () => {
+    // A result the SDK's own tools/call wrapper refuses (an unknown content type): a RegistryServer
+    // answers it as the handler made it, a plain Server with an error. Should the hook stop being
+    // consulted, the first answer below becomes the second.
+    const answers: JSONRPCMessage[] = [];
+    for (const Kind of [RegistryServer, Server]) {
+      const server = new Kind({ name: 'wrap', version: '1' }, { capabilities: { tools: {} } });
+      server.setRequestHandler('tools/call', { params: z.unknown() }, async () => ({
+        content: [{ type: 'not-a-content-type', text: 'x' }] as never,
+      }));
+      const transport = new MultiplexTransport();
+      const sent: JSONRPCMessage[] = [];
+      transport.send = async (message: JSONRPCMessage) => {
+        sent.push(message);
+      };
+      await server.connect(transport);
+      expect(transport.bindDirect(server)).toBe(true);
+      transport.deliver(request(1, 'tools/call', { name: 'any' }));
+      for (let t = 0; t < 20 && sent.length === 0; t++) await new Promise((resolve) => setImmediate(resolve));
+      answers.push(sent[0] as JSONRPCMessage);
+      await server.close();
+    }
+    expect(answers[0]).toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      result: { content: [{ type: 'not-a-content-type', text: 'x' }] },
+    });
+    expect(answers[1]).toMatchObject({ id: 1, error: { code: ProtocolErrorCode.InvalidParams } });
   });
 });
