@@ -16,6 +16,7 @@ import {
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { PaymentRequired } from '@x402/core/types';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODERN_PROTOCOL_VERSIONS, PROTOCOL_VERSIONS } from '../../servers/adapters/mcp.ts';
 import { dialects } from '../helpers/databases.ts';
@@ -303,6 +304,73 @@ describe.each(dialects)('both MCP eras on both servers (%s)', (dialect) => {
       );
       const forged = await post(ownerUrl, { ...headers, authorization: 'Bearer not-a-token' }, body);
       expect(forged.status).toBe(401);
+    });
+
+    it('never answers a 5xx to a mutated 2026-07-28 request, on either server', async () => {
+      const value = fc.oneof(
+        fc.constant(undefined),
+        fc.constant(null),
+        fc.string({ maxLength: 12 }),
+        fc.integer(),
+        fc.boolean(),
+        fc.constant({}),
+        fc.constant([]),
+        fc.constant(MODERN),
+        fc.constant('2025-11-25'),
+      );
+      const request = fc.record({
+        server: fc.constantFrom('public', 'owner'),
+        method: fc.constantFrom(
+          'tools/call',
+          'tools/list',
+          'server/discover',
+          'initialize',
+          'ping',
+          'x/y',
+          5,
+        ),
+        id: fc.oneof(fc.integer(), fc.string({ maxLength: 5 }), fc.constant(null), fc.constant(undefined)),
+        name: fc.oneof(fc.constant('lookup_card_charge'), fc.constant('get_owner_context'), value),
+        args: fc.oneof(fc.constant({}), value),
+        version: value,
+        capabilities: value,
+        clientInfo: value,
+        requestState: value,
+        headerVersion: value,
+        headerMethod: value,
+        headerName: value,
+        batch: fc.boolean(),
+      });
+      await fc.assert(
+        fc.asyncProperty(request, async (r) => {
+          const meta: Json = {};
+          if (r.version !== undefined) meta['io.modelcontextprotocol/protocolVersion'] = r.version;
+          if (r.capabilities !== undefined)
+            meta['io.modelcontextprotocol/clientCapabilities'] = r.capabilities;
+          if (r.clientInfo !== undefined) meta['io.modelcontextprotocol/clientInfo'] = r.clientInfo;
+          const message: Json = {
+            jsonrpc: '2.0',
+            method: r.method,
+            params: { name: r.name, arguments: r.args, requestState: r.requestState, _meta: meta },
+          };
+          if (r.id !== undefined) message.id = r.id;
+          const headers: Record<string, string> =
+            r.server === 'owner' ? { authorization: `Bearer ${token}` } : {};
+          for (const [header, v] of [
+            ['mcp-protocol-version', r.headerVersion],
+            ['mcp-method', r.headerMethod],
+            ['mcp-name', r.headerName],
+          ] as const)
+            if (v !== undefined && v !== null && typeof v !== 'object') headers[header] = String(v);
+          const answer = await post(
+            r.server === 'public' ? publicUrl : ownerUrl,
+            headers,
+            r.batch ? [message] : message,
+          );
+          expect(answer.status, `${JSON.stringify(r)} -> ${answer.text}`).toBeLessThan(500);
+        }),
+        { numRuns: 300 },
+      );
     });
 
     describe.each(['public', 'owner'] as const)('error paths on the %s server', (server) => {
