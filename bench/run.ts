@@ -14,7 +14,7 @@
  * BENCH_ONLY=traffic the beacon and server-side batches alone (on PostgreSQL too with BENCH_DATABASE_URL);
  * BENCH_ONLY=load a minute of mixed load at 200 connections (bench/load.ts, also `npm run bench:load`);
  * BENCH_ONLY=hotpaths the hot paths of issue 15 (card lookups, POST /return, public and owner MCP
- * tools/call) at both log levels, info and warn, each with the heap bytes a request allocates
+ * tools/call in both protocol eras, 2025-11-25 and 2026-07-28) at both log levels, info and warn, each with the heap bytes a request allocates
  * (`allocation.ts`, taken after the rates), and the JSON body reader's cost per body in process;
  * BENCH_ONLY=discovery one brand channel discovery of each fixture brand site over loopback
  * (`discovery.ts`).
@@ -246,6 +246,8 @@ interface Scenario {
   target?: number;
   /** The ratio is taken to this scenario's, round by round (owner MCP against public MCP). */
   relativeTo?: string;
+  /** How the verdict names `relativeTo` (default: public MCP). */
+  relativeLabel?: string;
   /** Least requests per second (POST /return: durable writes are bounded by the disk, not by Express). */
   rpsTarget?: number;
   /** Largest acceptable p99 latency in milliseconds (the pages of issue 14: 50 ms). */
@@ -264,6 +266,31 @@ const mcpHeaders = {
 const toolCall = (name: string, args: Record<string, unknown>) =>
   JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
 const lookupCall = toolCall('lookup_card_charge', { charge: 'CHECKCARD 0312 NETFLIX.COM 866-579-7172 CA' });
+/** A tools/call of MCP 2026-07-28: stateless, its version and client in `_meta`, the standard headers. */
+const modernHeaders = (tool: string) => ({
+  ...mcpHeaders,
+  'mcp-protocol-version': '2026-07-28',
+  'mcp-method': 'tools/call',
+  'mcp-name': tool,
+});
+const modernToolCall = (name: string, args: Record<string, unknown>) =>
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: {
+      name,
+      arguments: args,
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
+        'io.modelcontextprotocol/clientCapabilities': {},
+      },
+    },
+  });
+const modernLookupCall = modernToolCall('lookup_card_charge', {
+  charge: 'CHECKCARD 0312 NETFLIX.COM 866-579-7172 CA',
+});
 const returnBody = JSON.stringify({
   brand_domain: 'netflix.com',
   name: 'Bench Person',
@@ -296,11 +323,18 @@ function printJsonBodyCosts(): void {
 function hotPathScenarios(serviceUrl: string, level: string, owner: OwnerMcp, server: Started): Scenario[] {
   const descriptor = encodeURIComponent('POS PURCHASE STARBUCKS STORE 11234 SEATTLE WA');
   const publicMcp = `MCP tools/call lookup_card_charge [${level}]`;
+  const publicModernMcp = `MCP 2026-07-28 tools/call lookup_card_charge [${level}]`;
   const ownerOptions = (token: string): autocannon.Options => ({
     url: owner.url,
     method: 'POST',
     headers: { ...mcpHeaders, authorization: `Bearer ${token}` },
     body: toolCall('get_owner_context', {}),
+  });
+  const ownerModernOptions = (token: string): autocannon.Options => ({
+    url: owner.url,
+    method: 'POST',
+    headers: { ...modernHeaders('get_owner_context'), authorization: `Bearer ${token}` },
+    body: modernToolCall('get_owner_context', {}),
   });
   const scenarios: Scenario[] = [
     {
@@ -344,6 +378,27 @@ function hotPathScenarios(serviceUrl: string, level: string, owner: OwnerMcp, se
       prepare: async () => ownerOptions(await owner.token()),
       target: 0.7,
       relativeTo: publicMcp,
+    },
+    {
+      // Issue 30: a stateless request has less to do; at or above the 2025-11-25 call.
+      name: publicModernMcp,
+      options: {
+        url: `${serviceUrl}/mcp`,
+        method: 'POST',
+        headers: modernHeaders('lookup_card_charge'),
+        body: modernLookupCall,
+      },
+      target: 1,
+      relativeTo: publicMcp,
+      relativeLabel: 'public MCP 2025-11-25',
+    },
+    {
+      name: `  owner MCP 2026-07-28 tools/call get_owner_context [${level}]`,
+      options: ownerModernOptions(''),
+      prepare: async () => ownerModernOptions(await owner.token()),
+      target: 0.7,
+      relativeTo: publicModernMcp,
+      relativeLabel: 'public MCP 2026-07-28',
     },
   ];
   return scenarios.map((scenario) => ({
@@ -427,7 +482,7 @@ function printResults(scenarios: Scenario[], results: Map<string, Measured>): vo
     const ratio = median(ratios);
     const rps = median(entry.rps);
     const p99 = median(entry.p99);
-    const of = reference ? ' of public MCP' : '';
+    const of = reference ? ` of ${scenario.relativeLabel ?? 'public MCP'}` : '';
     const verdict =
       scenario.p99Target !== undefined
         ? `p99 < ${scenario.p99Target} ms ${p99 < scenario.p99Target ? 'met' : 'MISSED'}`

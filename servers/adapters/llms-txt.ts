@@ -17,6 +17,7 @@ import {
   apis,
   operationUrl,
 } from './api-catalog.ts';
+import { MODERN_PROTOCOL_VERSIONS, PROTOCOL_VERSIONS } from './mcp.ts';
 import { LEGACY_SERVER_CARD_PATH, MCP_CATALOG_PATH } from './mcp-server-card.ts';
 import { argumentsOf, summaryOf } from './tool-table.ts';
 
@@ -58,9 +59,42 @@ export function mcpConnectLine(config: Config): string {
   return JSON.stringify({ mcpServers: { 'agent-service': { type: 'http', url: config.mcp_url } } });
 }
 
+/**
+ * A tools/call as a client of the MCP 2026-07-28 revision sends it, as curl: stateless (no
+ * `initialize`, no session), the protocol version and client identity in the request's `_meta`, and
+ * the standard headers that repeat the method and the tool (SEP-2243).
+ */
+export function mcpModernCall(config: Config, tool: string, args: Record<string, unknown>): string {
+  const version = MODERN_PROTOCOL_VERSIONS[0] as string;
+  const body = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: {
+      name: tool,
+      arguments: args,
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': version,
+        'io.modelcontextprotocol/clientInfo': { name: 'my-agent', version: '1.0.0' },
+        'io.modelcontextprotocol/clientCapabilities': {},
+      },
+    },
+  };
+  return [
+    `curl ${config.mcp_url}`,
+    `-H 'content-type: application/json' -H 'accept: application/json, text/event-stream'`,
+    `-H 'mcp-protocol-version: ${version}' -H 'mcp-method: tools/call' -H 'mcp-name: ${tool}'`,
+    `-d '${JSON.stringify(body)}'`,
+  ].join(' \\\n  ');
+}
+
 function connection(config: Config): string[] {
   return [
     `Connect an MCP client (Streamable HTTP) to the public server, no sign-in: \`${mcpConnectLine(config)}\`.`,
+    `Both servers speak MCP ${PROTOCOL_VERSIONS.join(', ')} on the same URL, the era chosen by each request: ` +
+      `${MODERN_PROTOCOL_VERSIONS.join(', ')} is stateless (\`server/discover\`, then every request carries ` +
+      `its protocol version in \`_meta\` and the \`MCP-Protocol-Version\`, \`Mcp-Method\` and \`Mcp-Name\` ` +
+      'headers; no `initialize`, no session); older clients `initialize` as before.',
     `The owner-scoped server at ${config.mcp_url}/auth needs an OAuth 2.1 access token: discovery at ` +
       `${config.mcp_url}/auth/.well-known/oauth-protected-resource, dynamic client registration, PKCE S256.`,
     `Paid SKUs answer 402 with the x402 terms (PAYMENT-REQUIRED); repeat the call with PAYMENT-SIGNATURE. ` +

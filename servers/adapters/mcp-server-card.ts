@@ -7,14 +7,16 @@
  * them. The public server's card is also served at `/.well-known/mcp/server-card.json`, where
  * SEP-1649 put it and where crawlers (our own scanner too) still look.
  *
- * The card says what `initialize` says (name, title, version, protocol versions) and no tools:
+ * The card says what `initialize` and `server/discover` say (name, title, version, every protocol
+ * version of both eras) and no tools:
  * SEP-2127 leaves primitives to `tools/list`. Our extension in `_meta` names the tool count and the
  * OAuth protected resource metadata, both read from the registry and the configuration.
  */
-import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+
 import { type Config, serviceVersion } from '../config.ts';
 import type { AnyOperation, McpServerName } from '../operation.ts';
 import { MCP_SERVER_CARD_TYPE, serverCardUrl } from './api-catalog.ts';
+import { PROTOCOL_VERSIONS } from './mcp.ts';
 
 export const SERVER_CARD_SCHEMA = 'https://static.modelcontextprotocol.io/schemas/v2/server-card.schema.json';
 export const MCP_CATALOG_PATH = '/.well-known/mcp/catalog.json';
@@ -69,7 +71,7 @@ export function mcpServerCard(operations: readonly AnyOperation[], config: Confi
               ],
             }
           : {}),
-        supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
+        supportedProtocolVersions: [...PROTOCOL_VERSIONS],
       },
     ],
     _meta: {

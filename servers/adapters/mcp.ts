@@ -16,29 +16,37 @@
 
 import { createHash, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
-import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { Readable } from 'node:stream';
 import {
-  type CallToolResult,
-  ErrorCode,
   InitializeRequestSchema,
-  type JSONRPCError,
+  ListToolsRequestSchema,
+  PingRequestSchema,
+} from '@modelcontextprotocol/core';
+import { hostHeaderValidation } from '@modelcontextprotocol/express';
+import {
+  type CacheHint,
+  type CallToolResult,
+  classifyInboundRequest,
+  createMcpHandler,
+  type JSONRPCErrorResponse,
   type JSONRPCMessage,
   type JSONRPCNotification,
   type JSONRPCRequest,
-  type JSONRPCResponse,
-  ListToolsRequestSchema,
-  McpError,
+  type JSONRPCResultResponse,
   type MessageExtraInfo,
-  PingRequestSchema,
+  PROTOCOL_VERSION_META_KEY,
+  ProtocolError,
+  ProtocolErrorCode,
   RELATED_TASK_META_KEY,
   type RequestId,
+  Server,
+  type ServerContext,
   SUPPORTED_PROTOCOL_VERSIONS,
   type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
-import express, { type Request, type RequestHandler, Router } from 'express';
+  type Transport,
+  type TransportSendOptions,
+} from '@modelcontextprotocol/server';
+import express, { type Request as ExpressRequest, type RequestHandler, Router } from 'express';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { serviceVersion } from '../config.ts';
@@ -63,11 +71,13 @@ import { JSON_CONTENT_TYPE, requestInfo, sendWhole } from './rest.ts';
 import { X402_MCP_TRANSPORT } from './x402-document.ts';
 
 /**
- * `tools/call` as the Protocol sees it: only the method, so that malformed params reach the handler
- * and are answered Invalid params (-32602) - the Protocol reports its own parse failures as
- * Internal error, a client fault under a server code.
+ * The params schema `tools/call` is registered with (the SDK's custom-schema form): any, so that
+ * malformed params reach the handler and are answered Invalid params (-32602) naming the field
+ * (`ToolCallParams`). The plain form checks the request against the SDK's wire schema and throws a
+ * plain Error on a mismatch, which the Protocol answers Internal error - a client fault under a
+ * server code.
  */
-const ToolCallRequest = z.object({ method: z.literal('tools/call'), params: z.unknown() });
+const AnyParams = z.unknown();
 
 /**
  * The part of an MCP `tools/call` request this server uses (MCP 2025-11-25, server/tools). The
@@ -92,6 +102,20 @@ const paramsOf = new Map<string, z.ZodType>([
   ['ping', PingRequestSchema.shape.params],
   ['tools/list', ListToolsRequestSchema.shape.params],
 ]);
+
+/**
+ * The protocol revisions of the stateless era this server serves (through the SDK's
+ * `createMcpHandler`, which answers `server/discover` with them; the SDK does not export its list,
+ * test/integration/mcp-eras.test.ts pins this one to its answer). Revisions are dates, so a later
+ * one sorts after.
+ */
+export const MODERN_PROTOCOL_VERSIONS: readonly string[] = ['2026-07-28'];
+
+/** Every protocol revision the MCP endpoints speak, newest first: the stateless era's, then 2025-11-25 and before. */
+export const PROTOCOL_VERSIONS: readonly string[] = [
+  ...MODERN_PROTOCOL_VERSIONS,
+  ...SUPPORTED_PROTOCOL_VERSIONS,
+];
 
 /** JSON-RPC "server error" code the MCP SDK uses for transport-level refusals. */
 const SERVER_ERROR = -32000;
@@ -164,7 +188,7 @@ function replyJson(message: JSONRPCMessage): string {
     content = JSON.stringify(result.content);
     if (kept) contentJsons.set(kept, content);
   }
-  return `{"jsonrpc":"2.0","id":${JSON.stringify((message as JSONRPCResponse).id)},"result":{"content":${content},"structuredContent":${text}}}`;
+  return `{"jsonrpc":"2.0","id":${JSON.stringify((message as JSONRPCResultResponse).id)},"result":{"content":${content},"structuredContent":${text}}}`;
 }
 
 /** One HTTP POST: the JSON-RPC requests it carried and the replies still owed. */
@@ -328,8 +352,8 @@ export class MultiplexTransport implements Transport {
       if (related !== undefined) this.pending.get(related as number)?.exchange.notify(message);
       return; // stateless: no standalone stream for unrelated notifications
     }
-    throw new McpError(
-      ErrorCode.InvalidRequest,
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidRequest,
       'This server is stateless and does not send requests to clients',
     );
   }
@@ -342,7 +366,11 @@ export class MultiplexTransport implements Transport {
         exchange.owe(id);
         const admitted = admit(message);
         if (typeof admitted === 'string') {
-          void this.send({ jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidParams, message: admitted } });
+          void this.send({
+            jsonrpc: '2.0',
+            id,
+            error: { code: ProtocolErrorCode.InvalidParams, message: admitted },
+          });
           continue;
         }
         this.deliver({ ...admitted, id }, extra);
@@ -455,6 +483,117 @@ export async function connectMultiplexed(
   );
 }
 
+/** How long a client may keep a tool list (MCP 2026-07-28 `ttlMs`): it changes only with a deploy. */
+const LIST_TTL_MS = 300_000;
+
+/**
+ * The SDK's low-level server with one change: `Server` wraps the tools/call handler to parse the
+ * request and then the whole result against the SDK's wire schemas, a third of a call's cost. The
+ * params are checked here (`ToolCallParams`), and results are checked against each operation's
+ * output schema by `invokeOperation` and are valid CallToolResults by construction.
+ * `_wrapHandler` is the SDK's documented hook for subclasses (`Protocol._wrapHandler`); what it
+ * hands over is pinned by test/unit/mcp-sdk-internals.test.ts.
+ */
+export class RegistryServer extends Server {
+  protected override _wrapHandler(
+    method: string,
+    handler: Parameters<Server['_wrapHandler']>[1],
+  ): ReturnType<Server['_wrapHandler']> {
+    return method === 'tools/call' ? handler : super._wrapHandler(method, handler);
+  }
+}
+
+/** A tool call's answer: its result, an isError result, or a ProtocolError for a client fault. */
+type ToolCall = (params: unknown, ctx: ServerContext, caller: Caller | undefined) => Promise<CallToolResult>;
+
+/** The tools/call handler of an endpoint, for either era: the registry's operation, invoked. */
+function toolCaller(
+  services: Services,
+  operations: readonly AnyOperation[],
+  byTool: ReadonlyMap<string, AnyOperation>,
+): ToolCall {
+  return async (rawParams, extra, caller) => {
+    const parsed = ToolCallParams.safeParse(rawParams);
+    if (!parsed.success)
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, invalidParams('tools/call', parsed.error));
+    const params = parsed.data;
+    const op = byTool.get(params.name);
+    if (!op) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
+    const { id: requestId, signal, _meta: meta } = extra.mcpReq;
+    const progressToken = meta?.progressToken;
+    // MCP basic/utilities/progress: "The `progress` value MUST increase with each notification,
+    // even if the total is unknown". Operations report what they observe (a scan queued, then
+    // started, both with 0 done), so a value that did not grow is raised by one past the last one
+    // sent, and a total, when given, kept at least as large as the progress.
+    let lastProgress = Number.NEGATIVE_INFINITY;
+    const ctx = new CallContext(
+      {
+        services,
+        operations,
+        request: caller?.request ?? { id: String(requestId), ip: 'unknown', via: 'mcp', headers: {} },
+        signal,
+        ...caller?.principal,
+        // x402 MCP transport: the PaymentPayload rides in params._meta["x402/payment"].
+        ...(op.sku ? { payment: { credential: mcpCredential(meta) } } : {}),
+        ...(progressToken !== undefined
+          ? {
+              reportProgress: (reported: number, total?: number, message?: string) => {
+                const progress = reported > lastProgress ? reported : lastProgress + 1;
+                lastProgress = progress;
+                return extra.mcpReq.notify({
+                  method: 'notifications/progress',
+                  params: {
+                    progressToken,
+                    progress,
+                    ...(total !== undefined ? { total: Math.max(total, progress) } : {}),
+                    ...(message ? { message } : {}),
+                  },
+                });
+              },
+            }
+          : {}),
+      },
+      caller?.log ?? (() => services.log),
+    );
+    try {
+      const output = await invokeOperation(op, ctx, params.arguments ?? {});
+      const receipt = ctx.payment?.receipt;
+      const text = jsonOf(output);
+      const result: TextedResult = {
+        content: [{ type: 'text', text }],
+        structuredContent: output,
+        ...(receipt ? { _meta: { 'x402/payment-response': receipt } } : {}),
+      };
+      if (!receipt) result[RESULT_TEXT] = text;
+      return result;
+    } catch (err) {
+      // Cancelled, or its client went away: the SDK sends nothing for it, and nothing failed.
+      if (signal.aborted) {
+        ctx.log.info({ tool: op.toolName }, 'tool call cancelled');
+        return { isError: true, content: [] };
+      }
+      const error = toServiceError(err);
+      const level = failureLogLevel(error);
+      if (level) ctx.log[level]({ err: error.cause ?? err, tool: op.toolName }, 'tool failed');
+      const body = error.toolBody();
+      if (error.payment) {
+        // x402 MCP transport, "Payment Required Signaling": the PaymentRequired in structuredContent
+        // and, identical, as JSON in content[0].text; our code and message ride along.
+        const required = { ...error.payment.required, ...body };
+        return {
+          isError: true,
+          structuredContent: required,
+          content: [{ type: 'text', text: JSON.stringify(required) }],
+          ...(error.payment.settlement
+            ? { _meta: { 'x402/payment-response': error.payment.settlement } }
+            : {}),
+        };
+      }
+      return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] };
+    }
+  };
+}
+
 export interface McpEndpointOptions {
   server: McpServerName;
   /** Host names accepted in Host and Origin (DNS-rebinding protection). */
@@ -518,101 +657,56 @@ export function createMcpEndpoint(
     const cancellation = ForwardedCancellation.safeParse(message);
     if (cancellation.success) transport.cancelForwarded(cancellation.data);
   });
-  const server = new Server(
-    { name: `agent-service-${options.server}`, title: 'Agent service', version: serviceVersion },
-    { capabilities: { tools: { listChanged: false } }, instructions: options.instructions },
-  );
-
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
-  // tools/call is registered on the Protocol directly, with a request schema of just what this
-  // server reads: the SDK Server's wrapper parses the full CallToolRequest twice and then the whole
-  // result, which made up a third of a call's cost. Results are already checked against each
-  // operation's output schema by invokeOperation and are valid CallToolResults by construction.
-  Protocol.prototype.setRequestHandler.call(
-    server,
-    ToolCallRequest,
-    async (request, extra): Promise<CallToolResult> => {
-      const parsed = ToolCallParams.safeParse(request.params);
-      if (!parsed.success)
-        throw new McpError(ErrorCode.InvalidParams, invalidParams('tools/call', parsed.error));
-      const params = parsed.data;
-      const op = byTool.get(params.name);
-      if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
-      const caller = transport.exchangeOf(extra.requestId)?.caller;
-      const progressToken = extra._meta?.progressToken;
-      // MCP 2025-11-25 basic/utilities/progress: "The `progress` value MUST increase with each
-      // notification, even if the total is unknown". Operations report what they observe (a scan
-      // queued, then started, both with 0 done), so a value that did not grow is raised by one past
-      // the last one sent, and a total, when given, kept at least as large as the progress.
-      let lastProgress = Number.NEGATIVE_INFINITY;
-      const ctx = new CallContext(
-        {
-          services,
-          operations,
-          request: caller?.request ?? { id: String(extra.requestId), ip: 'unknown', via: 'mcp', headers: {} },
-          signal: extra.signal,
-          ...caller?.principal,
-          // x402 MCP transport: the PaymentPayload rides in params._meta["x402/payment"].
-          ...(op.sku ? { payment: { credential: mcpCredential(extra._meta) } } : {}),
-          ...(progressToken !== undefined
-            ? {
-                reportProgress: (reported: number, total?: number, message?: string) => {
-                  const progress = reported > lastProgress ? reported : lastProgress + 1;
-                  lastProgress = progress;
-                  return extra.sendNotification({
-                    method: 'notifications/progress',
-                    params: {
-                      progressToken,
-                      progress,
-                      ...(total !== undefined ? { total: Math.max(total, progress) } : {}),
-                      ...(message ? { message } : {}),
-                    },
-                  });
-                },
-              }
-            : {}),
+  const callTool = toolCaller(services, operations, byTool);
+  // MCP 2026-07-28 server/utilities/caching: the tool list changes only with a deploy; the owner
+  // server's is per account (its tools and their results are the caller's own).
+  const cacheHint: CacheHint = {
+    ttlMs: LIST_TTL_MS,
+    cacheScope: options.server === 'owner' ? 'private' : 'public',
+  };
+  /**
+   * An SDK server over this endpoint's tools, asking `callerOf` who made each call: the
+   * `RegistryServer` for 2025-11-25, the SDK's own `Server` for 2026-07-28 (its tools/call wrapper
+   * also verifies `requestState`, and a stateless request has the cost of a server anyway).
+   */
+  const serverFor = (
+    Kind: typeof Server | typeof RegistryServer,
+    callerOf: (ctx: ServerContext) => Caller | undefined,
+  ): Server => {
+    const server = new Kind(
+      { name: `agent-service-${options.server}`, title: 'Agent service', version: serviceVersion },
+      {
+        capabilities: { tools: { listChanged: false } },
+        instructions: options.instructions,
+        cacheHints: { 'tools/list': cacheHint, 'server/discover': cacheHint },
+        // MCP 2026-07-28 multi round-trip requests: this server asks for no input and so issues no
+        // requestState; one presented is not ours, and is refused (-32602, by the SDK).
+        requestState: {
+          verify: () => {
+            throw new Error('this server issues no requestState');
+          },
         },
-        caller?.log ?? (() => services.log),
-      );
-      try {
-        const output = await invokeOperation(op, ctx, params.arguments ?? {});
-        const receipt = ctx.payment?.receipt;
-        const text = jsonOf(output);
-        const result: TextedResult = {
-          content: [{ type: 'text', text }],
-          structuredContent: output,
-          ...(receipt ? { _meta: { 'x402/payment-response': receipt } } : {}),
-        };
-        if (!receipt) result[RESULT_TEXT] = text;
-        return result;
-      } catch (err) {
-        // Cancelled, or its client went away: the SDK sends nothing for it, and nothing failed.
-        if (extra.signal.aborted) {
-          ctx.log.info({ tool: op.toolName }, 'tool call cancelled');
-          return { isError: true, content: [] };
-        }
-        const error = toServiceError(err);
-        const level = failureLogLevel(error);
-        if (level) ctx.log[level]({ err: error.cause ?? err, tool: op.toolName }, 'tool failed');
-        const body = error.toolBody();
-        if (error.payment) {
-          // x402 MCP transport, "Payment Required Signaling": the PaymentRequired in structuredContent
-          // and, identical, as JSON in content[0].text; our code and message ride along.
-          const required = { ...error.payment.required, ...body };
-          return {
-            isError: true,
-            structuredContent: required,
-            content: [{ type: 'text', text: JSON.stringify(required) }],
-            ...(error.payment.settlement
-              ? { _meta: { 'x402/payment-response': error.payment.settlement } }
-              : {}),
-          };
-        }
-        return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] };
-      }
+      },
+    );
+    server.setRequestHandler('tools/list', () => ({ tools }));
+    server.setRequestHandler('tools/call', { params: AnyParams }, (params, ctx) =>
+      callTool(params, ctx, callerOf(ctx)),
+    );
+    return server;
+  };
+  // 2025-11-25: one long-lived server behind the multiplexing transport.
+  const server = serverFor(RegistryServer, (ctx) => transport.exchangeOf(ctx.mcpReq.id)?.caller);
+  void connectMultiplexed(server, transport, services.log);
+  // 2026-07-28: the SDK's stateless entry, a server per request (the era is the request's, not a
+  // connection's); the request's caller is found by the web Request the entry hands its factory.
+  const callers = new WeakMap<Request, Caller>();
+  const modern = createMcpHandler(
+    ({ requestInfo }) => serverFor(Server, () => (requestInfo ? callers.get(requestInfo) : undefined)),
+    {
+      legacy: 'reject',
+      onerror: (err) => services.log.debug({ err }, 'mcp: 2026-07-28 request refused or failed'),
     },
   );
-  void connectMultiplexed(server, transport, services.log);
 
   const router = Router();
   const acceptedHosts = new Set<string>();
@@ -624,12 +718,40 @@ export function createMcpEndpoint(
       .set({
         'Access-Control-Allow-Methods': 'POST, OPTIONS',
         'Access-Control-Allow-Headers':
-          'Content-Type, Accept, Authorization, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-Id',
+          'Content-Type, Accept, Authorization, Mcp-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-Id',
         'Access-Control-Max-Age': '600',
       })
       .end();
   });
   const limit = services.config.http.body_limit_bytes;
+  /**
+   * A 2026-07-28 POST (or a refused claim), body already read: through the SDK's entry, its answer
+   * - JSON, or an SSE stream once a tool reports progress - written back. Closing the response
+   * aborts the request, the era's cancellation (basic/utilities/cancellation).
+   */
+  const serveModern = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    caller: Caller,
+    body: unknown,
+  ): Promise<void> => {
+    const gone = new AbortController();
+    const abort = () => gone.abort();
+    res.once('close', abort);
+    const request = new Request(MODERN_REQUEST_URL, {
+      method: 'POST',
+      headers: mcpHeadersOf(req),
+      signal: gone.signal,
+    });
+    callers.set(request, caller);
+    const response = await modern.fetch(request, { parsedBody: body });
+    if (res.destroyed) {
+      await response.body?.cancel();
+      return;
+    }
+    await writeResponse(res, response, caller.head);
+    res.off('close', abort);
+  };
   /** One POST, whoever received it (the router below, or `direct-routes.ts`), for `caller`. */
   const answer = async (req: IncomingMessage, res: ServerResponse, caller: Caller): Promise<void> => {
     const accept = req.headers.accept ?? '*/*';
@@ -646,18 +768,8 @@ export function createMcpEndpoint(
       return rpcError(
         res,
         415,
-        ErrorCode.InvalidRequest,
+        ProtocolErrorCode.InvalidRequest,
         'Unsupported Media Type: Content-Type must be application/json',
-        caller.head,
-      );
-    }
-    const version = req.headers['mcp-protocol-version'];
-    if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-      return rpcError(
-        res,
-        400,
-        ErrorCode.InvalidRequest,
-        `Unsupported protocol version: ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
         caller.head,
       );
     }
@@ -669,12 +781,12 @@ export function createMcpEndpoint(
         return rpcError(
           res,
           400,
-          ErrorCode.ParseError,
+          ProtocolErrorCode.ParseError,
           `Parse error: ${describeFault(body.fault)}`,
           caller.head,
         );
       closeAfterAnswer(req, res);
-      return rpcError(res, 413, ErrorCode.InvalidRequest, 'Request body too large', caller.head);
+      return rpcError(res, 413, ProtocolErrorCode.InvalidRequest, 'Request body too large', caller.head);
     }
 
     const batch = Array.isArray(body.value);
@@ -683,16 +795,50 @@ export function createMcpEndpoint(
     for (const item of raw) {
       const problem = envelopeProblem(item, body.roundedIds);
       if (problem)
-        return rpcError(res, 400, ErrorCode.InvalidRequest, `Invalid Request: ${problem}`, caller.head);
+        return rpcError(
+          res,
+          400,
+          ProtocolErrorCode.InvalidRequest,
+          `Invalid Request: ${problem}`,
+          caller.head,
+        );
       messages.push(item as JSONRPCMessage);
     }
     if (messages.length === 0)
-      return rpcError(res, 400, ErrorCode.InvalidRequest, 'Invalid Request: empty batch', caller.head);
+      return rpcError(
+        res,
+        400,
+        ProtocolErrorCode.InvalidRequest,
+        'Invalid Request: empty batch',
+        caller.head,
+      );
+    // MCP 2026-07-28: the era is each request's own, claimed by its `_meta` envelope (and standard
+    // headers). The SDK classifies; a modern request, or a claim it refuses, is its stateless
+    // entry's to answer, as it answers it. A message that claims nothing is 2025-era, even where the
+    // classifier finds its shape wrong (a `_meta` that is not an object): the 2025-11-25 rules below
+    // answer it, Invalid params naming the field.
+    const route = classifyInboundRequest({
+      httpMethod: 'POST',
+      ...standardHeadersOf(req),
+      body: body.value,
+    });
+    if (route.kind === 'modern' || (route.kind === 'reject' && claimsModernEra(req, messages)))
+      return serveModern(req, res, caller, body.value);
+    const version = req.headers['mcp-protocol-version'];
+    if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+      return rpcError(
+        res,
+        400,
+        ProtocolErrorCode.InvalidRequest,
+        `Unsupported protocol version: ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
+        caller.head,
+      );
+    }
     if (messages.length > 1 && messages.some((m) => isRequest(m) && m.method === 'initialize')) {
       return rpcError(
         res,
         400,
-        ErrorCode.InvalidRequest,
+        ProtocolErrorCode.InvalidRequest,
         'Invalid Request: initialize must be sent alone',
         caller.head,
       );
@@ -701,7 +847,7 @@ export function createMcpEndpoint(
     // A session id only names this client's requests for its cancellations (`requesterOf`).
     if (requests[0]?.method === 'initialize') res.setHeader('Mcp-Session-Id', randomUUID());
     if (requests.length === 0) {
-      transport.dispatch(new Exchange(caller, res, false, batch), messages, extraOf(req));
+      transport.dispatch(new Exchange(caller, res, false, batch), messages, NO_EXTRA);
       sendWhole(res, 202, caller.head, undefined, '');
       return;
     }
@@ -711,13 +857,13 @@ export function createMcpEndpoint(
     res.on('close', () => {
       if (exchange.open) transport.abandon(exchange);
     });
-    transport.dispatch(exchange, messages, extraOf(req));
+    transport.dispatch(exchange, messages, NO_EXTRA);
   };
   /** What the router's error handler does: the failure in the log, a bare Internal error to the client. */
   const failed = (err: unknown, res: ServerResponse, head?: readonly string[]): void => {
     services.log.error({ err }, 'mcp endpoint failed');
     if (res.headersSent) res.destroy();
-    else rpcError(res, 500, ErrorCode.InternalError, 'Internal error', head);
+    else rpcError(res, 500, ProtocolErrorCode.InternalError, 'Internal error', head);
   };
   /** The POST of `caller`, authenticated first where the endpoint asks for it. */
   const authenticated = async (req: IncomingMessage, res: ServerResponse, caller: Caller): Promise<void> => {
@@ -741,7 +887,10 @@ export function createMcpEndpoint(
 
   return {
     router,
-    close: () => server.close(),
+    close: async () => {
+      await modern.close();
+      await server.close();
+    },
     direct: {
       hostAccepted: (host) => acceptedHosts.has(host),
       writesHead: options.authenticate === undefined,
@@ -751,11 +900,90 @@ export function createMcpEndpoint(
   };
 }
 
+/**
+ * The URL of the web Requests handed to the SDK's 2026-07-28 entry: it reads their headers and
+ * signal, never the URL (Host and Origin were checked by the router).
+ */
+const MODERN_REQUEST_URL = 'http://mcp.invalid/';
+
+/**
+ * Whether a POST claims the 2026-07-28 era: a message whose `_meta` names a protocol version (the
+ * per-request envelope claim), or an `MCP-Protocol-Version` header naming a modern revision.
+ */
+function claimsModernEra(req: IncomingMessage, messages: readonly JSONRPCMessage[]): boolean {
+  const version = req.headers['mcp-protocol-version'];
+  if (typeof version === 'string' && version.trim() >= (MODERN_PROTOCOL_VERSIONS[0] as string)) return true;
+  return messages.some((m) => {
+    const meta = 'params' in m && isRecord(m.params) ? m.params._meta : undefined;
+    return isRecord(meta) && PROTOCOL_VERSION_META_KEY in meta;
+  });
+}
+
+/** The standard MCP request headers (MCP 2026-07-28 basic/transports, SEP-2243), as the SDK's classifier takes them. */
+function standardHeadersOf(req: IncomingMessage): {
+  protocolVersionHeader?: string;
+  mcpMethodHeader?: string;
+  mcpNameHeader?: string;
+} {
+  const version = req.headers['mcp-protocol-version'];
+  const method = req.headers['mcp-method'];
+  const name = req.headers['mcp-name'];
+  return {
+    ...(typeof version === 'string' ? { protocolVersionHeader: version } : {}),
+    ...(typeof method === 'string' ? { mcpMethodHeader: method } : {}),
+    ...(typeof name === 'string' ? { mcpNameHeader: name } : {}),
+  };
+}
+
+/** The headers the SDK's entry reads: content negotiation and every `Mcp-*` header. */
+function mcpHeadersOf(req: IncomingMessage): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    if (name !== 'content-type' && name !== 'accept' && !name.startsWith('mcp-')) continue;
+    if (typeof value === 'string') headers.set(name, value);
+    else for (const item of value) headers.append(name, item);
+  }
+  return headers;
+}
+
+/**
+ * Writes a web Response of the SDK's entry to a node response, with `head` (the request id and
+ * the headers every answer carries). A stream (SSE) is passed on as it comes; the client closing
+ * the response cancels it.
+ */
+async function writeResponse(
+  res: ServerResponse,
+  response: Response,
+  head?: readonly string[],
+): Promise<void> {
+  const headers: string[] = head ? [...head] : [];
+  response.headers.forEach((value, name) => {
+    if (name !== 'content-length') headers.push(name, value);
+  });
+  const stream = response.body;
+  if (stream && response.headers.get('content-type')?.startsWith('text/event-stream')) {
+    res.writeHead(response.status, headers);
+    res.flushHeaders();
+    await new Promise<void>((resolve) => {
+      Readable.fromWeb(stream as import('node:stream/web').ReadableStream)
+        .on('error', () => res.destroy())
+        .on('close', resolve)
+        .pipe(res);
+    });
+    return;
+  }
+  const body = stream ? Buffer.from(await response.arrayBuffer()) : Buffer.alloc(0);
+  headers.push('Content-Length', String(body.length));
+  res.writeHead(response.status, headers);
+  res.end(body);
+}
+
 // Envelope classification of messages already checked by `isJsonRpcMessage` or produced by the
 // SDK. The SDK's own guards run a zod parse each (a failing one for every non-matching message).
 const isRequest = (m: JSONRPCMessage): m is JSONRPCRequest => 'method' in m && 'id' in m;
 const isNotification = (m: JSONRPCMessage): m is JSONRPCNotification => 'method' in m && !('id' in m);
-const isResponse = (m: JSONRPCMessage): m is JSONRPCResponse | JSONRPCError =>
+const isResponse = (m: JSONRPCMessage): m is JSONRPCResultResponse | JSONRPCErrorResponse =>
   !('method' in m) && ('result' in m || 'error' in m);
 
 /**
@@ -839,7 +1067,7 @@ const jsonContentType = /^application\/json\s*(?:;|$)/i;
  */
 function memoized(
   check: RequestHandler,
-  keyOf: (req: Request) => string | undefined,
+  keyOf: (req: ExpressRequest) => string | undefined,
   accepted: Set<string>,
 ): RequestHandler {
   return (req, res, next) => {
@@ -925,9 +1153,8 @@ async function readJson(
   return roundedIds ? { ok: true, value: parsed.value, roundedIds } : { ok: true, value: parsed.value };
 }
 
-function extraOf(req: IncomingMessage): MessageExtraInfo {
-  return { requestInfo: { headers: req.headers as Record<string, string | string[] | undefined> } };
-}
+/** What the SDK's handlers are told of a 2025-11-25 request's HTTP side: nothing; a tool call reads its `Caller`. */
+const NO_EXTRA: MessageExtraInfo = {};
 
 function rpcError(
   res: ServerResponse,

@@ -2,6 +2,7 @@
  * `GET {site_url}/robot-soul`: the documentation of the soul API (README "Souls"), with examples
  * built from this deployment's configuration, so they run as shown against it.
  */
+import { mcpModernCall } from '../adapters/llms-txt.ts';
 import type { Config } from '../config.ts';
 import { html } from './html.ts';
 import { layout } from './layout.ts';
@@ -49,6 +50,8 @@ const memory = await fetch(\`${soulApi}/agents/\${encodeURIComponent(soul.agent_
 });
 console.log(memory.status, await memory.json());
 `;
+  // MCP 2026-07-28: one request, no initialize (the SDK's v2 client in 'auto' mode does the same).
+  const mcpRead = mcpModernCall(config, 'get_soul', { agent_id: '{agent_id}' });
   const reads = [
     { what: 'Search the registry', call: `curl '${api}/soul?q=robot'` },
     { what: 'Read an identity document', call: `curl '${soulApi}/agents/{agent_id}'` },
@@ -89,6 +92,8 @@ console.log(memory.status, await memory.json());
 <ul>
 ${reads.map((r) => html`<li>${r.what}: <code>${r.call}</code></li>`)}
 </ul>
+<p>Over MCP, as a client of protocol 2026-07-28 asks (stateless: no <code>initialize</code>, the version in each request's <code>_meta</code> and headers; clients of 2025-11-25 still <code>initialize</code> first on the same URL):</p>
+<pre><code>${mcpRead}</code></pre>
 <h2>Writes</h2>
 <p>Under <code>${soulApi}/agents/{agent_id}</code>, with <code>Authorization: Bearer</code> either a JWT signed by the soul's current key (claims <code>iss</code> = the agent_id, <code>aud</code> = <code>${soulApi}</code>, <code>iat</code>, <code>exp</code> at most 300 seconds later, a <code>jti</code> used once), or an access token of the linked account. A memory written with the soul's JWT keeps it as its signature: the JWT carries <code>memory</code> <code>{content_digest, layer, kind}</code> (the hex SHA-256 of the content), so nobody can change the entry without the soul's key. Every entry comes back signed; the service signs those of accounts and payers with the keys at <code>${soulApi}/jwks.json</code>.</p>
 <table><thead><tr><th scope="col">Call</th><th scope="col">Body</th><th scope="col">Who</th></tr></thead><tbody>
@@ -111,6 +116,12 @@ ${script}\`\`\`
 ## Reads
 
 ${reads.map((r) => `- ${r.what}: \`${r.call}\``).join('\n')}
+
+Over MCP, protocol 2026-07-28 (stateless, no initialize):
+
+\`\`\`sh
+${mcpRead}
+\`\`\`
 
 ## Writes (under ${soulApi}/agents/{agent_id}, Bearer soul JWT or linked account token)
 

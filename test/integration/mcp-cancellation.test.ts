@@ -6,8 +6,13 @@
  * site sees its requests given up), no JSON-RPC response is sent for the cancelled id, a paid call
  * cancelled is not charged, and nobody but the requester can cancel a request: not another
  * client naming the same id, nor a POST without the requester's session. On PostgreSQL the
- * cancellation reaches the request in another process of the deployment.
+ * cancellation reaches the request in another process of the deployment. A 2026-07-28 client
+ * cancels by closing its request (the v2 SDK client pinned to that revision), and the scan stops too.
  */
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as TransportV2,
+} from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { PaymentRequired } from '@x402/core/types';
@@ -129,6 +134,32 @@ describe.each(dialects)('MCP cancellation (%s)', (dialect) => {
       expect(await called.answer).toEqual({ status: 200, contentType: 'text/event-stream', body: '' });
       expect(errors).toEqual([]);
       // The client goes on: the next call on the same connection is answered.
+      const next = await client.callTool({ name: 'get_catalog', arguments: {} });
+      expect(next.isError).toBeFalsy();
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('stops a scan a 2026-07-28 client cancels by closing the request (the v2 SDK client, pinned)', async () => {
+    const target = await heldSite();
+    const client = new ClientV2(
+      { name: 'cancelling-agent', version: '2' },
+      { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    );
+    await client.connect(new TransportV2(new URL(service.config.mcp_url)));
+    try {
+      expect(client.getProtocolEra()).toBe('modern');
+      const abort = new AbortController();
+      const call = client.callTool(
+        { name: 'get_signal', arguments: { domain: target.domain } },
+        { signal: abort.signal },
+      );
+      await waitFor(() => target.waiting() > 0);
+      abort.abort('the person changed their mind');
+      await expect(call).rejects.toThrow();
+      // MCP 2026-07-28: the stream closed is the cancellation; the scan stops.
+      await waitFor(() => target.waiting() === 0);
       const next = await client.callTool({ name: 'get_catalog', arguments: {} });
       expect(next.isError).toBeFalsy();
     } finally {

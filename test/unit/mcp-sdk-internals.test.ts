@@ -1,64 +1,53 @@
 /**
- * The MCP adapter's fast path hands messages straight to two unpublished members of the SDK's
- * Protocol, `_onrequest` and `_onnotification` (`servers/adapters/mcp.ts`, `connectMultiplexed`).
- * This is their contract: both exist, and every kind of message the adapter delivers is answered
- * through them exactly as through the SDK's public entry (the transport's `onmessage`, which
- * classifies each message itself). An SDK upgrade that renames them, changes their arguments or
- * what they send fails here, loudly; the endpoint itself falls back to the public entry and says
- * so once in the log (last test).
+ * What the MCP adapter binds to in the SDK beyond its published API (`servers/adapters/mcp.ts`):
+ * - its 2025-11-25 fast path hands messages straight to the Protocol's `_onrequest` (private) and
+ *   `_onnotification` (a subclass hook) (`connectMultiplexed`). Both exist, and every kind of
+ *   message the adapter delivers is answered through them exactly as through the SDK's public
+ *   entry (the transport's `onmessage`, which classifies each message itself). An SDK upgrade that
+ *   renames them, changes their arguments or what they send fails here, loudly; the endpoint itself
+ *   falls back to the public entry and says so once in the log (second test);
+ * - `RegistryServer` overrides `_wrapHandler` (the Protocol's documented subclass hook) so that
+ *   tools/call runs as registered (third test).
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  ErrorCode,
   type JSONRPCMessage,
   type JSONRPCNotification,
   type JSONRPCRequest,
-  ListToolsRequestSchema,
-  McpError,
-} from '@modelcontextprotocol/sdk/types.js';
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type TransportSendOptions,
+} from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { connectMultiplexed, MultiplexTransport } from '../../servers/adapters/mcp.ts';
+import { connectMultiplexed, MultiplexTransport, RegistryServer } from '../../servers/adapters/mcp.ts';
 
 type Sent = { message: JSONRPCMessage; relatedRequestId: unknown };
 
-/** A server like the adapter's: tools/list through the Server, tools/call on the Protocol. */
+/** A server like the adapter's: tools/list, and tools/call in the custom-schema form on a RegistryServer. */
 async function serverOn(transport: MultiplexTransport, cancelled: (reason: unknown) => void) {
-  const server = new Server({ name: 'contract', version: '1' }, { capabilities: { tools: {} } });
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+  const server = new RegistryServer({ name: 'contract', version: '1' }, { capabilities: { tools: {} } });
+  server.setRequestHandler('tools/list', async () => ({
     tools: [{ name: 'echo', inputSchema: { type: 'object' } }],
   }));
-  Protocol.prototype.setRequestHandler.call(
-    server,
-    z.object({ method: z.literal('tools/call'), params: z.unknown() }),
-    async (
-      request: { params?: unknown },
-      extra: {
-        signal: AbortSignal;
-        sendNotification: (n: JSONRPCNotification) => Promise<void>;
-        _meta?: Record<string, unknown>;
-      },
-    ) => {
-      const { name } = request.params as { name: string };
-      if (name === 'refused') throw new McpError(ErrorCode.InvalidParams, 'Unknown tool: refused');
-      if (name === 'broken') throw new Error('handler failed');
-      if (name === 'progress') {
-        await extra.sendNotification({
-          jsonrpc: '2.0',
-          method: 'notifications/progress',
-          params: { progressToken: extra._meta?.progressToken as string, progress: 1 },
-        } as JSONRPCNotification);
-      }
-      if (name === 'slow') {
-        if (!extra.signal.aborted)
-          await new Promise<void>((resolve) => extra.signal.addEventListener('abort', () => resolve()));
-        cancelled(extra.signal.reason);
-      }
-      return { content: [{ type: 'text', text: name }] };
-    },
-  );
+  server.setRequestHandler('tools/call', { params: z.unknown() }, async (params, ctx) => {
+    const { name } = params as { name: string };
+    if (name === 'refused') throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Unknown tool: refused');
+    if (name === 'broken') throw new Error('handler failed');
+    if (name === 'progress') {
+      await ctx.mcpReq.notify({
+        method: 'notifications/progress',
+        params: { progressToken: ctx.mcpReq._meta?.progressToken as string, progress: 1 },
+      });
+    }
+    if (name === 'slow') {
+      const { signal } = ctx.mcpReq;
+      if (!signal.aborted)
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve()));
+      cancelled(signal.reason);
+    }
+    return { content: [{ type: 'text', text: name }] };
+  });
   const sent: Sent[] = [];
   transport.send = async (message: JSONRPCMessage, options?: TransportSendOptions) => {
     sent.push({ message, relatedRequestId: options?.relatedRequestId });
@@ -138,14 +127,14 @@ describe('MCP SDK internals the adapter relies on', () => {
       {
         message: expect.objectContaining({
           id: 5,
-          error: expect.objectContaining({ code: ErrorCode.InvalidParams }),
+          error: expect.objectContaining({ code: ProtocolErrorCode.InvalidParams }),
         }),
         relatedRequestId: undefined,
       },
       {
         message: expect.objectContaining({
           id: 6,
-          error: expect.objectContaining({ code: ErrorCode.InternalError }),
+          error: expect.objectContaining({ code: ProtocolErrorCode.InternalError }),
         }),
         relatedRequestId: undefined,
       },
@@ -160,7 +149,7 @@ describe('MCP SDK internals the adapter relies on', () => {
       {
         message: expect.objectContaining({
           id: 8,
-          error: expect.objectContaining({ code: ErrorCode.MethodNotFound }),
+          error: expect.objectContaining({ code: ProtocolErrorCode.MethodNotFound }),
         }),
         relatedRequestId: undefined,
       },
@@ -192,5 +181,35 @@ describe('MCP SDK internals the adapter relies on', () => {
     }
     expect(warnings).toHaveLength(1);
     expect(String(warnings[0]?.[1])).toMatch(/slower generic path/);
+  });
+
+  it('runs a RegistryServer tools/call handler as registered: the SDK re-validates nothing (`_wrapHandler`)', async () => {
+    // A result the SDK's own tools/call wrapper refuses (an unknown content type): a RegistryServer
+    // answers it as the handler made it, a plain Server with an error. Should the hook stop being
+    // consulted, the first answer below becomes the second.
+    const answers: JSONRPCMessage[] = [];
+    for (const Kind of [RegistryServer, Server]) {
+      const server = new Kind({ name: 'wrap', version: '1' }, { capabilities: { tools: {} } });
+      server.setRequestHandler('tools/call', { params: z.unknown() }, async () => ({
+        content: [{ type: 'not-a-content-type', text: 'x' }] as never,
+      }));
+      const transport = new MultiplexTransport();
+      const sent: JSONRPCMessage[] = [];
+      transport.send = async (message: JSONRPCMessage) => {
+        sent.push(message);
+      };
+      await server.connect(transport);
+      expect(transport.bindDirect(server)).toBe(true);
+      transport.deliver(request(1, 'tools/call', { name: 'any' }));
+      for (let t = 0; t < 20 && sent.length === 0; t++) await new Promise((resolve) => setImmediate(resolve));
+      answers.push(sent[0] as JSONRPCMessage);
+      await server.close();
+    }
+    expect(answers[0]).toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      result: { content: [{ type: 'not-a-content-type', text: 'x' }] },
+    });
+    expect(answers[1]).toMatchObject({ id: 1, error: { code: ProtocolErrorCode.InvalidParams } });
   });
 });

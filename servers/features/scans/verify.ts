@@ -14,8 +14,7 @@
  */
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { RequestInit as UndiciRequestInit, Response as UndiciResponse } from 'undici';
 import { parseRetryAfter } from '../../outbound/retry-after.ts';
 import { readLimitedBody } from '../../outbound/safe-fetch.ts';
@@ -156,13 +155,17 @@ export async function verifyMcp(options: {
       throw err;
     }
   };
-  const client = new Client({ name: 'agent-service-scanner', version: '1.0.0' });
+  // 'auto': a server of the 2026-07-28 era answers server/discover; an older one, initialize.
+  const client = new Client(
+    { name: 'agent-service-scanner', version: '1.0.0' },
+    { versionNegotiation: { mode: 'auto' } },
+  );
   const transport = new StreamableHTTPClientTransport(new URL(options.endpoint), { fetch: limitedFetch });
   try {
     await client.connect(transport, { signal: budget, timeout: options.timeoutMs });
     result.initialized = true;
     result.server_name = client.getServerVersion()?.name ?? null;
-    result.protocol_version = transport.protocolVersion ?? null;
+    result.protocol_version = client.getNegotiatedProtocolVersion() ?? null;
     const tools: string[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < MAX_TOOL_PAGES; page++) {

@@ -14,7 +14,7 @@
  * The session is one object with one method per phase (STYLE.md: no crawl as one closure).
  */
 
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike } from '@modelcontextprotocol/client';
 import * as cheerio from 'cheerio';
 import type { CountryCode } from 'libphonenumber-js/min';
 import { getDomain } from 'tldts';

@@ -6,9 +6,7 @@
  * fetcher with the response size capped - must have a tool for returns, refunds or support, by
  * name, title or description. A card alone promises nothing: the tools are what the server lists.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { Client, type FetchLike, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { serviceName, serviceVersion } from '../../../config.ts';
 import type { FoundChannel } from './schemas.ts';
 
@@ -63,9 +61,15 @@ export function supportTool(tools: readonly ListedTool[]): ListedTool | null {
 /** Pages of `tools/list` read at most: a server that paginates forever costs this many requests. */
 const MAX_TOOL_PAGES = 3;
 
-/** The server's tools, from `initialize` and `tools/list` with the MCP SDK client over `fetch`. */
+/**
+ * The server's tools, from `server/discover` (2026-07-28) or `initialize` (2025-11-25 and before)
+ * and `tools/list`, with the MCP SDK client over `fetch`.
+ */
 export async function listTools(url: string, fetch: FetchLike, signal: AbortSignal): Promise<ListedTool[]> {
-  const client = new Client({ name: serviceName, version: serviceVersion });
+  const client = new Client(
+    { name: serviceName, version: serviceVersion },
+    { versionNegotiation: { mode: 'auto' } },
+  );
   const transport = new StreamableHTTPClientTransport(new URL(url), { fetch });
   try {
     await client.connect(transport, { signal });
