@@ -77,7 +77,7 @@ describe.each(dialects)('x402 Bazaar discovery (%s)', (dialect) => {
         expect(info?.input).toMatchObject({ type: 'http', method: op.http?.method });
         // Its example input is one the SKU takes (the registry checks it at start).
         expect(op.input.safeParse(sku.example).success).toBe(true);
-        expect((info?.input as { body?: unknown }).body).toEqual(sku.example);
+        expect((info?.input as { body?: unknown } | undefined)?.body).toEqual(sku.example);
         // The input described is the registry's JSON body, as the catalog shows it (the reference
         // builder describes an output only from an example of one, which the registry does not hold).
         const { properties } = (bazaarOf(required) as { schema: { properties: Record<string, Json> } })
