@@ -335,6 +335,16 @@ export const Config = z
         /** null: the scheme's port. Tests and self-hosted setups point it at a local peer. */
         home_page_port: z.number().int().min(1).max(65535).nullable(),
       }),
+      /**
+       * Tasks brands' A2A agents open for delivered requests (`returns/brand-tasks.ts`), followed
+       * by polling `tasks/get`: every `poll_ms` at first, then every tenth of the task's age, at most
+       * `max_poll_ms`, for `follow_days`.
+       */
+      brand_tasks: z.strictObject({
+        poll_ms: positiveInt,
+        max_poll_ms: positiveInt,
+        follow_days: positiveInt.max(365),
+      }),
     }),
     traffic: z.strictObject({
       /** Events held in memory (queued plus being written) before ingestion answers 503. */
@@ -592,6 +602,7 @@ export const envBindings: Record<string, EnvBinding> = {
   },
   RETURNS_DISCOVERY_BUDGET_MS: { key: 'returns.discovery.request_budget_ms', parse: numberOrRaw },
   RETURNS_DISCOVERY_TTL_HOURS: { key: 'returns.discovery.ttl_hours', parse: numberOrRaw },
+  RETURNS_TASK_POLL_MS: { key: 'returns.brand_tasks.poll_ms', parse: numberOrRaw },
 };
 
 function numberOrRaw(raw: string): unknown {
