@@ -63,7 +63,11 @@ export async function recordAnswer(
   answer: BrandAnswer,
   at: string,
 ): Promise<ReturnStatus | null> {
-  for (const message of answer.messages) {
+  // Ids of one millisecond do not keep their order (`db/ids.ts`): each message of the answer is
+  // placed a millisecond after the one before (and after what was recorded at `at`), in the order
+  // the brand gave them.
+  const base = Date.parse(at);
+  for (const [i, message] of answer.messages.entries()) {
     await appendMessage(trx, {
       request_id: requestId,
       direction: 'from_brand',
@@ -76,7 +80,7 @@ export async function recordAnswer(
       text: message.text,
       attachments: message.attachments,
       external_id: message.external_id,
-      at,
+      at: new Date(base + i + 1).toISOString(),
     });
   }
   const request = await findReturnRequest(trx, requestId);
