@@ -103,7 +103,12 @@ export function readA2aAnswer(answer: Message | Task): BrandAnswer {
     case TaskState.TASK_STATE_REJECTED:
       return { outcome: 'decided', decision: 'denied', note, messages };
     default:
-      return { outcome: 'gave_up', decision: null, note: `A2A task ${name}`, messages };
+      return {
+        outcome: 'gave_up',
+        decision: null,
+        note: `A2A task ${name}${said ? `: ${said.slice(0, 200)}` : ''}`,
+        messages,
+      };
   }
 }
 

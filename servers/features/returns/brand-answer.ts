@@ -52,7 +52,8 @@ const pathTo: Record<BrandDecision, ReturnStatus[]> = {
  * Records `answer` for the request: its messages in the thread (from the brand, on `channel`, by
  * `sender`), then the decision as the brand's transitions, each only where the state machine
  * allows it now (a request cancelled meanwhile keeps its status, the messages are still kept).
- * Returns the status the request ends in.
+ * Returns the status the request ends in, and the time after which to record what follows (its
+ * messages took a millisecond each after `at`).
  */
 export async function recordAnswer(
   trx: Kysely<Database>,
@@ -62,7 +63,7 @@ export async function recordAnswer(
   sender: string,
   answer: BrandAnswer,
   at: string,
-): Promise<ReturnStatus | null> {
+): Promise<{ status: ReturnStatus | null; after: string }> {
   // Ids of one millisecond do not keep their order (`db/ids.ts`): each message of the answer is
   // placed a millisecond after the one before (and after what was recorded at `at`), in the order
   // the brand gave them.
@@ -83,16 +84,17 @@ export async function recordAnswer(
       at: new Date(base + i + 1).toISOString(),
     });
   }
+  const after = new Date(base + answer.messages.length + 1).toISOString();
   const request = await findReturnRequest(trx, requestId);
-  if (!request) return null;
+  if (!request) return { status: null, after };
   let status = request.status as ReturnStatus;
-  if (answer.outcome !== 'decided' || !answer.decision) return status;
+  if (answer.outcome !== 'decided' || !answer.decision) return { status, after };
   for (const to of pathTo[answer.decision]) {
     // A request already there, decided otherwise or withdrawn stays as it is.
     if (status === to || !nextStatusesFor(status, 'brand').includes(to)) continue;
     status = await transitionRequest(trx, dialect, requestId, to, 'brand', answer.note, at);
   }
-  return status;
+  return { status, after };
 }
 
 /** A decision named by a JSON value an answer carried (`status` or `decision`), or null. */

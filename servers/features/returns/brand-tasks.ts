@@ -184,7 +184,15 @@ export class BrandTaskWorker extends OutboxWorker<'brand_tasks', TaskReading> {
     const { dialect } = this.deps;
     const state = taskStateName(reading.task.status?.state);
     await trx.updateTable('brand_tasks').set({ task_state: state }).where('id', '=', row.id).execute();
-    await recordAnswer(trx, dialect, row.request_id, 'a2a', row.agent_url, reading.answer, at);
+    const { after } = await recordAnswer(
+      trx,
+      dialect,
+      row.request_id,
+      'a2a',
+      row.agent_url,
+      reading.answer,
+      at,
+    );
     if (reading.answer.outcome !== 'gave_up') return;
     const request = await findReturnRequest(trx, row.request_id);
     if (!request) return;
@@ -193,7 +201,7 @@ export class BrandTaskWorker extends OutboxWorker<'brand_tasks', TaskReading> {
       this.deps,
       request,
       { channel: 'a2a', target: row.agent_url, reason: reading.answer.note, key: row.id },
-      new Date(at),
+      new Date(after),
     );
   }
 }

@@ -63,6 +63,7 @@ export async function fallBack(
   // A request that never reached the brand and has nowhere left to go becomes undeliverable: the
   // caller's transition says so.
   if (!next && request.status === 'received') return null;
+  const reason = failed.reason.replace(/[.\s]+$/, '');
   await appendMessage(trx, {
     request_id: request.id,
     direction: 'from_service',
@@ -71,8 +72,8 @@ export async function fallBack(
     sender_verified: true,
     subject: `The brand's ${channelNames[failed.channel]} did not take the request`,
     text: next
-      ? `${failed.reason}. The request is sent again by the brand's ${channelNames[next.channel]}.`
-      : `${failed.reason}. No other channel of the brand can take it now.`,
+      ? `${reason}. The request is sent again by the brand's ${channelNames[next.channel]}.`
+      : `${reason}. No other channel of the brand can take it now.`,
     attachments: [],
     external_id: `fallback:${failed.key}`,
     at: iso,
