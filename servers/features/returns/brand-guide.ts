@@ -39,7 +39,8 @@ export function brandRoutes(config: Config): BrandRoute[] {
         'with the inputs its schema names, among event, request_id, order_number, reason or message (the request ' +
         'as text), customer_name, customer_email, phone, amount, currency, purchase_date, card_last4, status_url, ' +
         'type; its text goes to the thread of the request, and a structured result {"status": "acknowledged" | ' +
-        '"approved" | "denied" | "refunded"} moves the request. ' +
+        '"approved" | "denied" | "refunded"} moves the request; a follow-up or the cancellation calls it again, ' +
+        'with type return_request.message or return_request.cancelled. ' +
         `Act with GET ${config.public_api_url}/brand-agent/requests and POST .../requests/{request_id}/status.`,
     },
     {

@@ -125,6 +125,7 @@ export class ReturnsService {
     // request; its discovery goes on in the background and queues the request when it finds a channel.
     const budget = config.returns.discovery.request_budget_ms;
     const settled = await channels.ensureFresh(input.brand_domain, budget, { trustRecent: true });
+    let ranked: RankedChannel[] | undefined;
 
     const result = await withIdempotency(
       db,
@@ -134,7 +135,10 @@ export class ReturnsService {
       async (trx) => {
         const id = timeOrderedId();
         const at = now().toISOString();
-        const channel = await this.nextChannel(trx, input.brand_domain);
+        // Every channel, read once in the transaction's view: the first that delivers takes the
+        // request, and the kit (below) is read off the same list.
+        ranked = await this.deps.channels.rankedNow(trx, input.brand_domain);
+        const channel = this.firstDelivering(ranked);
         const kind = contactKind(input.contact) as 'email' | 'phone';
         const protocol = input.protocol ?? kind;
         const notifyChannel: ReturnRequestRow['notify_channel'] =
@@ -203,9 +207,9 @@ export class ReturnsService {
     // was waiting without this request: it is looked at again now that it is committed.
     else if (!settled && result.status === 'awaiting_channel') await this.queueWaiting(input.brand_domain);
     if (!result.next_step || !stalled.has(result.status)) return result;
-    // Read after the commit (not under the write lock), and again on a replay: the channels now.
+    // The kit, from the channels the transaction read (a replay read none: they are read now).
     // The requester is reading its own request here: the drafted message is filled in.
-    const ranked = await this.deps.channels.rankedNow(db, input.brand_domain);
+    ranked ??= await this.deps.channels.rankedNow(db, input.brand_domain);
     const kit = contactKit(ranked, { id: result.request_id, ...facts }, true, (text) => text);
     return { ...result, next_step: { ...result.next_step, kit } };
   }
@@ -513,8 +517,13 @@ export class ReturnsService {
    * not held out after a failure - in `db`'s view (a transaction's).
    */
   async nextChannel(db: Kysely<Database>, domain: string): Promise<Channel | null> {
-    const ranked = await this.deps.channels.rankedNow(db, domain, (kind) => this.deliversOn({ kind }));
-    const first = ranked.find((c) => c.delivery_rank !== null);
+    return this.firstDelivering(
+      await this.deps.channels.rankedNow(db, domain, (kind) => this.deliversOn({ kind })),
+    );
+  }
+
+  private firstDelivering(ranked: readonly RankedChannel[]): Channel | null {
+    const first = ranked.find((c) => c.delivery_rank !== null && this.deliversOn(c));
     return first ? { channel: first.kind as Channel['channel'], target: first.address } : null;
   }
 }

@@ -106,6 +106,11 @@ function publishedBy(agent: BrandAgentRow): Unranked[] {
 
 /** Every channel of the sources, sorted, with delivery ranks. Pure. */
 export function rankChannels(sources: ChannelSources): RankedChannel[] {
+  return withFailures(orderChannels(sources), sources.failures);
+}
+
+/** Every channel of the sources, one per kind and address, in order (failures not yet applied). */
+function orderChannels(sources: Omit<ChannelSources, 'failures'>): Unranked[] {
   const list: Unranked[] = [];
   const { registered: channel, agent, brand } = sources;
   const protocols = agent ? (JSON.parse(agent.protocols) as string[]) : [];
@@ -142,13 +147,17 @@ export function rankChannels(sources: ChannelSources): RankedChannel[] {
   const unique = list
     .filter((c, i) => list.findIndex((o) => same(o, c)) === i)
     .map((c) => (c.private && list.some((o) => !o.private && same(o, c)) ? { ...c, private: false } : c));
-  const sorted = unique
+  return unique
     .map((c, i) => ({ c, i, key: sortKey(c) }))
     .sort((a, b) => a.key - b.key || a.i - b.i)
     .map(({ c }) => c);
+}
+
+/** The ordered channels with their failures and delivery ranks (a failed channel has none). */
+function withFailures(sorted: readonly Unranked[], failures: readonly ChannelFailureRow[]): RankedChannel[] {
   let rank = 0;
   return sorted.map((c) => {
-    const failure = sources.failures.find(
+    const failure = failures.find(
       (f) => f.kind === c.kind && f.address.toLowerCase() === c.address.toLowerCase(),
     );
     const failed = failure
@@ -190,8 +199,8 @@ function emailOrder(c: Unranked): number {
 
 /**
  * The channels of `domain` as stored now, ranked (no discovery runs here). With `only`, just the
- * channels of those kinds, and only the sources that can hold one are read: `POST /return` asks for
- * what the outbox delivers on (a webhook, an email with SMTP) and reads one or three tables, not four.
+ * channels of those kinds (delivery ranks counted among them), and only the sources that can hold
+ * one are read; the failures only when there is a channel to hold out.
  */
 export async function rankedChannelsOf(
   db: Kysely<Database>,
@@ -208,11 +217,12 @@ export async function rankedChannelsOf(
     agentKinds ? findBrandAgent(db, domain) : undefined,
     siteKinds ? discoveredChannels(db, domain) : [],
   ]);
-  const sources = { registered: registeredChannel, agent, brand, found, failures: [] as ChannelFailureRow[] };
-  const candidates = rankChannels(sources).filter((c) => only(c.kind));
+  const candidates = orderChannels({ registered: registeredChannel, agent, brand, found }).filter((c) =>
+    only(c.kind),
+  );
+  // No channel, no failure to read: the hot path of a brand with nothing stored stops here.
   if (candidates.length === 0) return [];
-  sources.failures = await activeFailures(db, domain, now);
-  return rankChannels(sources).filter((c) => only(c.kind));
+  return withFailures(candidates, await activeFailures(db, domain, now));
 }
 
 /** Kinds a site can show (every kind but a registered webhook). */
