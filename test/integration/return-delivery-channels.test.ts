@@ -212,6 +212,40 @@ describe.each(dialects)('delivery on every channel a brand has (%s)', (dialect: 
     expect(new Set(requester.messages.map((m) => m.messageId)).size).toBe(requester.messages.length);
   });
 
+  it("sends the requester's cancellation to the task the brand's agent has open, and stops following it", async () => {
+    const agent = world.a2aAgent;
+    const started = await fileReturn(brandDomains.a2a);
+    await until(started.request_id, 'delivered');
+    const task = await service.database.db
+      .selectFrom('brand_tasks')
+      .selectAll()
+      .where('request_id', '=', started.request_id)
+      .executeTakeFirstOrThrow();
+    const seen = agent.received.length;
+    await post('/return/cancel', {
+      request_id: started.request_id,
+      request_token: started.request_token,
+      reason: 'Bought the right size in a shop',
+    });
+    await waitFor(() => agent.received.length > seen);
+    const cancel = agent.received[seen] as Message;
+    expect(cancel.taskId).toBe(task.task_id);
+    expect(cancel.contextId).toBe(started.request_id);
+    expect(dataOf(cancel)).toMatchObject({
+      type: 'return_request.cancelled',
+      data: { reason: 'Bought the right size in a shop' },
+    });
+    await waitFor(async () => {
+      const row = await service.database.db
+        .selectFrom('brand_tasks')
+        .select('state')
+        .where('id', '=', task.id)
+        .executeTakeFirstOrThrow();
+      return row.state === 'delivered';
+    });
+    expect((await statusOf(started.request_id)).status).toBe('cancelled');
+  });
+
   it("sends the request again by email when the brand's agent fails the task it had opened", async () => {
     const flaky = world.flakyAgent;
     flaky.respond = () => 'ok';

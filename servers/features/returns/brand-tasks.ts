@@ -33,6 +33,7 @@ import {
 import { type BrandAnswer, recordAnswer } from './brand-answer.ts';
 import { type FallbackDeps, fallBack } from './channel-fallback.ts';
 import { findReturnRequest } from './repository.ts';
+import { isFinal, type ReturnStatus } from './state-machine.ts';
 import { appendMessage } from './thread.ts';
 
 type Db = Kysely<Database>;
@@ -123,6 +124,9 @@ export class BrandTaskWorker extends OutboxWorker<'brand_tasks', TaskReading> {
 
   protected async attempt(row: BrandTaskRow): Promise<OutboxAttempt<TaskReading>> {
     const now = this.deps.now();
+    // A request that is gone or final (withdrawn, closed) has nothing left to learn from the task.
+    const request = await findReturnRequest(this.deps.db, row.request_id);
+    if (!request || isFinal(request.status as ReturnStatus)) return { ok: true };
     if (row.follow_until < now.toISOString()) {
       return { ok: false, retryable: false, error: 'the task did not finish while it was followed' };
     }
