@@ -4,7 +4,8 @@
  * lease and counts the attempt; settling is conditional on still holding the lease, so a worker
  * whose lease expired (a slow attempt, a paused process) cannot overwrite what another recorded.
  *
- * Used by both outboxes of return requests (`deliveries`, `return_notifications`); the other
+ * Used by both outboxes of return requests (`deliveries`, `return_notifications`) and the brand
+ * tasks they follow (`brand_tasks`); the other
  * outboxes keep their own copies until issue 34 moves them here.
  */
 import type { Kysely, Selectable } from 'kysely';
@@ -12,7 +13,7 @@ import type { Dialect } from './database.ts';
 import type { Database, OutboxColumns } from './schema.ts';
 
 /** Tables with the leased-queue columns (`state`, `next_attempt_at`, `lease_owner`, `lease_expires_at`, `attempts`). */
-export type LeasedTable = 'deliveries' | 'return_notifications';
+export type LeasedTable = 'deliveries' | 'return_notifications' | 'brand_tasks';
 
 /** The columns every leased queue has. */
 export interface LeasedColumns {

@@ -138,9 +138,31 @@ export interface DeliveriesTable extends OutboxColumns {
   request_id: string;
   kind: Generated<'request' | 'message' | 'cancel'>;
   message_id: string | null;
-  channel: 'webhook' | 'email';
-  /** Webhook URL or email address at the time the delivery was queued. */
+  /** `webhook`, `email`, `a2a` (the brand's A2A agent), `mcp` (its registered MCP server). */
+  channel: 'webhook' | 'email' | 'a2a' | 'mcp';
+  /** Webhook URL, email address, agent card URL (or base URL) or MCP URL when the delivery was queued. */
   target: string;
+}
+
+/**
+ * A task a brand's A2A agent opened for a return request (migration 2026-11-28T0400Z_brand_tasks),
+ * followed until it finishes: a leased queue like `deliveries` whose attempts are polls of the
+ * task (`tasks/get`). `pending` while it is followed, `delivered` once the task finished (its
+ * outcome is in the request's status and thread), `failed` when polling gave up (`follow_until`
+ * passed, or the agent stopped answering). `task_state` is the A2A state last seen (`working`,
+ * `input-required`...): a message sent to a task that has not finished names it.
+ */
+export interface BrandTasksTable extends OutboxColumns {
+  id: string;
+  request_id: string;
+  /** The delivery whose message opened the task. */
+  delivery_id: string;
+  /** The agent as the delivery reached it (its card URL, or base URL). */
+  agent_url: string;
+  task_id: string;
+  context_id: string;
+  task_state: string;
+  follow_until: string;
 }
 
 /** What a row of a leased outbox (`db/leases.ts`) holds besides what it carries. */
@@ -1190,6 +1212,7 @@ export interface Database {
   deliveries: DeliveriesTable;
   return_messages: ReturnMessagesTable;
   return_notifications: ReturnNotificationsTable;
+  brand_tasks: BrandTasksTable;
   idempotency_keys: IdempotencyKeysTable;
   accounts: AccountsTable;
   service_keys: ServiceKeysTable;
@@ -1254,6 +1277,7 @@ export type DeliveryRow = Selectable<DeliveriesTable>;
 export type ReturnMessageRow = Selectable<ReturnMessagesTable>;
 export type NewReturnMessage = Insertable<ReturnMessagesTable>;
 export type ReturnNotificationRow = Selectable<ReturnNotificationsTable>;
+export type BrandTaskRow = Selectable<BrandTasksTable>;
 export type SsfStreamRow = Selectable<SsfStreamsTable>;
 export type SsfDeliveryRow = Selectable<SsfDeliveriesTable>;
 export type BrandChannelRow = Selectable<BrandChannelsTable>;

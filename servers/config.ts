@@ -377,6 +377,16 @@ export const Config = z
        * envelope sender.
        */
       inbound_mail: InboundMail,
+      /**
+       * Tasks brands' A2A agents open for delivered requests (`returns/brand-tasks.ts`), followed
+       * by polling `tasks/get`: every `poll_ms` at first, then every tenth of the task's age, at most
+       * `max_poll_ms`, for `follow_days`.
+       */
+      brand_tasks: z.strictObject({
+        poll_ms: positiveInt,
+        max_poll_ms: positiveInt,
+        follow_days: positiveInt.max(365),
+      }),
     }),
     traffic: z.strictObject({
       /** Events held in memory (queued plus being written) before ingestion answers 503. */
@@ -662,6 +672,7 @@ export const envBindings: Record<string, EnvBinding> = {
   INBOUND_MAIL_MAX_BYTES: { key: 'returns.inbound_mail.max_bytes', parse: numberOrRaw },
   INBOUND_SMTP_TLS_KEY_FILE: { key: 'returns.inbound_mail.tls_key_file', parse: nullIfEmpty },
   INBOUND_SMTP_TLS_CERT_FILE: { key: 'returns.inbound_mail.tls_cert_file', parse: nullIfEmpty },
+  RETURNS_TASK_POLL_MS: { key: 'returns.brand_tasks.poll_ms', parse: numberOrRaw },
 };
 
 function numberOrRaw(raw: string): unknown {

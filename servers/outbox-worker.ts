@@ -24,9 +24,13 @@ export type Attempt = { ok: true } | { ok: false; retryable: boolean; error: str
 
 /**
  * What an outbox worker made of a row: a send, or none because the row waits for something else
- * (`reason`) - tried again after `deferMs`, uncounted.
+ * (`reason`) - tried again after `deferMs`, uncounted (`resetAttempts`: the failures counted so far
+ * are forgotten, the peer answered). `result` is what the peer answered, handed to the settling
+ * transaction (`settled`, `deferred`) so what it changes is recorded with the row's own outcome.
  */
-export type OutboxAttempt = Attempt | { ok: false; deferMs: number; reason: string };
+export type OutboxAttempt<R = never> =
+  | (Attempt & { result?: R })
+  | { ok: false; deferMs: number; reason: string; result?: R; resetAttempts?: boolean };
 
 export interface OutboxSettings {
   poll_interval_ms: number;
@@ -53,9 +57,11 @@ export interface OutboxWorkerDeps {
 }
 
 /** What a settled row came to, for the worker's own bookkeeping in the settling transaction. */
-export type Settled = { state: 'delivered'; at: string } | { state: 'failed'; error: string; at: string };
+export type Settled<R = never> =
+  | { state: 'delivered'; at: string; result?: R }
+  | { state: 'failed'; error: string; at: string; result?: R };
 
-export abstract class OutboxWorker<T extends LeasedTable> extends PollingWorker {
+export abstract class OutboxWorker<T extends LeasedTable, R = never> extends PollingWorker {
   protected abstract readonly table: T;
   protected abstract readonly settings: OutboxSettings;
   protected readonly outbox: OutboxWorkerDeps;
@@ -74,10 +80,21 @@ export abstract class OutboxWorker<T extends LeasedTable> extends PollingWorker 
   }
 
   /** Sends one row; throwing counts as a retryable failure. */
-  protected abstract attempt(row: LeasedRow<T>): Promise<OutboxAttempt>;
+  protected abstract attempt(row: LeasedRow<T>): Promise<OutboxAttempt<R>>;
 
   /** What a delivered or finally failed row changes besides itself, in the same transaction. */
-  protected abstract settled(trx: Kysely<Database>, row: LeasedRow<T>, outcome: Settled): Promise<void>;
+  protected abstract settled(trx: Kysely<Database>, row: LeasedRow<T>, outcome: Settled<R>): Promise<void>;
+
+  /**
+   * What a row put back uncounted changes, in the transaction that puts it back (a task followed
+   * at the brand's agent that moved on without finishing). Nothing by default.
+   */
+  protected async deferred(
+    _trx: Kysely<Database>,
+    _row: LeasedRow<T>,
+    _result: R,
+    _at: string,
+  ): Promise<void> {}
 
   /** Called once a row's outcome is committed (to wake a worker for what it queued). */
   protected afterSettle(): void {}
@@ -97,7 +114,7 @@ export abstract class OutboxWorker<T extends LeasedTable> extends PollingWorker 
   }
 
   async #process(row: LeasedRow<T>): Promise<void> {
-    let attempt: OutboxAttempt;
+    let attempt: OutboxAttempt<R>;
     try {
       attempt = await this.attempt(row);
     } catch (err) {
@@ -113,7 +130,7 @@ export abstract class OutboxWorker<T extends LeasedTable> extends PollingWorker 
     }
   }
 
-  async #settle(row: LeasedRow<T>, attempt: OutboxAttempt): Promise<void> {
+  async #settle(row: LeasedRow<T>, attempt: OutboxAttempt<R>): Promise<void> {
     const { db, now } = this.outbox;
     const at = now();
     const iso = at.toISOString();
@@ -121,17 +138,18 @@ export abstract class OutboxWorker<T extends LeasedTable> extends PollingWorker 
     await db.transaction().execute(async (trx) => {
       if (attempt.ok) {
         if (!(await settleLeased(trx, this.table, row, { state: 'delivered', at: iso }))) return;
-        await this.settled(trx, row, { state: 'delivered', at: iso });
+        await this.settled(trx, row, { state: 'delivered', at: iso, ...resultOf(attempt) });
         this.log.info({ id: row.id, attempts: row.attempts }, `${this.name} delivered`);
         return;
       }
       if ('deferMs' in attempt) {
-        await settleLeased(trx, this.table, row, {
+        const put = await settleLeased(trx, this.table, row, {
           state: 'pending',
           error: attempt.reason,
           nextAttemptAt: new Date(at.getTime() + attempt.deferMs).toISOString(),
-          attempts: row.attempts - 1,
+          attempts: attempt.resetAttempts ? 0 : row.attempts - 1,
         });
+        if (put && attempt.result !== undefined) await this.deferred(trx, row, attempt.result, iso);
         return;
       }
       if (attempt.retryable && row.attempts < max_attempts) {
@@ -148,11 +166,14 @@ export abstract class OutboxWorker<T extends LeasedTable> extends PollingWorker 
         return;
       }
       if (!(await settleLeased(trx, this.table, row, { state: 'failed', error: attempt.error }))) return;
-      await this.settled(trx, row, { state: 'failed', error: attempt.error, at: iso });
+      await this.settled(trx, row, { state: 'failed', error: attempt.error, at: iso, ...resultOf(attempt) });
       this.log.warn({ id: row.id, attempts: row.attempts, error: attempt.error }, `${this.name} gave up`);
     });
   }
 }
+
+const resultOf = <R>(attempt: { result?: R }): { result?: R } =>
+  attempt.result === undefined ? {} : { result: attempt.result };
 
 /**
  * One POST of a Standard Webhooks event (its `webhook-*` headers already signed), classified: 2xx

@@ -39,10 +39,13 @@ import { BrandMatcher } from './features/charges/matcher.ts';
 import { deleteExpiredResolutions } from './features/charges/repository.ts';
 import { MerchantResolver } from './features/charges/resolution.ts';
 import { DirectoryService } from './features/directory/service.ts';
+import { BrandA2aClient } from './features/returns/a2a-delivery.ts';
+import { BrandTaskWorker } from './features/returns/brand-tasks.ts';
 import { BrandChannels } from './features/returns/channels/brand-channels.ts';
 import { sweepChannelFailures } from './features/returns/channels/repository.ts';
 import type { InboundMailListener } from './features/returns/inbound/listener.ts';
 import { ReplyAddresses } from './features/returns/inbound/reply-address.ts';
+import { BrandMcpClient } from './features/returns/mcp-delivery.ts';
 import { NotificationWorker } from './features/returns/notification-outbox.ts';
 import { DeliveryWorker } from './features/returns/outbox.ts';
 import { ReturnsService, statusUrl } from './features/returns/service.ts';
@@ -98,6 +101,8 @@ export interface Services {
   /** Brands' channels: registered, from the registry, discovered on their sites (`returns.discovery`). */
   channels: BrandChannels;
   deliveries: DeliveryWorker;
+  /** Follows the tasks brands' A2A agents opened for delivered requests (`returns/brand-tasks.ts`). */
+  brandTasks: BrandTaskWorker;
   /**
    * Tells requesters' agents of status changes and brand messages (`returns/notification-outbox.ts`);
    * `nudge()` it after committing a change made with `transitionRequest` or `appendMessage`.
@@ -266,11 +271,37 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     ...returnOutboxes,
     log: log.child({ component: 'requester-notifications' }),
   });
+  /** A brand's agent is reached like its webhook: the outbound fetcher, its timeout. */
+  const brandA2a = new BrandA2aClient(fetch, config.outbound.timeout_ms);
+  /** How a delivery whose channel failed goes on: the channel held out, the next one queued. */
+  const fallback = {
+    nextChannel: (trx: Kysely<Database>, domain: string) => returns.nextChannel(trx, domain),
+    holdMs: config.returns.discovery.failed_channel_hold_hours * HOUR_MS,
+  };
   const deliveries = new DeliveryWorker({
     ...returnOutboxes,
+    ...fallback,
+    a2a: brandA2a,
+    mcp: new BrandMcpClient(fetch, config.outbound.timeout_ms),
     log: log.child({ component: 'deliveries' }),
     replyAddresses,
-    notified: () => notifications.nudge(),
+    notified: () => {
+      notifications.nudge();
+      deliveries.nudge();
+    },
+  });
+  const brandTasks = new BrandTaskWorker({
+    db,
+    dialect: database.dialect,
+    config,
+    ...fallback,
+    a2a: brandA2a,
+    log: log.child({ component: 'brand-tasks' }),
+    now,
+    changed: () => {
+      notifications.nudge();
+      deliveries.nudge();
+    },
   });
   const channels = new BrandChannels({
     db,
@@ -310,7 +341,8 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
         addresses,
         dns,
         smtpConfigured: mailer !== null,
-        holdMs: config.returns.discovery.failed_channel_hold_hours * HOUR_MS,
+        nextChannel: fallback.nextChannel,
+        holdMs: fallback.holdMs,
         channelDomain: (domain) => channels.keyOf(domain),
         notified: () => notifications.nudge(),
         log: log.child({ component: 'inbound-mail' }),
@@ -454,6 +486,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     returns,
     channels,
     deliveries,
+    brandTasks,
     notifications,
     inboundMail,
     rateLimits,
@@ -488,6 +521,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     startBackground() {
       deliveries.start();
       notifications.start();
+      brandTasks.start();
       scans.worker.start();
       settler.start();
       setWorker.start();
@@ -525,6 +559,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
         traffic.drain(),
         deliveries.stop(),
         notifications.stop(),
+        brandTasks.stop(),
         scans.worker.stop(),
         settler.stop(),
         setWorker.stop(),

@@ -23,12 +23,20 @@
  *   sitemap of 5,000 help articles;
  * - `noMail` - a support address on a domain with a null MX (RFC 7505) and one on a name that does
  *   not exist;
- * - `slow` - a home page that answers only once `releaseSlow()` is called; then a ContactPoint email.
+ * - `slow` - a home page that answers only once `releaseSlow()` is called; then a ContactPoint email;
+ * - `a2aFlaky` - an A2A agent card with a returns skill whose agent fails as `flakyAgent.respond`
+ *   says (an HTTP error, garbage, a hang), and a customer service `ContactPoint` email to fall back on;
+ * - `mcpRegistered` - nothing on its site; an MCP server at `/mcp` (the MCP SDK) with an
+ *   `open_return_case` tool, for a brand agent registered with protocol `mcp` (`mcpCalls`).
+ *
+ * The A2A agents are brands' agents: they answer a message with a task (submitted), a follow-up
+ * sent to an open task moves it to working, and `moveTask` changes a task as the brand's own
+ * system would (a question, an artifact, a decision), for the service to read with `tasks/get`.
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type AgentCard, type Message, Role, TaskState } from '@a2a-js/sdk';
+import { type AgentCard, type Message, Role, type Task, TaskState } from '@a2a-js/sdk';
 import {
   type Client as A2aClient,
   ClientFactory,
@@ -36,10 +44,19 @@ import {
   DefaultAgentCardResolver,
   JsonRpcTransportFactory,
 } from '@a2a-js/sdk/client';
-import { AgentEvent, type AgentExecutor, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
+import {
+  AgentEvent,
+  type AgentExecutor,
+  DefaultRequestHandler,
+  InMemoryTaskStore,
+  ServerCallContext,
+} from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import express from 'express';
 import { Agent, fetch as undiciFetch } from 'undici';
+import { z } from 'zod';
 import { outboundResolver } from '../../servers/outbound/dns-lookup.ts';
 import { startDnsServer, type TestDnsServer } from './dns-server.ts';
 import { mcpServerRoute, scannerToken } from './fixture-sites.ts';
@@ -55,6 +72,8 @@ export const brandDomains = {
   hostile: 'hostile-soup-store.com',
   noMail: 'no-mx-brand-goods.com',
   slow: 'slow-returns-emporium.com',
+  a2aFlaky: 'flaky-agent-apparel.com',
+  mcpRegistered: 'registered-mcp-furniture.com',
 } as const;
 export type BrandName = keyof typeof brandDomains;
 
@@ -68,11 +87,33 @@ export interface BrandWorldRequest {
   userAgent: string | undefined;
 }
 
+/** How a brand's agent answers a call: normally, with an HTTP status, garbage (200, not JSON), or never. */
+export type AgentBehaviour = 'ok' | 'garbage' | 'hang' | number;
+
 export interface BrandA2aAgent {
   /** Every message the agent received, in order. */
   received: Message[];
   /** Tasks it opened (and can be asked for), by id. */
   tasks: InMemoryTaskStore;
+  /** JSON-RPC calls seen (`respond` is asked for each, counting from 1). */
+  calls: number;
+  respond: (call: number) => AgentBehaviour;
+  /** The brand's system moves a task: its state, a message of the agent, an artifact. */
+  moveTask(
+    taskId: string,
+    change: {
+      state: TaskState;
+      message?: string;
+      artifact?: { name: string; text?: string; data?: unknown };
+    },
+  ): Promise<Task>;
+  task(taskId: string): Promise<Task | undefined>;
+}
+
+/** A call of `open_return_case` on the `mcpRegistered` brand's server. */
+export interface McpToolCall {
+  name: string;
+  arguments: Record<string, unknown>;
 }
 
 export interface BrandWorld {
@@ -85,6 +126,10 @@ export interface BrandWorld {
   /** Requests a brand's site received for `path`. */
   hits(brand: BrandName, path: string): number;
   a2aAgent: BrandA2aAgent;
+  /** The `a2aFlaky` brand's agent (fails with 500 until told otherwise). */
+  flakyAgent: BrandA2aAgent;
+  /** Calls of the `mcpRegistered` brand's tool, in order. */
+  mcpCalls: McpToolCall[];
   /** `fetch` that resolves names through the world's DNS server (a test's own client of a brand). */
   fetch: typeof fetch;
   /** The official A2A client of the `a2a` brand's agent, as an outside agent would build it. */
@@ -305,15 +350,91 @@ function slowBrand(domain: string, gate: Promise<void>): Handler {
   });
 }
 
-/** The `a2a` brand: its card, a real A2A JSON-RPC server answering with a task, and a home page. */
-function a2aBrand(origin: string, agent: BrandA2aAgent): Handler {
+/** A brand's A2A agent as its own system holds it: the task store, and a hand on its tasks. */
+function brandAgent(): BrandA2aAgent {
+  const tasks = new InMemoryTaskStore();
+  const scope = new ServerCallContext();
+  const agent: BrandA2aAgent = {
+    received: [],
+    tasks,
+    calls: 0,
+    respond: () => 'ok',
+    task: (taskId) => tasks.load(taskId, scope),
+    async moveTask(taskId, change) {
+      const task = await tasks.load(taskId, scope);
+      if (!task) throw new Error(`no task ${taskId}`);
+      const said = change.message ? agentMessage(task, change.message) : undefined;
+      const moved: Task = {
+        ...task,
+        status: { state: change.state, message: said, timestamp: new Date().toISOString() },
+        history: said ? [...task.history, said] : task.history,
+        artifacts: change.artifact
+          ? [
+              ...task.artifacts,
+              {
+                artifactId: randomUUID(),
+                name: change.artifact.name,
+                description: '',
+                parts: [
+                  ...(change.artifact.text ? [textPart(change.artifact.text)] : []),
+                  ...(change.artifact.data === undefined
+                    ? []
+                    : [
+                        {
+                          content: { $case: 'data' as const, value: change.artifact.data },
+                          metadata: undefined,
+                          filename: '',
+                          mediaType: 'application/json',
+                        },
+                      ]),
+                ],
+                metadata: undefined,
+                extensions: [],
+              },
+            ]
+          : task.artifacts,
+      };
+      await tasks.save(moved, scope);
+      return moved;
+    },
+  };
+  return agent;
+}
+
+const textPart = (text: string) => ({
+  content: { $case: 'text' as const, value: text },
+  metadata: undefined,
+  filename: '',
+  mediaType: 'text/plain',
+});
+
+function agentMessage(task: Task, text: string): Message {
+  return {
+    messageId: randomUUID(),
+    contextId: task.contextId,
+    taskId: task.id,
+    role: Role.ROLE_AGENT,
+    parts: [textPart(text)],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
+}
+
+/**
+ * A brand's site with its A2A agent: its card, a real A2A JSON-RPC server (the SDK's request
+ * handler) that opens a task for a message and moves an open task to working on a follow-up, and a
+ * home page (with `jsonLd` when given). `agent.respond` decides each call's fate before the
+ * JSON-RPC layer sees it.
+ */
+function a2aBrand(origin: string, agent: BrandA2aAgent, name: string, jsonLd?: unknown): Handler {
   const card: AgentCard = {
-    name: 'Agentic Shoe Outlet support',
-    description: 'Customer service of Agentic Shoe Outlet: order questions, returns and refunds.',
+    name: `${name} support`,
+    description: `Customer service of ${name}: order questions, returns and refunds.`,
     supportedInterfaces: [
       { url: `${origin}/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' },
     ],
-    provider: { organization: 'Agentic Shoe Outlet', url: `${origin}/` },
+    provider: { organization: name, url: `${origin}/` },
     version: '1.0.0',
     capabilities: { streaming: false, pushNotifications: false, extensions: [] },
     securitySchemes: {},
@@ -347,6 +468,22 @@ function a2aBrand(origin: string, agent: BrandA2aAgent): Handler {
   const executor: AgentExecutor = {
     async execute(context, bus) {
       agent.received.push(context.userMessage);
+      if (context.task) {
+        bus.publish(
+          AgentEvent.statusUpdate({
+            taskId: context.taskId,
+            contextId: context.contextId,
+            status: {
+              state: TaskState.TASK_STATE_WORKING,
+              message: undefined,
+              timestamp: new Date().toISOString(),
+            },
+            metadata: undefined,
+          }),
+        );
+        bus.finished();
+        return;
+      }
       bus.publish(
         AgentEvent.task({
           id: context.taskId,
@@ -368,14 +505,71 @@ function a2aBrand(origin: string, agent: BrandA2aAgent): Handler {
   const handler = new DefaultRequestHandler(card, agent.tasks, executor);
   const app = express();
   app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: async () => card }));
+  app.use('/a2a', (_req, res, next) => {
+    agent.calls += 1;
+    const behaviour = agent.respond(agent.calls);
+    if (behaviour === 'ok') return next();
+    if (behaviour === 'hang') return;
+    if (behaviour === 'garbage') {
+      res.status(200).type('html').send('<html><body>Our agent is having a nap</body></html>');
+      return;
+    }
+    res.status(behaviour).json({ error: 'unavailable' });
+  });
   app.use('/a2a', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
   app.get('/robots.txt', (_req, res) => {
     res.type('text/plain').send('User-agent: *\nAllow: /\n');
   });
   app.get('/', (_req, res) => {
-    res.type('html').send(page('Agentic Shoe Outlet', '<p>Shoes. Agents welcome.</p>'));
+    res.type('html').send(page(name, '<p>Agents welcome.</p>', jsonLd));
   });
   return (req, res) => app(req, res);
+}
+
+/** The `mcpRegistered` brand: a bare home page and an MCP server with a tool for return cases. */
+function registeredMcpBrand(calls: McpToolCall[]): Handler {
+  const mcp = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const server = new McpServer({ name: 'registered-mcp-furniture', version: '1.0.0' });
+      server.registerTool(
+        'open_return_case',
+        {
+          description: 'Open a return or refund case for an order.',
+          inputSchema: {
+            order_number: z.string().optional(),
+            reason: z.string(),
+            customer_email: z.string().optional(),
+            request_id: z.string().optional(),
+          },
+        },
+        async (args) => {
+          calls.push({ name: 'open_return_case', arguments: args });
+          const caseId = `RC-${calls.length}`;
+          return {
+            content: [{ type: 'text', text: `Case ${caseId} opened; we will reply within 2 days.` }],
+            structuredContent: { case_id: caseId, status: 'acknowledged' },
+          };
+        },
+      );
+      server.registerTool('list_furniture', { description: 'What is on sale.' }, async () => ({
+        content: [{ type: 'text', text: 'chairs' }],
+      }));
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+      });
+      res.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      const text = Buffer.concat(chunks).toString('utf8');
+      await transport.handleRequest(req, res, text ? JSON.parse(text) : undefined);
+    });
+  };
+  return site({ '/': page('Registered MCP Furniture', '<p>Chairs.</p>'), '/mcp': mcp });
 }
 
 /** Starts the world: the DNS server, then the brands' server. */
@@ -387,7 +581,10 @@ export async function startBrandWorld(): Promise<BrandWorld> {
   const gate = new Promise<void>((resolve) => {
     releaseSlow = resolve;
   });
-  const agent: BrandA2aAgent = { received: [], tasks: new InMemoryTaskStore() };
+  const agent = brandAgent();
+  const flaky = brandAgent();
+  flaky.respond = () => 500;
+  const mcpCalls: McpToolCall[] = [];
   const handlers = new Map<string, Handler>();
   const server = http.createServer((req, res) => {
     const host = (req.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
@@ -411,7 +608,16 @@ export async function startBrandWorld(): Promise<BrandWorld> {
   for (const [brand, handler] of Object.entries(staticBrands(brandDomains))) {
     handlers.set(brandDomains[brand as BrandName], handler);
   }
-  handlers.set(brandDomains.a2a, a2aBrand(origin('a2a'), agent));
+  handlers.set(brandDomains.a2a, a2aBrand(origin('a2a'), agent, 'Agentic Shoe Outlet'));
+  handlers.set(
+    brandDomains.a2aFlaky,
+    a2aBrand(origin('a2aFlaky'), flaky, 'Flaky Agent Apparel', {
+      '@context': 'https://schema.org',
+      '@type': 'Organization',
+      contactPoint: { contactType: 'customer service', email: `support@${brandDomains.a2aFlaky}` },
+    }),
+  );
+  handlers.set(brandDomains.mcpRegistered, registeredMcpBrand(mcpCalls));
   handlers.set(brandDomains.hostile, hostileBrand(hanging));
   handlers.set(brandDomains.slow, slowBrand(brandDomains.slow, gate));
 
@@ -442,6 +648,8 @@ export async function startBrandWorld(): Promise<BrandWorld> {
     requests,
     hits: (brand, path) => requests.filter((r) => r.host === brandDomains[brand] && r.path === path).length,
     a2aAgent: agent,
+    flakyAgent: flaky,
+    mcpCalls,
     releaseSlow: () => releaseSlow(),
     serve(domain, brand) {
       dns.a.set(domain, ['127.0.0.1']);

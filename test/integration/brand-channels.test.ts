@@ -137,8 +137,8 @@ describe.each(dialects)('brand channels (%s)', (dialect: Dialect) => {
         protocol_version: '1.0',
       },
     });
-    // The outbox does not deliver over A2A yet: a request would wait for email or a webhook.
-    expect(body.delivery_channel).toBeNull();
+    // A request would be delivered to it as an A2A message (return-delivery-channels.test.ts).
+    expect(body.delivery_channel).toBe('a2a');
 
     // The fixture is a real A2A server, for the delivery tests: the official client gets a task back.
     const client = await world.a2aClient();

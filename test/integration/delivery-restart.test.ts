@@ -3,11 +3,17 @@
  * a request and completing its delivery, a new process starts on the same database, and the brand's
  * webhook processes the request exactly once by its delivery id. The same holds for the
  * notifications to the requester's agent: killed while some are pending and one is in flight, each
- * status change is told once, by its event id.
+ * status change is told once, by its event id. And for a brand's A2A agent: killed while the
+ * request's message is in flight, then while the task it opened is being read, the agent gets the
+ * message once (by its messageId) and its answer moves the request once, told once.
  */
+import { randomUUID } from 'node:crypto';
+import { TaskState } from '@a2a-js/sdk';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { insertBrandAgent } from '../../servers/features/directory/repository.ts';
 import { upsertBrandChannel } from '../../servers/features/returns/repository.ts';
 import { SecretBox } from '../../servers/secrets.ts';
+import { type BrandWorld, brandDomains, startBrandWorld } from '../helpers/brand-sites.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
 import { type ServiceProcess, spawnService } from '../helpers/process.ts';
 import { startWebhookReceiver, type WebhookReceiver, waitFor } from '../helpers/receivers.ts';
@@ -197,4 +203,153 @@ describe.each(dialects)('requester notifications across a crash (%s)', (dialect)
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(agent.requests.length).toBe(seen);
   });
+});
+
+describe.each(dialects)("a brand's A2A agent across crashes (%s)", (dialect) => {
+  let db: TestDatabase | undefined;
+  let world: BrandWorld | undefined;
+  let requester: WebhookReceiver | undefined;
+  const processes: ServiceProcess[] = [];
+
+  afterEach(async () => {
+    for (const p of processes.splice(0)) await p.kill();
+    await requester?.close();
+    await world?.close();
+    await db?.drop();
+  });
+
+  // Three processes start one after the other: room for a loaded machine, never a timing assertion.
+  it('sends the message once and records the task once after a kill -9 in the send and one in a poll', async () => {
+    db = await createTestDatabase(dialect);
+    world = await startBrandWorld();
+    requester = await startWebhookReceiver();
+    const agent = world.a2aAgent;
+    let hang = false;
+    agent.respond = () => (hang ? 'hang' : 'ok');
+    const domain = brandDomains.a2a;
+    const at = new Date().toISOString();
+    // The brand registered its A2A agent (no discovery: the registered agent outranks anything).
+    const accountId = randomUUID();
+    await db.handle.db
+      .insertInto('accounts')
+      .values({ id: accountId, email: `owner@${domain}`, password_hash: null, created_at: at })
+      .execute();
+    await insertBrandAgent(db.handle.db, {
+      id: randomUUID(),
+      account_id: accountId,
+      domain,
+      name: 'Agentic Shoe Outlet',
+      endpoint: `${world.origin('a2a')}/.well-known/agent-card.json`,
+      protocols: JSON.stringify(['a2a']),
+      support_contact: JSON.stringify({ url: `${world.origin('a2a')}/` }),
+      return_contact: JSON.stringify({ url: `${world.origin('a2a')}/` }),
+      return_policy: null,
+      created_at: at,
+      updated_at: at,
+    });
+    const env = {
+      ...(db as TestDatabase).env,
+      ...deliveryEnv,
+      OUTBOUND_DNS_SERVERS: world.dns.address,
+      RETURNS_TASK_POLL_MS: '100',
+    };
+    const spawn = async () => {
+      const p = await spawnService(env);
+      processes.push(p);
+      return p;
+    };
+
+    // Killed while its message waits at the brand's agent.
+    hang = true;
+    const first = await spawn();
+    const res = await fetch(`${first.url}/cs/return`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        brand_domain: domain,
+        name: 'Jane Doe',
+        contact: 'jane@example.com',
+        protocol: 'webhook',
+        callback_url: requester.url,
+      }),
+    });
+    expect(res.status).toBe(200);
+    const started = (await res.json()) as {
+      request_id: string;
+      delivery: { channel: string };
+      notifications: { callback_secret: string };
+    };
+    expect(started.delivery.channel).toBe('a2a');
+    requester.secret = started.notifications.callback_secret;
+    await waitFor(() => agent.calls >= 1);
+    await first.kill();
+
+    // The next process sends it again, under the same messageId; the agent opens one task.
+    hang = false;
+    const second = await spawn();
+    const statusOf = async (p: ServiceProcess) =>
+      (await (await fetch(`${p.url}/cs/status?request_id=${started.request_id}`)).json()) as {
+        status: string;
+        history: { status: string }[];
+        thread: { direction: string; excerpt: string | null }[];
+      };
+    await waitFor(async () => (await statusOf(second)).status === 'delivered');
+    expect(agent.received).toHaveLength(1);
+    const rows = () =>
+      (db as TestDatabase).handle.db
+        .selectFrom('brand_tasks')
+        .selectAll()
+        .where('request_id', '=', started.request_id)
+        .execute();
+    const [task] = await rows();
+    expect(task).toMatchObject({ state: 'pending', task_state: 'submitted' });
+    const delivery = await (db as TestDatabase).handle.db
+      .selectFrom('deliveries')
+      .selectAll()
+      .where('request_id', '=', started.request_id)
+      .executeTakeFirstOrThrow();
+    expect(agent.received[0]?.messageId).toBe(delivery.id);
+    expect(delivery).toMatchObject({ state: 'delivered', attempts: 2 });
+
+    // Killed while it reads the task the brand has just decided.
+    hang = true;
+    const calls = agent.calls;
+    await agent.moveTask(task?.task_id as string, {
+      state: TaskState.TASK_STATE_COMPLETED,
+      message: 'Refund approved.',
+      artifact: { name: 'Decision', data: { status: 'approved' } },
+    });
+    await waitFor(() => agent.calls > calls);
+    await second.kill();
+    expect((await rows())[0]).toMatchObject({ state: 'pending', task_state: 'submitted' });
+
+    hang = false;
+    const third = await spawn();
+    await waitFor(async () => (await statusOf(third)).status === 'approved');
+    await waitFor(async () => (await rows())[0]?.state === 'delivered');
+    const final = await statusOf(third);
+    expect(final.history.map((h) => h.status)).toEqual(['received', 'delivered', 'approved']);
+    expect(final.thread.filter((m) => m.direction === 'from_brand').map((m) => m.excerpt)).toEqual([
+      'Refund approved.',
+      '{"status":"approved"}',
+    ]);
+    expect(final.thread.filter((m) => m.direction === 'to_brand')).toHaveLength(1);
+    expect(agent.received).toHaveLength(1);
+
+    // The requester's agent is told each change and each message once, under one id each.
+    const r = requester as WebhookReceiver;
+    await waitFor(() => r.processed.size === 4);
+    const events = [...r.processed.values()].map(
+      (w) => w.payload as { type: string; data: { status?: string } },
+    );
+    expect(events.map((e) => e.data.status ?? e.type).sort()).toEqual([
+      'approved',
+      'delivered',
+      'return.message',
+      'return.message',
+    ]);
+    const seen = r.requests.length;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(r.requests.length).toBe(seen);
+  }, 300_000);
 });

@@ -141,7 +141,7 @@ describe.each(dialects)('return request delivery (%s)', (dialect) => {
     const started = await start(service, request(domain));
     expect(started.status).toBe('awaiting_channel');
     receiver = await startWebhookReceiver();
-    expect(await connect(domain, receiver)).toBe(1);
+    expect(await connect(domain, receiver)).toEqual({ channel: 'webhook', queued: 1 });
     const r = receiver;
     await waitFor(() => r.processed.size === 1);
     await waitFor(async () => (await statusOf(started.status_url)).status === 'delivered');

@@ -404,9 +404,10 @@ describe.each(dialects)('the requester of a return request (%s)', (dialect) => {
     const started = (await post('/return', { brand_domain: 'netflix.com', ...person })).body;
     expect(started.status).toBe('awaiting_channel');
     const kit = started.next_step.kit;
+    // The ranking's order (`channels/ranking.ts`): the person's channels after any that deliver.
     expect(kit.channels).toEqual([
-      { kind: 'support_page', address: 'https://help.netflix.com/', source: 'registry' },
       { kind: 'phone', address: '+18665797172', source: 'registry' },
+      { kind: 'support_page', address: 'https://help.netflix.com/', source: 'registry' },
       { kind: 'return_policy', address: 'https://help.netflix.com/legal/termsofuse', source: 'registry' },
     ]);
     expect(kit.return_policy_url).toBe('https://help.netflix.com/legal/termsofuse');

@@ -167,7 +167,9 @@ export const AgentProtocol = z
   .enum(['webhook', 'email', 'mcp', 'a2a'])
   .describe(
     'webhook: return requests are POSTed to the endpoint, signed (Standard Webhooks); email: they are mailed ' +
-      'to the return contact email; mcp: the endpoint is an MCP server; a2a: the endpoint is an A2A agent.',
+      'to the return contact email; mcp: the endpoint is an MCP server whose tool for returns, refunds or support ' +
+      'is called with each request; a2a: the endpoint is an A2A agent (its base URL or its card URL) that is sent ' +
+      'each request as a message.',
   );
 export type AgentProtocol = z.infer<typeof AgentProtocol>;
 
@@ -286,9 +288,13 @@ export const RegisterBrandAgentResult = Agent.extend({
     ),
   delivery: z.object({
     channel: z
-      .enum(['webhook', 'email'])
+      .enum(['webhook', 'email', 'a2a', 'mcp'])
       .nullable()
-      .describe('How return requests for the domain are delivered from now on; null when neither applies.'),
+      .describe(
+        "How return requests for the domain are delivered from now on: the brand's best channel that delivers " +
+          '(this agent as registered: webhook, a2a, mcp, email; else its own A2A agent or email found on its site); ' +
+          'null when none does.',
+      ),
     queued_requests: z
       .number()
       .int()

@@ -175,10 +175,10 @@ export class DirectoryService {
     agent: AgentView;
     created: boolean;
     webhook_secret: string | null;
-    channel: 'webhook' | 'email' | null;
+    channel: 'webhook' | 'email' | 'a2a' | 'mcp' | null;
     queued: number;
   }> {
-    const { db, brands, returns, config, now } = this.#deps;
+    const { db, brands, returns, now } = this.#deps;
     const at = now().toISOString();
     const existing = await findBrandAgent(db, domain);
     if (existing && existing.account_id !== accountId) {
@@ -226,13 +226,12 @@ export class DirectoryService {
       }
     }
     const email = protocols.has('email') ? (returnContact.email ?? null) : null;
-    const queued = await returns.connectBrandChannel({
+    const { channel, queued } = await returns.connectBrandChannel({
       brand_domain: domain,
       webhook_url: protocols.has('webhook') ? input.endpoint : null,
       webhook_secret: secret,
       email,
     });
-    const channel = secret ? 'webhook' : email && config.smtp.url ? 'email' : null;
     return { agent: agentView(row), created, webhook_secret: generated, channel, queued };
   }
 

@@ -14,7 +14,7 @@ export const AGENT_REQUESTS_PATH = '/agent-requests';
 export const AGENT_REQUESTS_TITLE = 'How brands receive agent requests';
 
 export interface BrandRoute {
-  /** Fragment of the route's section on the page. */
+  /** Fragment of the route's section on the page (`/agent-requests#brand-agent`: links point at it). */
   id: 'brand-agent' | 'a2a' | 'email';
   title: string;
   publish: string;
@@ -23,16 +23,24 @@ export interface BrandRoute {
 
 /** What a brand can publish, in the order the service prefers it when it delivers. */
 export function brandRoutes(config: Config): BrandRoute[] {
+  const tasks = config.returns.brand_tasks;
   return [
     {
       id: 'brand-agent',
-      title: 'A registered webhook (or agent)',
+      title: 'A registered agent: webhook, A2A or MCP',
       publish:
         `Register your agent for your verified domain: POST ${config.public_api_url}/brand-agent with your ` +
-        'x-service-key, protocols ["webhook"] (or a2a, mcp, email) and your endpoint. It outranks anything found on your site.',
+        'x-service-key, your endpoint and its protocols: webhook, a2a (your A2A agent: its base URL or card URL), ' +
+        'mcp (your MCP server: its Streamable HTTP URL) or email. It outranks anything found on your site.',
       gets:
-        'Standard Webhooks POSTs (webhook-id, webhook-timestamp, webhook-signature), one event per delivery: ' +
-        'return_request.created, then return_request.message (a follow-up) and return_request.cancelled. ' +
+        'webhook: Standard Webhooks POSTs (webhook-id, webhook-timestamp, webhook-signature), one event per delivery: ' +
+        'return_request.created, then return_request.message (a follow-up) and return_request.cancelled. a2a: the ' +
+        'A2A messages below. mcp: a call of your tool for returns, refunds or support (by its name or description) ' +
+        'with the inputs its schema names, among event, request_id, order_number, reason or message (the request ' +
+        'as text), customer_name, customer_email, phone, amount, currency, purchase_date, card_last4, status_url, ' +
+        'type; its text goes to the thread of the request, and a structured result {"status": "acknowledged" | ' +
+        '"approved" | "denied" | "refunded"} moves the request; a follow-up or the cancellation calls it again, ' +
+        'with type return_request.message or return_request.cancelled. ' +
         `Act with GET ${config.public_api_url}/brand-agent/requests and POST .../requests/{request_id}/status.`,
     },
     {
@@ -43,8 +51,15 @@ export function brandRoutes(config: Config): BrandRoute[] {
         'returns or refunds (its id, name, description or tags say so).',
       gets:
         'A SendMessage per event: messageId = the delivery id (the same on retries), contextId = the request id, ' +
-        'a text part and a data part holding the same event a webhook carries. Answer with a task and its ' +
-        'status updates, or with messages; both are read back into the request.',
+        'a text part and a data part holding the same event a webhook carries; a follow-up or the cancellation ' +
+        'goes to the task you opened while it is open. Answer with a task, then move it: submitted or working - ' +
+        "delivered; input-required - acknowledged, your question shown to the person's agent, whose answer comes " +
+        'to the same task; completed - acknowledged, or your decision when a data part (of the status message or ' +
+        'an artifact) says {"status": "approved" | "denied" | "refunded"}; rejected - denied; failed or canceled - ' +
+        "the request goes to your next channel. Your messages and artifacts are shown to the person's agent. The " +
+        `task is read with GetTask until it finishes (every ${tasks.poll_ms / 1000} s at first, then less often, ` +
+        `for ${tasks.follow_days} days); an agent that errors or does not answer is retried with backoff, then ` +
+        `skipped for ${config.returns.discovery.failed_channel_hold_hours} hours.`,
     },
     {
       id: 'email',

@@ -5,18 +5,22 @@
  * The delivery is marked failed (so follow-ups no longer go by it), the channel is held
  * (`markChannelFailed`: skipped by delivery for `failed_channel_hold_hours`, the brand discovered
  * again at its next read), and a request still in the service's hands (`received`, `delivered`
- * by that delivery) becomes `undeliverable`, as when an email delivery runs out of attempts. An
- * `undeliverable` request is queued again on the next channel that appears (`queueWaiting`).
+ * by that delivery) goes to the brand's next channel (`channel-fallback.ts`), as when a delivery
+ * runs out of attempts; with none left it becomes `undeliverable`, and is queued again on the next
+ * channel that appears (`queueWaiting`).
  */
 import type { Kysely } from 'kysely';
 import type { Dialect } from '../../../db/database.ts';
 import type { Database } from '../../../db/schema.ts';
+import { fallBack, type NextChannel } from './channel-fallback.ts';
 import { markChannelFailed } from './channels/repository.ts';
 import type { ChannelKind } from './channels/schemas.ts';
 import { findReturnRequest, latestDelivery, transitionRequest } from './repository.ts';
 
 export interface ChannelFailedDeps {
   dialect: Dialect;
+  /** The brand's best channel left (`ReturnsService.nextChannel`): the request goes there next. */
+  nextChannel: NextChannel;
   /** How long delivery skips the channel (`returns.discovery.failed_channel_hold_hours`). */
   holdMs: number;
   /** The domain channels are kept under (`BrandChannels.keyOf`), or null when it has none. */
@@ -66,6 +70,28 @@ export async function channelFailedForRequest(
   if (request.status !== 'received' && request.status !== 'delivered') return false;
   const latest = await latestDelivery(trx, failure.requestId);
   if (failure.deliveryId && latest?.id !== failure.deliveryId) return false;
+  // The brand's next channel takes the request, as when a delivery runs out of attempts
+  // (`channel-fallback.ts`); only with none left is it undeliverable.
+  if (
+    failure.kind === 'email' ||
+    failure.kind === 'webhook' ||
+    failure.kind === 'a2a' ||
+    failure.kind === 'mcp'
+  ) {
+    const next = await fallBack(
+      trx,
+      { nextChannel: deps.nextChannel, holdMs: deps.holdMs },
+      request,
+      {
+        channel: failure.kind,
+        target: failure.address,
+        reason,
+        key: failure.deliveryId ?? `${failure.kind}:${failure.address}`,
+      },
+      at,
+    );
+    if (next) return false;
+  }
   await transitionRequest(
     trx,
     deps.dialect,

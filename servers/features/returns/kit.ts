@@ -5,11 +5,9 @@
  * return policy, and the card-dispute route with the time limits that usually apply. The request
  * stays open meanwhile and is delivered the moment a channel appears.
  */
-import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { prepared } from '../../../db/prepared.ts';
-import type { Database, ReturnRequestRow } from '../../../db/schema.ts';
-import type { BrandMatcher } from '../charges/matcher.ts';
+import type { ReturnRequestRow } from '../../../db/schema.ts';
+import type { RankedChannel } from './channels/ranking.ts';
 
 export const ContactChannelKind = z
   .enum(['agent_a2a', 'agent_mcp', 'email', 'form', 'support_page', 'phone', 'chat', 'return_policy'])
@@ -31,64 +29,38 @@ export const ContactChannel = z.object({
 });
 export type ContactChannel = z.infer<typeof ContactChannel>;
 
-/** What a brand's registered agent publishes (never its private return contact). */
-const brandAgentContacts = prepared('brand agent contacts', (db: Kysely<Database>, domain: string) =>
-  db
-    .selectFrom('brand_agents')
-    .select(['endpoint', 'protocols', 'support_contact', 'return_policy'])
-    .where('domain', '=', domain),
-);
-
-/** `{email?, url?, phone?}` as brand agents publish their support contact. */
-interface PublishedContact {
-  email?: string;
-  url?: string;
-  phone?: string;
-}
+const contactKinds: Partial<Record<RankedChannel['kind'], ContactChannel['kind']>> = {
+  a2a: 'agent_a2a',
+  mcp: 'agent_mcp',
+  email: 'email',
+  form: 'form',
+  support_page: 'support_page',
+  phone: 'phone',
+  chat: 'chat',
+  return_policy: 'return_policy',
+};
+const contactSources: Record<RankedChannel['source'], ContactChannel['source']> = {
+  registered: 'brand_agent',
+  registry: 'registry',
+  site: 'discovered',
+};
 
 /**
- * Every channel known for reaching the brand of `domain` directly, best first: what the brand
- * registered with us (its agent's endpoint, its published support contact, its policy), then the
- * brand registry's contacts. Channels discovered on the brand's own site (issue 29 part 1) plug in
- * here, after the registered ones: this is the one function the kit, and anything else that lists
- * a brand's channels for the requester, reads them through. A brand's private return contact
- * (where deliveries go) is never listed.
+ * Every channel known for reaching the brand directly, best first, from the one ranking of its
+ * channels (`channels/ranking.ts` `rankedChannelsOf`: what the brand registered and publishes with
+ * its agent, the registry's contacts, what discovery found on its site). What the brand registered
+ * privately with the service (its webhook, its return address) is never listed; a returns portal
+ * is a form the person fills in.
  */
-export async function knownContactChannels(
-  db: Kysely<Database>,
-  registry: Pick<BrandMatcher, 'brandByDomain'>,
-  domain: string,
-): Promise<ContactChannel[]> {
-  const out: ContactChannel[] = [];
-  const add = (
-    kind: ContactChannel['kind'],
-    address: string | undefined,
-    source: ContactChannel['source'],
-  ) => {
-    if (address && !out.some((c) => c.kind === kind && c.address === address))
-      out.push({ kind, address, source });
-  };
-  const agent = await brandAgentContacts.first(db, domain);
-  if (agent) {
-    const protocols = JSON.parse(agent.protocols) as string[];
-    if (protocols.includes('a2a')) add('agent_a2a', agent.endpoint, 'brand_agent');
-    if (protocols.includes('mcp')) add('agent_mcp', agent.endpoint, 'brand_agent');
-    const support = JSON.parse(agent.support_contact) as PublishedContact;
-    add('email', support.email, 'brand_agent');
-    add('support_page', support.url, 'brand_agent');
-    add('phone', support.phone, 'brand_agent');
-    const policy = agent.return_policy ? (JSON.parse(agent.return_policy) as { url?: string }) : null;
-    add('return_policy', policy?.url, 'brand_agent');
-  }
-  const brand = registry.brandByDomain(domain);
-  if (brand) {
-    add('email', brand.contact.email, 'registry');
-    add('form', brand.returns.portal_url, 'registry');
-    add('support_page', brand.contact.support_url, 'registry');
-    add('phone', brand.contact.phone, 'registry');
-    add('return_policy', brand.returns.policy_url, 'registry');
-  }
-  return out;
+export function knownContactChannels(ranked: readonly RankedChannel[]): ContactChannel[] {
+  return ranked.flatMap((channel) => {
+    const kind =
+      channel.kind === 'support_page' && channel.detail.purpose === 'returns portal'
+        ? 'form'
+        : contactKinds[channel.kind];
+    if (!kind || channel.private) return [];
+    return [{ kind, address: channel.address, source: contactSources[channel.source] }];
+  });
 }
 
 export const DraftMessage = z
@@ -251,15 +223,14 @@ export const ContactKit = z
   );
 export type ContactKit = z.infer<typeof ContactKit>;
 
-/** The kit of a request, from the brand's known channels. */
-export async function contactKit(
-  db: Kysely<Database>,
-  registry: Pick<BrandMatcher, 'brandByDomain'>,
+/** The kit of a request, from the brand's channels as ranked now. */
+export function contactKit(
+  ranked: readonly RankedChannel[],
   request: DraftSource,
   filled: boolean,
   redact: (text: string) => string,
-): Promise<ContactKit> {
-  const channels = await knownContactChannels(db, registry, request.brand_domain);
+): ContactKit {
+  const channels = knownContactChannels(ranked);
   return {
     channels,
     draft: draftMessage(request, filled, redact),

@@ -18,7 +18,9 @@ export const startReturnRequest = defineOperation({
     "Ask a brand for a return or refund on behalf of a person, after the person approved it. Give the brand's " +
     "domain (from lookup_card_charge), the person's name and a contact (email or E.164 phone), and whatever " +
     'identifies the purchase (order number, date, amount, card last 4). The request is stored, then delivered ' +
-    'to the brand in the background (signed webhook or email); if the brand has no channel yet it waits as ' +
+    'to the brand in the background on the best channel it has (its registered agent by webhook, A2A or MCP, its ' +
+    "own A2A agent, or email; see get_brand_channels), and the brand's answers come back into the request's status " +
+    'and thread; if the brand has no channel yet it waits as ' +
     'awaiting_channel, and next_step.kit lists every known way to reach the brand, a drafted message and the ' +
     'card-dispute route. Returns request_id, status_url and, once, a request_token: keep it to cancel ' +
     '(cancel_return_request) or add a message (send_return_message). With protocol webhook, a2a or email ' +

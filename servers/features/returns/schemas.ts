@@ -176,9 +176,11 @@ export const ApprovalSummary = z
 export type ApprovalSummary = z.infer<typeof ApprovalSummary>;
 
 export const DeliveryChannel = z
-  .enum(['webhook', 'email'])
+  .enum(['webhook', 'email', 'a2a', 'mcp'])
   .describe(
-    "webhook: a signed POST to the brand's registered endpoint; email: a message to the brand's address.",
+    "webhook: a signed POST to the brand's registered endpoint; email: a message to the brand's address; a2a: " +
+      "an A2A message to the brand's agent (registered, or published on its site), whose task is followed; mcp: " +
+      'a call of the returns tool of the MCP server the brand registered.',
   );
 
 export const BrandSummary = z.object({
@@ -218,7 +220,7 @@ export const ThreadEntry = z
       .string()
       .nullable()
       .describe(
-        'The channel between the service and the brand it went by: webhook, email or a2a; null until it has.',
+        'The channel between the service and the brand it went by: webhook, email, a2a or mcp; null until it has.',
       ),
     sender: z.string().nullable().describe("The brand's address or agent, requester or service."),
     sender_verified: z

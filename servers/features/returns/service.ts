@@ -15,6 +15,7 @@ import { callbackSecretPlace, type SecretBox } from '../../secrets.ts';
 import { sameDigest } from '../accounts/credentials.ts';
 import type { BrandMatcher } from '../charges/matcher.ts';
 import { verifyApproval } from './approval.ts';
+import type { DeliveryTarget } from './channel-fallback.ts';
 import type { BrandChannels } from './channels/brand-channels.ts';
 import type { RankedChannel } from './channels/ranking.ts';
 import { contactKit } from './kit.ts';
@@ -67,11 +68,22 @@ export interface ReturnsDeps {
   now: () => Date;
 }
 
-type Channel = { channel: DeliveryRow['channel']; target: string };
+type Channel = DeliveryTarget;
 
 /** The requester's capability: 256 random bits, recognisable by its prefix; only its SHA-256 is stored. */
 const REQUEST_TOKEN_PREFIX = 'rrt_';
 const digestOf = (token: string): string => createHash('sha256').update(token).digest('hex');
+
+/** Kinds the outbox delivers on whatever the configuration (email needs SMTP). */
+const deliveryKinds = new Set<RankedChannel['kind']>(['webhook', 'a2a', 'mcp']);
+
+/** How the history names a channel that appeared (`A channel appeared: an A2A agent`). */
+const channelPhrase: Record<Channel['channel'], string> = {
+  webhook: 'a webhook',
+  email: 'an email address',
+  a2a: 'an A2A agent',
+  mcp: 'an MCP server',
+};
 
 /** Statuses in which nothing delivers the request: the next step carries the kit. */
 const stalled = new Set<ReturnStatus>(['awaiting_channel', 'undeliverable']);
@@ -113,6 +125,7 @@ export class ReturnsService {
     // request; its discovery goes on in the background and queues the request when it finds a channel.
     const budget = config.returns.discovery.request_budget_ms;
     const settled = await channels.ensureFresh(input.brand_domain, budget, { trustRecent: true });
+    let ranked: RankedChannel[] | undefined;
 
     const result = await withIdempotency(
       db,
@@ -122,7 +135,10 @@ export class ReturnsService {
       async (trx) => {
         const id = timeOrderedId();
         const at = now().toISOString();
-        const channel = await this.resolveChannel(trx, input.brand_domain);
+        // Every channel, read once in the transaction's view: the first that delivers takes the
+        // request, and the kit (below) is read off the same list.
+        ranked = await this.deps.channels.rankedNow(trx, input.brand_domain);
+        const channel = this.firstDelivering(ranked);
         const kind = contactKind(input.contact) as 'email' | 'phone';
         const protocol = input.protocol ?? kind;
         const notifyChannel: ReturnRequestRow['notify_channel'] =
@@ -191,14 +207,15 @@ export class ReturnsService {
     // was waiting without this request: it is looked at again now that it is committed.
     else if (!settled && result.status === 'awaiting_channel') await this.queueWaiting(input.brand_domain);
     if (!result.next_step || !stalled.has(result.status)) return result;
-    // Read after the commit (not under the write lock), and again on a replay: the channels now.
+    // The kit, from the channels the transaction read (a replay read none: they are read now).
     // The requester is reading its own request here: the drafted message is filled in.
-    const kit = await contactKit(db, brands, { id: result.request_id, ...facts }, true, (text) => text);
+    ranked ??= await this.deps.channels.rankedNow(db, input.brand_domain);
+    const kit = contactKit(ranked, { id: result.request_id, ...facts }, true, (text) => text);
     return { ...result, next_step: { ...result.next_step, kit } };
   }
 
   async status(requestId: string): Promise<ReturnStatusResult> {
-    const { db, brands } = this.deps;
+    const { db } = this.deps;
     const request = await findReturnRequest(db, requestId);
     if (!request) throw notFound(`No return request ${requestId}`);
     const [history, delivery, thread] = await Promise.all([
@@ -208,7 +225,9 @@ export class ReturnsService {
     ]);
     const status = request.status as ReturnStatus;
     const kit = stalled.has(status)
-      ? await contactKit(db, brands, request, false, (text) => redactPersonal(text, request, 'requester'))
+      ? contactKit(await this.deps.channels.rankedNow(db, request.brand_domain), request, false, (text) =>
+          redactPersonal(text, request, 'requester'),
+        )
       : null;
     return {
       ...statusOf(request, history, delivery, kit),
@@ -415,26 +434,28 @@ export class ReturnsService {
   }
 
   /**
-   * Registers how a brand receives requests and queues every request that was waiting for it.
-   * Returns how many requests were queued.
+   * Registers how a brand receives requests and queues every request that was waiting for it on the
+   * brand's best channel now (its registered agent included). Returns that channel and how many
+   * requests were queued.
    */
   async connectBrandChannel(channel: {
     brand_domain: string;
     webhook_url: string | null;
     webhook_secret: string | null;
     email: string | null;
-  }): Promise<number> {
+  }): Promise<{ channel: Channel['channel'] | null; queued: number }> {
     const { db, worker, now } = this.deps;
-    const queued = await db.transaction().execute(async (trx) => {
+    const connected = await db.transaction().execute(async (trx) => {
       const at = now().toISOString();
       await upsertBrandChannel(trx, this.deps.secrets, channel, at);
-      return this.queueWaitingIn(trx, channel.brand_domain, 'The brand connected', at);
+      const queued = await this.queueWaitingIn(trx, channel.brand_domain, 'The brand connected', at);
+      return { channel: (await this.nextChannel(trx, channel.brand_domain))?.channel ?? null, queued };
     });
-    if (queued > 0) {
+    if (connected.queued > 0) {
       worker.nudge();
       this.deps.notifications.nudge();
     }
-    return queued;
+    return connected;
   }
 
   /**
@@ -446,7 +467,10 @@ export class ReturnsService {
     const queued = await db
       .transaction()
       .execute((trx) => this.queueWaitingIn(trx, domain, 'A channel appeared:', now().toISOString()));
-    if (queued > 0) worker.nudge();
+    if (queued > 0) {
+      worker.nudge();
+      this.deps.notifications.nudge();
+    }
     return queued;
   }
 
@@ -456,7 +480,7 @@ export class ReturnsService {
     why: string,
     at: string,
   ): Promise<number> {
-    const target = await this.resolveChannel(trx, domain);
+    const target = await this.nextChannel(trx, domain);
     if (!target) return 0;
     const waiting = await requestsWithoutChannel(trx, domain);
     for (const { id } of waiting) {
@@ -466,7 +490,7 @@ export class ReturnsService {
         id,
         'received',
         'service',
-        `${why} ${target.channel === 'email' ? 'an email address' : `a ${target.channel}`}`,
+        `${why} ${channelPhrase[target.channel]}`,
         at,
       );
       await queueDelivery(trx, id, target.channel, target.target, at);
@@ -479,18 +503,27 @@ export class ReturnsService {
     return (await findBrandChannel(this.deps.db, this.deps.secrets, domain))?.webhook_secret ?? null;
   }
 
-  /** Whether the outbox delivers on this channel today: a registered webhook, or email with SMTP configured. */
+  /**
+   * Whether the outbox delivers on this kind of channel: a webhook, an A2A agent, an MCP server
+   * (the ranking gives delivery ranks to registered ones only), email with SMTP configured.
+   */
   deliversOn(channel: Pick<RankedChannel, 'kind'>): boolean {
-    return channel.kind === 'webhook' || (channel.kind === 'email' && this.deps.smtpConfigured);
+    return deliveryKinds.has(channel.kind) || (channel.kind === 'email' && this.deps.smtpConfigured);
   }
 
   /**
    * The first channel of the brand's ranking (`channels/ranking.ts`: registered, then the brand's
-   * own agent, then email from the registry or its site) that the outbox delivers on.
+   * own agent, then email from the registry or its site) that the outbox delivers on and that is
+   * not held out after a failure - in `db`'s view (a transaction's).
    */
-  private async resolveChannel(db: Kysely<Database>, domain: string): Promise<Channel | null> {
-    const ranked = await this.deps.channels.rankedNow(db, domain, (kind) => this.deliversOn({ kind }));
-    const first = ranked.find((c) => c.delivery_rank !== null);
+  async nextChannel(db: Kysely<Database>, domain: string): Promise<Channel | null> {
+    return this.firstDelivering(
+      await this.deps.channels.rankedNow(db, domain, (kind) => this.deliversOn({ kind })),
+    );
+  }
+
+  private firstDelivering(ranked: readonly RankedChannel[]): Channel | null {
+    const first = ranked.find((c) => c.delivery_rank !== null && this.deliversOn(c));
     return first ? { channel: first.kind as Channel['channel'], target: first.address } : null;
   }
 }

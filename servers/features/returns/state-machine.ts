@@ -29,10 +29,9 @@ export const ReturnStatus = z
   ])
   .describe(
     'received: accepted and queued for delivery to the brand; awaiting_channel: accepted, but the brand has no ' +
-      "channel to receive it yet; delivered: the brand's endpoint or mailbox accepted it; acknowledged: the " +
-      "brand confirmed it is handling it; approved / denied: the brand's decision; refunded: the refund was " +
-      'issued; closed: finished; undeliverable: every delivery attempt failed, or the delivered email bounced; ' +
-      'cancelled: withdrawn by the requester.',
+      "channel to receive it yet; delivered: the brand's endpoint, mailbox or agent accepted it; acknowledged: " +
+      "the brand confirmed it is handling it (or its agent asked a question, shown in the thread); approved / denied: the brand's decision; refunded: the refund was " +
+      'issued; closed: finished; undeliverable: every channel of the brand failed (a bounced email included); cancelled: withdrawn by the requester.',
   );
 export type ReturnStatus = z.infer<typeof ReturnStatus>;
 

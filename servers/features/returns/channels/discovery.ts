@@ -18,6 +18,7 @@ import type { FetchLike } from '@modelcontextprotocol/client';
 import * as cheerio from 'cheerio';
 import type { CountryCode } from 'libphonenumber-js/min';
 import { getDomain } from 'tldts';
+import { cappedFetch } from '../../../outbound/capped-fetch.ts';
 import type { OutboundResolver } from '../../../outbound/dns-lookup.ts';
 import type { SafeFetch } from '../../../outbound/safe-fetch.ts';
 import { type DomainPolicy, publicUrlProblem } from '../../../public-address.ts';
@@ -478,30 +479,7 @@ class DiscoverySession {
 
   /** The safe fetcher for the MCP client: within this run's signal, each body capped. */
   #mcpFetch(): FetchLike {
-    const { fetch, maxBytes } = this.#deps;
-    const signal = this.#signal;
-    return async (url, init) => {
-      const response = await fetch(url, {
-        ...(init as Parameters<SafeFetch>[1]),
-        signal: init?.signal ? AbortSignal.any([signal, init.signal]) : signal,
-      });
-      if (!response.body) return response as unknown as Response;
-      let size = 0;
-      const capped = (response.body as ReadableStream<Uint8Array>).pipeThrough(
-        new TransformStream<Uint8Array, Uint8Array>({
-          transform(chunk, controller) {
-            size += chunk.byteLength;
-            if (size > maxBytes) controller.error(new Error(`response larger than ${maxBytes} bytes`));
-            else controller.enqueue(chunk);
-          },
-        }),
-      );
-      return new Response(capped, {
-        status: response.status,
-        statusText: response.statusText,
-        headers: response.headers as unknown as Headers,
-      });
-    };
+    return cappedFetch(this.#deps.fetch, this.#signal, this.#deps.maxBytes);
   }
 }
 
