@@ -330,7 +330,14 @@ describe.each(dialects)("brands' replies by email (%s)", (dialect) => {
     expect(status.history.at(-1).note).toMatch(/email delivery failed: bounced: 5\.1\.1/);
     expect(status.delivery).toMatchObject({ channel: 'email', state: 'failed' });
     expect(status.next_step.kit).not.toBeNull();
-    expect(status.thread.at(-1)).toMatchObject({ direction: 'from_service', subject: 'Delivery failed' });
+    // The bounce is noted, then that the brand's address did not take it (no other channel can).
+    expect(status.thread.slice(-2)).toMatchObject([
+      { direction: 'from_service', subject: 'Delivery failed' },
+      {
+        direction: 'from_service',
+        subject: "The brand's email address did not take the request",
+      },
+    ]);
     await waitFor(() =>
       agentEvents(id, 'return.status_changed').some((e) => e.data.status === 'undeliverable'),
     );
