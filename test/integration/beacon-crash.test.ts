@@ -45,10 +45,15 @@ async function floodThenKill(service: ServiceProcess, siteId: string) {
   let inFlight = 0;
   let next = 0;
   let killed: Promise<void> | undefined;
+  // Hits keep going until the processes are dead, so some are in flight when they die (answered at
+  // commit, a hit's answer is quick: stopping at the decision to kill could leave none in flight).
+  let dead = false;
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
   const connection = async () => {
-    while (!killed) {
+    while (!dead) {
       const page = `/hit/${next++}`;
+      // SIGKILL goes out when `killed` is set: a request sent before it that gets no answer was in flight.
+      const beforeKill = killed === undefined;
       try {
         const status = await get(
           agent,
@@ -56,10 +61,14 @@ async function floodThenKill(service: ServiceProcess, siteId: string) {
         );
         statuses.add(status);
         if (status === 204) acknowledged.push(page);
-        if (acknowledged.length >= ACKNOWLEDGED_BEFORE_KILL) killed ??= service.killGroup();
+        if (acknowledged.length >= ACKNOWLEDGED_BEFORE_KILL) {
+          killed ??= service.killGroup().then(() => {
+            dead = true;
+          });
+        }
       } catch {
         // The answer never came: the hit was in flight when the processes died.
-        inFlight++;
+        if (beforeKill) inFlight++;
       }
     }
   };

@@ -214,7 +214,15 @@ describe('crawler', () => {
 
   it('survives a hostile site: byte limit, redirect loop, slow response, redirects to private addresses, binaries', async () => {
     const site = await start('hostile');
-    const facts = await crawlSite({ domain: site.domain, fetch, userAgent, limits, schemes: ['http'] });
+    // `/slow` never answers, so it times out whatever the bound; a bound of seconds, not 500 ms, lets
+    // the redirect loop's hops run to their limit on a loaded machine before any clock does.
+    const facts = await crawlSite({
+      domain: site.domain,
+      fetch,
+      userAgent,
+      limits: { ...limits, request_timeout_ms: 3_000 },
+      schemes: ['http'],
+    });
     const errors = Object.fromEntries(facts.crawl.errors.map((e) => [new URL(e.url).pathname, e.error]));
     expect(errors['/loop-b'] ?? errors['/loop-a']).toBe('redirect loop');
     expect(errors['/slow']).toBe('timed out');
