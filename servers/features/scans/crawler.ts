@@ -71,6 +71,8 @@ import {
   wordsOf,
 } from './verify.ts';
 
+/** Largest answer of a site's MCP server read by the live check (`verifyMcp`). */
+const MCP_ANSWER_MAX_BYTES = 1024 * 1024;
 export interface CrawlLimits {
   max_pages: number;
   max_bytes: number;
@@ -818,7 +820,9 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
               }),
             userAgent,
             timeoutMs: limits.request_timeout_ms,
-            maxBytes: 256 * 1024,
+            // A tool list with input and output schemas runs past a page's size: a server with a few
+            // dozen tools answers `tools/list` with a quarter of a megabyte (ours: 262 KB).
+            maxBytes: MCP_ANSWER_MAX_BYTES,
             evidence,
             signal: scanSignal,
           });
