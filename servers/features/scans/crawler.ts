@@ -1152,7 +1152,13 @@ function describeFailure(err: unknown, scanSignal: AbortSignal): { error: string
   const blocked = e.name === 'BlockedDestinationError' || e.cause?.name === 'BlockedDestinationError';
   if (blocked) return { error: 'destination not allowed', blocked: true };
   if (scanSignal.aborted) return { error: 'scan time budget exhausted', blocked: false };
-  if (e.name === 'TimeoutError' || e.name === 'AbortError' || e.cause?.name === 'TimeoutError')
+  // Our per-request bound, or one of the HTTP client's own (headers, body, connect) that came first.
+  if (
+    e.name === 'TimeoutError' ||
+    e.name === 'AbortError' ||
+    e.cause?.name === 'TimeoutError' ||
+    /^UND_ERR_(HEADERS|BODY|CONNECT)_TIMEOUT$/.test(e.cause?.code ?? '')
+  )
     return { error: 'timed out', blocked: false };
   return { error: e.cause?.code ?? e.cause?.message ?? e.message ?? 'network error', blocked: false };
 }
