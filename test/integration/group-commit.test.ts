@@ -27,6 +27,19 @@ function keyRow(key: string) {
   };
 }
 
+/** A WAL database file with table `t`, its writer (`synchronous = NORMAL`) and a read-only reader. */
+function walFile() {
+  const dir = mkdtempSync(path.join(tmpdir(), 'group-commit-'));
+  const file = path.join(dir, 'x.db');
+  const writer = new SQLite(file);
+  writer.pragma('journal_mode = WAL');
+  writer.pragma('synchronous = NORMAL');
+  writer.exec('create table t (v text primary key)');
+  const reader = new SQLite(file);
+  reader.pragma('query_only = ON');
+  return { dir, file, writer, reader };
+}
+
 /** Values of table `t` committed to the file, read by a connection of its own. */
 function committedKeysOf(file: string): string[] {
   const other = new SQLite(file, { readonly: true });
@@ -130,14 +143,7 @@ describe('group commit on SQLite', () => {
   });
 
   it('answers a transaction, and shows it to reads, only once the WAL sync after its COMMIT returned', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'group-commit-'));
-    const file = path.join(dir, 'x.db');
-    const writer = new SQLite(file);
-    writer.pragma('journal_mode = WAL');
-    writer.pragma('synchronous = NORMAL');
-    writer.exec('create table t (v text primary key)');
-    const reader = new SQLite(file);
-    reader.pragma('query_only = ON');
+    const { dir, file, writer, reader } = walFile();
     // The disk, held by the test: each sync waits until the test lets it return.
     const syncs: ((err: Error | null) => void)[] = [];
     const db = new Kysely<{ t: { v: string } }>({
@@ -187,14 +193,7 @@ describe('group commit on SQLite', () => {
   });
 
   it('answers a transaction run under acknowledgeAtCommit at its COMMIT, while the WAL sync is still under way', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'group-commit-'));
-    const file = path.join(dir, 'x.db');
-    const writer = new SQLite(file);
-    writer.pragma('journal_mode = WAL');
-    writer.pragma('synchronous = NORMAL');
-    writer.exec('create table t (v text primary key)');
-    const reader = new SQLite(file);
-    reader.pragma('query_only = ON');
+    const { dir, file, writer, reader } = walFile();
     // The disk, held by the test until it lets go (closing syncs once more).
     const syncs: ((err: Error | null) => void)[] = [];
     let held = true;
