@@ -143,7 +143,7 @@ describe('group commit on SQLite', () => {
   });
 
   it('answers a transaction, and shows it to reads, only once the WAL sync after its COMMIT returned', async () => {
-    const { dir, file, writer, reader } = walFile();
+    const { dir, writer, reader } = walFile();
     // The disk, held by the test: each sync waits until the test lets it return.
     const syncs: ((err: Error | null) => void)[] = [];
     const db = new Kysely<{ t: { v: string } }>({
