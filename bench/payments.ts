@@ -22,13 +22,15 @@ import { migrateToLatest } from '../db/migrate.ts';
 import { loadConfig } from '../servers/config.ts';
 import {
   type AnyOperation,
+  CallContext,
   defineOperation,
-  invokeOperation,
+  invokeCall,
   type OperationContext,
 } from '../servers/operation.ts';
 import { atomicUsdc } from '../servers/payments/networks.ts';
-import { paymentRequired, requirementsFor, resourceOf } from '../servers/payments/requirements.ts';
+import { paymentRequired, requirementsFor } from '../servers/payments/requirements.ts';
 import { createServices } from '../servers/services.ts';
+import { resourceOf } from '../servers/sku-terms.ts';
 import { newAccount, paymentHeader, signPayment } from '../test/helpers/x402-payer.ts';
 
 export const BENCH_SKU = 'bench-echo';
@@ -126,18 +128,28 @@ export async function measurePaymentPath(
     const requirements = requirementsFor(config, atomicUsdc(0.01)) as PaymentRequirements;
     const terms = paymentRequired(requirements, resourceOf(config, op, 'rest'), 'bench', {});
     const headers = await signedHeaders(terms, count + 200);
-    const context = (header: string): OperationContext => ({
-      services,
-      operations: benchOperations,
-      request: { id: 'bench', ip: '127.0.0.1', via: 'rest', headers: {} },
-      log,
-      signal: new AbortController().signal,
-      payment: { credential: { transport: 'http', header: 'PAYMENT-SIGNATURE', value: header } },
-    });
+    const context = () =>
+      new CallContext(
+        {
+          services,
+          operations: benchOperations,
+          request: { id: 'bench', ip: '127.0.0.1', via: 'rest', headers: {} },
+          signal: new AbortController().signal,
+        },
+        () => log,
+      );
     const pay = async (header: string) => {
-      const ctx = context(header);
-      await invokeOperation(op, ctx, { text: 'bench' });
-      if (ctx.payment?.receipt?.status !== 'authorized') throw new Error('payment not authorized');
+      const { paid } = await invokeCall(
+        op,
+        context(),
+        { text: 'bench' },
+        {
+          transport: 'http',
+          header: 'PAYMENT-SIGNATURE',
+          value: header,
+        },
+      );
+      if (paid?.receipt.status !== 'authorized') throw new Error('payment not authorized');
     };
     for (const header of headers.slice(count)) await pay(header); // warm-up
     const times: number[] = [];

@@ -808,6 +808,12 @@ export interface PaymentsTable {
   requirements: string;
   /** `authorization.validBefore` (unix seconds): settle before this or never. */
   valid_before: number;
+  /**
+   * The id the payer chose for this logical request (x402 payment-identifier extension), or null:
+   * a retry carrying it - with a new authorization - gets this payment's result instead of paying
+   * again. Unique per payer among live payments (migration 2026-11-28T0500Z_payment_identifiers).
+   */
+  payment_identifier: string | null;
   /** The operation's output (JSON), stored with the outcome so a replay gets the same response. */
   result: string | null;
   /** Settlement attempts by the settler. */

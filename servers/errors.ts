@@ -47,6 +47,14 @@ export const errorCodes = {
     status: 409,
     title: 'A request with this Idempotency-Key is still being processed',
   },
+  /**
+   * x402 payment-identifier: the payer's payment id already paid for another request, or its request
+   * is still running (`Retry-After`). The new authorization was not used.
+   */
+  payment_identifier_conflict: {
+    status: 409,
+    title: 'This payment identifier belongs to another request or is still in use',
+  },
   account_exists: { status: 409, title: 'An account cannot be created with this email' },
   /** A one-time email code that does not match; the answer says how many tries are left. */
   email_code_invalid: { status: 400, title: 'The code is not the one that was sent' },

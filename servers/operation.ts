@@ -12,9 +12,11 @@ import type { AccountPrincipal } from './features/accounts/service.ts';
 import { type SoulToken, soulIssuerOf } from './features/souls/keys.ts';
 import { nulFields } from './input.ts';
 import type { ProviderStatus } from './outbound/search.ts';
-import type { PaymentContext } from './payments/service.ts';
+import type { PaymentCredential } from './payments/credential.ts';
+import { type PaidReceipt, paymentRequiredRefusal } from './payments/service.ts';
 import { addressProblems, type DomainPolicy } from './public-address.ts';
 import type { Services } from './services.ts';
+import { termsOf } from './sku-terms.ts';
 
 /** Who may call an operation; the adapters enforce it before the handler runs. */
 export const Access = z
@@ -123,16 +125,21 @@ export interface OperationContext {
    */
   anonymous?: AnonymousPrincipal;
   /**
-   * x402 for paid operations: the adapter puts the payment it received here (`credential`), the
-   * payment core the payment the handler runs charged to (`id`, `payer`) and, once paid, the
-   * receipt the adapter sends back (`servers/payments/service.ts`).
+   * The payment a paid operation's handler runs charged to, set by `invokeOperation` once the
+   * payment is verified and reserved: the handler records it beside what it writes.
    */
-  payment?: PaymentContext;
+  payment?: PaidBy;
   /**
    * Present when the caller asked for progress (MCP `progressToken`). Report what is observed; the
    * MCP adapter makes the values it sends strictly increasing, as MCP requires.
    */
   reportProgress?: (progress: number, total?: number, message?: string) => Promise<void>;
+}
+
+/** The verified payment a paid handler runs under: its ledger id and the paying address. */
+export interface PaidBy {
+  readonly id: string;
+  readonly payer: string;
 }
 
 /**
@@ -151,13 +158,15 @@ export class CallContext implements OperationContext {
   declare grant?: OwnerGrant;
   declare soul?: SoulToken;
   declare anonymous?: AnonymousPrincipal;
-  declare payment?: PaymentContext;
+  declare payment?: PaidBy;
   declare reportProgress?: OperationContext['reportProgress'];
   readonly #logOf: () => Logger;
   #log: Logger | undefined;
 
   constructor(
-    fields: Omit<OperationContext, 'log' | 'signal'> & { signal: AbortSignal | (() => AbortSignal) },
+    fields: Omit<OperationContext, 'log' | 'signal' | 'payment'> & {
+      signal: AbortSignal | (() => AbortSignal);
+    },
     logOf: () => Logger,
   ) {
     this.services = fields.services;
@@ -166,7 +175,6 @@ export class CallContext implements OperationContext {
     this.#signal = fields.signal;
     if (fields.account) this.account = fields.account;
     if (fields.grant) this.grant = fields.grant;
-    if (fields.payment) this.payment = fields.payment;
     if (fields.reportProgress) this.reportProgress = fields.reportProgress;
     this.#logOf = logOf;
   }
@@ -356,25 +364,43 @@ export function parseInput<I extends z.ZodType>(
  */
 export const REFERRAL_FIELD = 'ref';
 
+/** What a call answers: the output, and for a paid call the receipt the adapter sends with it. */
+export interface Answer<O> {
+  output: O;
+  paid?: PaidReceipt;
+}
+
 /**
- * Runs an operation for any adapter: input validation, per-address rate limit, the handler, and
- * the output contract (the output schema strips anything it does not declare). A paid operation
- * runs through the payment core once its input is valid: nobody is asked to pay for a request
- * that cannot run (`servers/payments/service.ts`).
+ * Runs an operation for an adapter that never carries a payment (pages, the direct routes, A2A, in-
+ * process callers): `invokeCall` without a credential, its output.
  */
 export async function invokeOperation<I extends z.ZodType, O extends z.ZodType>(
   op: Operation<I, O>,
   ctx: OperationContext,
   rawInput: unknown,
 ): Promise<z.output<O>> {
+  return (await invokeCall(op, ctx, rawInput)).output;
+}
+
+/**
+ * Runs one call of an operation for any adapter - the pipeline, measured per operation, transport
+ * and status (`runPipeline`). The adapter translates the payment in (`credential`: the
+ * `PAYMENT-SIGNATURE` / `X-PAYMENT` header, or MCP `_meta["x402/payment"]`) and the receipt out.
+ */
+export async function invokeCall<I extends z.ZodType, O extends z.ZodType>(
+  op: Operation<I, O>,
+  ctx: OperationContext,
+  rawInput: unknown,
+  credential?: PaymentCredential,
+): Promise<Answer<z.output<O>>> {
   const metrics = ctx.services.metrics;
-  if (!metrics) return invokeUnmeasured(op, ctx, rawInput);
+  if (!metrics) return runPipeline(op, ctx, rawInput, credential);
   const started = performance.now();
   try {
-    const output = await invokeUnmeasured(op, ctx, rawInput);
-    const status = op.http?.status?.(output) ?? op.http?.successStatus ?? 200;
+    const answer = await runPipeline(op, ctx, rawInput, credential);
+    const status = op.http?.status?.(answer.output) ?? op.http?.successStatus ?? 200;
     metrics.observeOperation(op.name, ctx.request.via, status, started);
-    return output;
+    return answer;
   } catch (err) {
     metrics.observeOperation(
       op.name,
@@ -386,24 +412,94 @@ export async function invokeOperation<I extends z.ZodType, O extends z.ZodType>(
   }
 }
 
-async function invokeUnmeasured<I extends z.ZodType, O extends z.ZodType>(
+/**
+ * The call, top to bottom: authenticate; parse (a paid call's referral field taken out first, as a
+ * field); rate limit; for a paid SKU its own rules (`unavailable`, `check`, `admit`) and the payment
+ * (`authorize` -> required | refused | replay | reserved); the handler and its output contract; the
+ * settlement (`settle` -> receipt | refused). Nobody is asked to pay for a request that cannot run:
+ * every check of the input comes before the 402 (`servers/payments/service.ts`).
+ */
+async function runPipeline<I extends z.ZodType, O extends z.ZodType>(
   op: Operation<I, O>,
   ctx: OperationContext,
   rawInput: unknown,
-): Promise<z.output<O>> {
+  credential: PaymentCredential | undefined,
+): Promise<Answer<z.output<O>>> {
   await authenticate(op, ctx);
-  // A paid call without input reads its terms: the 402, at the SKU's price (x402 Bazaar indexers).
-  if (op.sku && rawInput === undefined) return ctx.services.payments.quote(op, ctx);
-  if (op.sku && isRecord(rawInput) && Object.hasOwn(rawInput, REFERRAL_FIELD)) {
-    const { [REFERRAL_FIELD]: ref, ...rest } = rawInput;
-    ctx.payment = { credential: undefined, ...ctx.payment, ref };
-    rawInput = rest;
+  const sku = op.sku;
+  const { services } = ctx;
+  // A paid call without input reads its terms: the 402 at the SKU's price (x402 Bazaar indexers).
+  if (sku && rawInput === undefined && credential === undefined) return quote(op, ctx);
+
+  let ref: unknown;
+  if (sku && isRecord(rawInput) && Object.hasOwn(rawInput, REFERRAL_FIELD)) {
+    ({ [REFERRAL_FIELD]: ref, ...rawInput } = rawInput);
   }
-  const input = parseInput(op, rawInput, ctx.services.domainPolicy);
-  if (op.rateLimit && !ctx.account) await ctx.services.rateLimits.consume(op.rateLimit, ctx.request.ip);
-  if (op.sku) return ctx.services.payments.charge(op, ctx, input, () => runHandler(op, ctx, input));
-  return runHandler(op, ctx, input);
+  const referral = sku ? await services.payments.referralHandle(ref) : null;
+  const input = parseInput(op, rawInput, services.domainPolicy);
+  if (op.rateLimit && !ctx.account) await services.rateLimits.consume(op.rateLimit, ctx.request.ip);
+  if (!sku) return { output: await runHandler(op, ctx, input) };
+
+  const unavailable = skuUnavailableReason(op, services);
+  if (unavailable) throw new ServiceError('sku_unavailable', { detail: `${sku.id}: ${unavailable}` });
+  await sku.check?.(ctx, input);
+  const terms = termsOf(services.config, op, ctx.request.via, input);
+  if (!terms) throw new ServiceError('sku_unavailable', { detail: `${sku.id}: no payment terms` });
+  const admit = sku.admit && (() => (sku.admit as NonNullable<typeof sku.admit>)(services, input));
+
+  const authorization = await services.payments.authorize(terms, credential, {
+    request: input,
+    referral,
+    admit,
+  });
+  switch (authorization.outcome) {
+    case 'required':
+      await admit?.();
+      throw paymentRequiredRefusal(terms, paymentMissing(ctx));
+    case 'refused':
+      throw authorization.refusal;
+    case 'replay':
+      return { output: authorization.output as z.output<O>, paid: authorization.paid };
+    case 'reserved':
+      break;
+  }
+  const { reservation } = authorization;
+  ctx.payment = { id: reservation.id, payer: reservation.payer };
+  let output: z.output<O>;
+  try {
+    output = await runHandler(op, ctx, input);
+  } catch (err) {
+    await services.payments.release(reservation);
+    throw err;
+  }
+  const settlement = await services.payments.settle(reservation, output);
+  if (settlement.outcome === 'refused') throw settlement.refusal;
+  return { output, paid: settlement.paid };
 }
+
+/**
+ * The 402 of a paid call made without input (a request with no body, or a `GET` with no query):
+ * what x402's Bazaar indexers send to read a resource's terms. The terms at the SKU's floor price;
+ * no input is checked, nothing is reserved. A call with input, valid or not, goes the whole way
+ * (an invalid one is answered 400 before any 402).
+ */
+async function quote(op: AnyOperation, ctx: OperationContext): Promise<never> {
+  const { services } = ctx;
+  const unavailable = skuUnavailableReason(op, services);
+  if (unavailable) throw new ServiceError('sku_unavailable', { detail: `${op.sku?.id}: ${unavailable}` });
+  const terms = termsOf(services.config, op, ctx.request.via, undefined);
+  if (!terms) throw new ServiceError('sku_unavailable', { detail: `${op.sku?.id}: no payment terms` });
+  const authorization = await services.payments.authorize(terms, undefined, {
+    request: undefined,
+    referral: null,
+  });
+  if (authorization.outcome === 'refused') throw authorization.refusal;
+  throw paymentRequiredRefusal(terms, paymentMissing(ctx));
+}
+
+/** How the payment is sent over the caller's transport, for a 402 that has none. */
+const paymentMissing = (ctx: OperationContext): string =>
+  ctx.request.via === 'mcp' ? '_meta["x402/payment"] is required' : 'PAYMENT-SIGNATURE header is required';
 
 /** A JSON object: not null, not an array. */
 export const isRecord = (value: unknown): value is Record<string, unknown> =>

@@ -20,6 +20,7 @@ import { z } from 'zod';
 import type { Database } from '../../db/schema.ts';
 import { type Config, serviceName } from '../config.ts';
 import { SpotlightPlacement } from '../features/catalog/spotlight/placements.ts';
+import { type JsonSchema, jsonSchemaOf } from '../json-schema.ts';
 import {
   type AnyOperation,
   defineOperation,
@@ -29,7 +30,7 @@ import {
 } from '../operation.ts';
 import type { ProviderStatus } from '../outbound/search.ts';
 import type { Services } from '../services.ts';
-import { type JsonSchema, jsonSchemaOf, surfaceUrl } from './openapi.ts';
+import { surfaceUrl } from './openapi.ts';
 
 /** SPEC "SKUs and their inputs": the order of its table, which the catalog keeps. */
 export const SKU_ORDER = [

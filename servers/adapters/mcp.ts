@@ -53,10 +53,11 @@ import { serviceVersion } from '../config.ts';
 import { failureLogLevel, toServiceError } from '../errors.ts';
 import { closeAfterAnswer } from '../http-refusals.ts';
 import { describeFault, type MalformedJson, parseJsonBody } from '../json-body.ts';
+import { jsonSchemaOf } from '../json-schema.ts';
 import {
   type AnyOperation,
   CallContext,
-  invokeOperation,
+  invokeCall,
   isRecord,
   type McpServerName,
   type OperationContext,
@@ -66,7 +67,6 @@ import type { PaymentCredential } from '../payments/credential.ts';
 import { PaymentRequiredDoc } from '../payments/schemas.ts';
 import type { Services } from '../services.ts';
 import { jsonOf } from './json.ts';
-import { jsonSchemaOf } from './openapi.ts';
 import { JSON_CONTENT_TYPE, requestInfo, sendWhole } from './rest.ts';
 import { X402_MCP_TRANSPORT } from './x402-document.ts';
 
@@ -533,8 +533,6 @@ function toolCaller(
         request: caller?.request ?? { id: String(requestId), ip: 'unknown', via: 'mcp', headers: {} },
         signal,
         ...caller?.principal,
-        // x402 MCP transport: the PaymentPayload rides in params._meta["x402/payment"].
-        ...(op.sku ? { payment: { credential: mcpCredential(meta) } } : {}),
         ...(progressToken !== undefined
           ? {
               reportProgress: (reported: number, total?: number, message?: string) => {
@@ -556,8 +554,10 @@ function toolCaller(
       caller?.log ?? (() => services.log),
     );
     try {
-      const output = await invokeOperation(op, ctx, params.arguments ?? {});
-      const receipt = ctx.payment?.receipt;
+      // x402 MCP transport: the PaymentPayload rides in params._meta["x402/payment"].
+      const credential = op.sku ? mcpCredential(meta) : undefined;
+      const { output, paid } = await invokeCall(op, ctx, params.arguments ?? {}, credential);
+      const receipt = paid?.receipt;
       const text = jsonOf(output);
       const result: TextedResult = {
         content: [{ type: 'text', text }],

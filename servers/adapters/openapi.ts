@@ -4,9 +4,9 @@
  * schemas, so the two cannot drift.
  */
 import { stringify } from 'yaml';
-import { z } from 'zod';
 import { type Config, serviceVersion } from '../config.ts';
 import { errorCodes } from '../errors.ts';
+import { type JsonSchema, jsonSchemaOf } from '../json-schema.ts';
 import {
   type AnyOperation,
   type HttpBinding,
@@ -17,42 +17,6 @@ import {
 } from '../operation.ts';
 import { networkOf } from '../payments/networks.ts';
 import { PaymentProblem, PROBLEM_CONTENT_TYPE, Problem } from './problem.ts';
-
-export type JsonSchema = Record<string, unknown>;
-
-/** zod -> JSON Schema (draft 2020-12, the dialect of OpenAPI 3.1 and MCP 2025-11-25). */
-export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
-    target: 'draft-2020-12',
-    io,
-    unrepresentable: 'any',
-  }) as JsonSchema;
-  return portable(rest) as JsonSchema;
-}
-
-const annotations = new Set(['description', 'title', 'examples', 'default', 'deprecated']);
-
-/**
- * `type: ["string", "null"]` -> `anyOf: [{type: "string", ...}, {type: "null"}]`: the same schema in
- * a form that single-`type` dialects (Gemini function declarations, some MCP clients) accept.
- */
-function portable(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(portable);
-  if (typeof node !== 'object' || node === null) return node;
-  const entries = Object.entries(node as JsonSchema).map(([k, v]) => [k, portable(v)] as const);
-  const schema = Object.fromEntries(entries) as JsonSchema;
-  if (!Array.isArray(schema.type)) return schema;
-  const kept: JsonSchema = {};
-  const constraints: JsonSchema = {};
-  for (const [key, value] of Object.entries(schema)) {
-    if (key === 'type') continue;
-    (annotations.has(key) ? kept : constraints)[key] = value;
-  }
-  kept.anyOf = (schema.type as string[]).map((type) =>
-    type === 'null' ? { type } : { type, ...constraints },
-  );
-  return kept;
-}
 
 export const surfaceInfo: Record<Surface, { title: string; version: string; description: string }> = {
   cs: {
@@ -315,6 +279,7 @@ const paidCodes = [
   'payment_invalid',
   'payment_already_used',
   'payment_settlement_failed',
+  'payment_identifier_conflict',
   'sku_unavailable',
   'service_unavailable',
 ] as const;
@@ -327,7 +292,10 @@ const paidParameters = [
     required: false,
     description:
       'x402 v2 payment: base64 of the PaymentPayload (scheme exact, an EIP-3009 authorization signed for ' +
-      'the terms of the 402). Without it the answer is 402 with the terms in PAYMENT-REQUIRED.',
+      'the terms of the 402). Without it the answer is 402 with the terms in PAYMENT-REQUIRED. A payload may ' +
+      'carry extensions["payment-identifier"].info.id (x402 payment-identifier, 16-128 of [A-Za-z0-9_-]): a ' +
+      'retry with a new authorization and the same id gets the first result and receipt, charged once; the ' +
+      'same id for another request is 409 payment_identifier_conflict.',
     schema: { type: 'string' },
   },
   {

@@ -20,10 +20,11 @@ import type { Logger } from 'pino';
 import { failureLogLevel, notFound, ServiceError, toServiceError } from '../errors.ts';
 import { closeAfterAnswer } from '../http-refusals.ts';
 import { jsonBody } from '../json-body.ts';
+import { jsonSchemaOf } from '../json-schema.ts';
 import {
   type AnyOperation,
   CallContext,
-  invokeOperation,
+  invokeCall,
   isRecord,
   type OperationContext,
   pathParamsOf,
@@ -31,10 +32,11 @@ import {
   type Surface,
 } from '../operation.ts';
 import type { PaymentCredential } from '../payments/credential.ts';
+import type { PaidReceipt } from '../payments/service.ts';
 import { publicUrlProblem } from '../public-address.ts';
 import type { Services } from '../services.ts';
 import { jsonOf } from './json.ts';
-import { asYaml, jsonSchemaOf, openApiDocument, siteOpenApiDocument } from './openapi.ts';
+import { asYaml, openApiDocument, siteOpenApiDocument } from './openapi.ts';
 import { sendProblem } from './problem.ts';
 
 /** What an operation may know of the HTTP request it runs for, whichever adapter received it. */
@@ -86,11 +88,10 @@ function paymentCredential(req: Request): PaymentCredential | undefined {
 }
 
 /** The receipt of a paid response, as x402 clients read it (`PAYMENT-RESPONSE`, v1 `X-PAYMENT-RESPONSE`). */
-function sendReceipt(res: Response, ctx: OperationContext): void {
-  const receipt = ctx.payment?.receipt;
-  if (!receipt) return;
-  const header = ctx.payment?.version === 1 ? 'X-PAYMENT-RESPONSE' : 'PAYMENT-RESPONSE';
-  res.setHeader(header, encodePaymentResponseHeader(receipt as unknown as SettleResponse));
+function sendReceipt(res: Response, paid: PaidReceipt | undefined): void {
+  if (!paid) return;
+  const header = paid.version === 1 ? 'X-PAYMENT-RESPONSE' : 'PAYMENT-RESPONSE';
+  res.setHeader(header, encodePaymentResponseHeader(paid.receipt as unknown as SettleResponse));
   res.setHeader('Cache-Control', 'private, no-store');
 }
 
@@ -219,8 +220,8 @@ export function surfaceRouter(
       async (req, res) => {
         const ctx = restContext(req, res, services, operations);
         let source = input === 'query' ? req.query : input === 'body' ? req.body : undefined;
+        const credential = op.sku ? paymentCredential(req) : undefined;
         if (op.sku) {
-          ctx.payment = { credential: paymentCredential(req) };
           if (input === 'query' && unpaidWithoutInput(req)) source = undefined;
           else if (coerce) source = coerce(source);
           // A paid POST may name its referral handle in the query as well (`?ref=`).
@@ -229,7 +230,7 @@ export function surfaceRouter(
         }
         // Path parameters win over same-named fields in the query or body.
         const merged = pathParams.length && isRecord(source) ? { ...source, ...req.params } : source;
-        const output = await invokeOperation(op, ctx, merged);
+        const { output, paid } = await invokeCall(op, ctx, merged, credential);
         if (http.redirect) {
           const location = http.redirect(output);
           // The public-address rule holds for every redirect, targets stored before it included.
@@ -239,7 +240,7 @@ export function surfaceRouter(
           res.redirect(302, location);
           return;
         }
-        sendReceipt(res, ctx);
+        sendReceipt(res, paid);
         if (http.representation) {
           res
             .status(http.successStatus ?? 200)

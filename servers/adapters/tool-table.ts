@@ -3,8 +3,9 @@
  * lists are this projection (`npm run docs` writes them; a test fails when they drift).
  */
 import type { Config } from '../config.ts';
+import { jsonSchemaOf } from '../json-schema.ts';
 import type { AnyOperation, McpServerName } from '../operation.ts';
-import { jsonSchemaOf, surfaceUrl } from './openapi.ts';
+import { surfaceUrl } from './openapi.ts';
 
 /** `{charge, limit?}`: the tool's arguments, optional ones marked. */
 export function argumentsOf(op: AnyOperation): string {

@@ -5,10 +5,11 @@
  * are the payment core's (`servers/payments/requirements.ts`), so nothing here is written twice.
  */
 import type { Config } from '../config.ts';
+import { type JsonSchema, jsonSchemaOf } from '../json-schema.ts';
 import type { AnyOperation } from '../operation.ts';
 import { atomicUsdc, networkOf } from '../payments/networks.ts';
-import { requirementsFor, skuUrl, supportedExtensions } from '../payments/requirements.ts';
-import { type JsonSchema, jsonSchemaOf } from './openapi.ts';
+import { requirementsFor } from '../payments/requirements.ts';
+import { skuUrl, supportedExtensions } from '../sku-terms.ts';
 
 export interface X402Document {
   x402Version: 2;
@@ -57,7 +58,7 @@ export function x402Document(
     x402Version: 2,
     payments_enabled: config.payments.pay_to !== null,
     network: { name: network.name, caip2: network.caip2, asset: network.usdc, asset_name: 'USDC' },
-    // The x402 extensions every 402 of this service carries (`payments/requirements.ts`).
+    // The x402 extensions every 402 of this service carries (`servers/sku-terms.ts`).
     extensions: [...supportedExtensions],
     resources: paid.map((op) => {
       const sku = op.sku as NonNullable<typeof op.sku>;

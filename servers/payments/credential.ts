@@ -11,6 +11,9 @@ import { decodePaymentSignatureHeader } from '@x402/core/http';
 import { parsePaymentPayload } from '@x402/core/schemas';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import type { PaymentPayloadV1 } from '@x402/core/types/v1';
+import { authorizationTypes } from '@x402/evm';
+import { extractAndValidatePaymentIdentifier, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
+import { getAddress, verifyTypedData } from 'viem';
 import { z } from 'zod';
 import type { FieldError } from '../errors.ts';
 import { paymentNetworks } from './networks.ts';
@@ -260,4 +263,60 @@ export function matchRequirements(
         `maxTimeoutSeconds (${requirements.maxTimeoutSeconds} s) from now`,
     );
   return null;
+}
+
+/**
+ * The payment identifier the payer chose (x402 payment-identifier extension: the PaymentPayload's
+ * `extensions["payment-identifier"].info.id`, 16-128 letters, digits, `-` or `_`), read and checked
+ * by the reference implementation; null when the payment carries none (v1 payloads carry no
+ * extensions). A malformed one is refused naming the field.
+ */
+export function paymentIdentifierOf(
+  payment: DecodedPayment,
+  name: string,
+): { ok: true; id: string | null } | { ok: false; refusal: Refusal } {
+  if (payment.version !== 2) return { ok: true, id: null };
+  const { id, validation } = extractAndValidatePaymentIdentifier(payment.payload as PaymentPayload);
+  const field = `${name}.extensions.${PAYMENT_IDENTIFIER}.info.id`;
+  if (!validation.valid)
+    return refuse('invalid_payload', field, validation.errors?.join('; ') ?? 'is not a payment identifier');
+  return { ok: true, id };
+}
+
+/**
+ * Whether the authorization's signature is the payer's: EIP-712 `TransferWithAuthorization` over the
+ * asset's domain recovers to `authorization.from` (an account without code; a smart wallet is
+ * checked by the facilitator only). What proves that a retry naming a payment identifier comes from
+ * the wallet that paid, without verifying - or ever settling - the retry's authorization.
+ */
+export async function signedByPayer(
+  payment: DecodedPayment,
+  requirements: PaymentRequirements,
+  chainId: number,
+): Promise<boolean> {
+  const { authorization, signature } = payment.exact;
+  try {
+    return await verifyTypedData({
+      address: getAddress(authorization.from),
+      domain: {
+        name: requirements.extra.name as string,
+        version: requirements.extra.version as string,
+        chainId,
+        verifyingContract: getAddress(requirements.asset),
+      },
+      types: authorizationTypes,
+      primaryType: 'TransferWithAuthorization',
+      message: {
+        from: getAddress(authorization.from),
+        to: getAddress(authorization.to),
+        value: BigInt(authorization.value),
+        validAfter: BigInt(authorization.validAfter),
+        validBefore: BigInt(authorization.validBefore),
+        nonce: authorization.nonce as `0x${string}`,
+      },
+      signature: signature as `0x${string}`,
+    });
+  } catch {
+    return false;
+  }
 }

@@ -8,7 +8,7 @@
  * never applies twice.
  */
 import type { Kysely, Transaction, UpdateQueryBuilder, UpdateResult } from 'kysely';
-import type { Dialect } from '../../db/database.ts';
+import { type Dialect, isUniqueViolation } from '../../db/database.ts';
 import type { Database, PaymentRow, PaymentsTable } from '../../db/schema.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -31,6 +31,7 @@ export type NewPayment = Pick<
   | 'payload'
   | 'requirements'
   | 'valid_before'
+  | 'payment_identifier'
 >;
 
 /**
@@ -43,7 +44,11 @@ export interface ReservationLease {
   until: string;
 }
 
-/** Reserves the authorization for one execution; false when the ledger already holds it. */
+/**
+ * Reserves the authorization for one execution; false when the ledger already holds it - or holds a
+ * live payment of this payer with the same payment identifier (the partial unique index of migration
+ * 2026-11-28T0500Z): the caller reads which (`findByAuthorization`, `findByPaymentIdentifier`).
+ */
 export async function reservePayment(
   db: Db,
   payment: NewPayment,
@@ -60,7 +65,7 @@ export async function reservePayment(
       created_at: now,
       updated_at: now,
     })
-    .onConflict((oc) => oc.columns(['network', 'asset', 'payer', 'nonce']).doNothing())
+    .onConflict((oc) => oc.doNothing())
     .executeTakeFirst();
   return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
 }
@@ -76,6 +81,21 @@ export function findByAuthorization(
     .where('asset', '=', key.asset)
     .where('payer', '=', key.payer)
     .where('nonce', '=', key.nonce)
+    .executeTakeFirst();
+}
+
+/** The live payment (not released, not failed) of this payer that holds this payment identifier. */
+export function findByPaymentIdentifier(
+  db: Db,
+  payer: string,
+  paymentIdentifier: string,
+): Promise<PaymentRow | undefined> {
+  return db
+    .selectFrom('payments')
+    .selectAll()
+    .where('payer', '=', payer)
+    .where('payment_identifier', '=', paymentIdentifier)
+    .where('status', 'not in', ['released', 'failed'])
     .executeTakeFirst();
 }
 
@@ -95,20 +115,27 @@ export async function reuseReleased(
   now: string,
 ): Promise<boolean> {
   const { id: _keep, ...fields } = payment;
-  const result = await db
-    .updateTable('payments')
-    .set({
-      ...fields,
-      status: 'reserved',
-      result: null,
-      error: null,
-      lease_owner: lease.token,
-      lease_expires_at: lease.until,
-      updated_at: now,
-    })
-    .where('id', '=', id)
-    .where('status', '=', 'released')
-    .executeTakeFirst();
+  let result: UpdateResult;
+  try {
+    result = await db
+      .updateTable('payments')
+      .set({
+        ...fields,
+        status: 'reserved',
+        result: null,
+        error: null,
+        lease_owner: lease.token,
+        lease_expires_at: lease.until,
+        updated_at: now,
+      })
+      .where('id', '=', id)
+      .where('status', '=', 'released')
+      .executeTakeFirst();
+  } catch (err) {
+    // Another live payment of this payer holds the payment identifier (a concurrent retry).
+    if (isUniqueViolation(err)) return false;
+    throw err;
+  }
   return Number(result.numUpdatedRows) === 1;
 }
 

@@ -24,6 +24,13 @@ export const PaymentReceipt = z
     network: z.string().describe('eip155:8453 (x402 v2), or base for an x402 v1 payer.'),
     transaction: z.string().describe('Settlement transaction hash; empty until the payment is on chain.'),
     payer: z.string().describe('The paying address (authorization.from).'),
+    payment_identifier: z
+      .string()
+      .optional()
+      .describe(
+        'The id the payer chose for this request (x402 payment-identifier extension), when it sent one: ' +
+          'a retry carrying it gets this result and receipt instead of paying again.',
+      ),
   })
   .describe('Receipt of a paid call (PAYMENT-RESPONSE, MCP _meta["x402/payment-response"]).');
 export type PaymentReceipt = z.infer<typeof PaymentReceipt>;

@@ -1,22 +1,31 @@
 /**
- * The paid call, in the x402 reference order (verify, run, settle, respond), called once from
- * `invokeOperation` for every adapter:
+ * The payment core: what a paid call is charged, in the x402 reference order (verify, run, settle,
+ * respond). It receives plain terms (`PaymentTerms`: amount, pay-to, resource, SKU id, network,
+ * asset, max timeout) and the credential as received, and answers discriminated results - it never
+ * sees an operation, a call context or a transport, and throws only for faults. The pipeline that
+ * calls it, top to bottom, is `invokeOperation` (`servers/operation.ts`):
  *
- *   input (validated by the caller) -> availability (503 sku_unavailable) -> the payment peers
- *   answer (503 service_unavailable: no 402 that could not be completed) -> price -> no payment:
- *   the SKU's rules (`admit`), 402 | decode, match the terms, replay?, the SKU's rules, verify -> reserve (payer, nonce) durably -> run the handler ->
- *   settle (or record `authorized`) -> respond with the result and its receipt.
+ *   authorize(terms, credential) -> required | refused | replay | reserved
+ *     required: no payment (after the payment peers answered: no 402 that could not be completed)
+ *     refused:  undecodable, other terms, another request's authorization or payment identifier,
+ *               a failed verification, the SKU's own rules (`admit`), the peers down (503)
+ *     replay:   this payment - same authorization, or same payment identifier and request - already
+ *               paid: its stored result and receipt
+ *     reserved: verified and reserved (payer, nonce) durably: the handler may run
+ *   the handler -> release(reservation) when it fails (nothing is settled)
+ *   settle(reservation, output) -> receipt | refused
  *
  * One authorization pays for one execution: the ledger row is the reservation (ledger.ts). A
  * replay of a finished payment gets the stored result and receipt; a replay while it runs, or of an
- * authorization that paid for another request, is refused 402 payment_already_used. A handler
- * failure releases the authorization (nothing is settled). A refused settlement answers 402 and the
- * result is not delivered; an unknown outcome (timeout) is delivered as `reconciling` and the
- * settler reads the chain - never settled twice, never silently re-run.
+ * authorization that paid for another request, is refused 402 payment_already_used. A refused
+ * settlement answers 402 and the result is not delivered; an unknown outcome (timeout) is delivered
+ * as `reconciling` and the settler reads the chain - never settled twice, never silently re-run.
+ * A payer-chosen payment identifier (x402 payment-identifier) makes a retry with a new authorization
+ * get the first result: one live payment per payer and identifier, in any process (unique index).
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { PaymentPayload, PaymentRequirements, ResourceInfo, SettleResponse } from '@x402/core/types';
+import type { PaymentPayload, SettleResponse } from '@x402/core/types';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Dialect } from '../../db/database.ts';
@@ -24,7 +33,6 @@ import type { Database, PaymentRow } from '../../db/schema.ts';
 import type { Config } from '../config.ts';
 import { type ErrorCode, invalid, ServiceError } from '../errors.ts';
 import { fingerprint } from '../idempotency.ts';
-import type { AnyOperation, OperationContext } from '../operation.ts';
 import { openJson, paymentResultPlace, type SecretBox, sealJson } from '../secrets.ts';
 import {
   credentialName,
@@ -32,11 +40,14 @@ import {
   decodeCredential,
   matchRequirements,
   type PaymentCredential,
+  paymentIdentifierOf,
   type Refusal,
+  signedByPayer,
 } from './credential.ts';
 import { type AnyRequirements, facilitatorFor, type PaymentFacilitator } from './facilitator.ts';
 import {
   findByAuthorization,
+  findByPaymentIdentifier,
   findHandle,
   findPayment,
   forgetResult,
@@ -52,17 +63,8 @@ import {
   STALE_RESERVATION_MS,
   storeResult,
 } from './ledger.ts';
-import { atomicUsdc, paymentNetworks, usdcText } from './networks.ts';
-import {
-  amountOf,
-  discoveryExtensionsOf,
-  paymentRequired,
-  paymentRequiredV1,
-  requirementsFor,
-  resourceOf,
-  skuResources,
-  v1Requirements,
-} from './requirements.ts';
+import { networkOf, paymentNetworks, usdcText } from './networks.ts';
+import { type PaymentTerms, paymentRequired, paymentRequiredV1, v1Requirements } from './requirements.ts';
 import { type PaymentReceipt, ReferralHandle } from './schemas.ts';
 
 export interface PaymentsDeps {
@@ -80,19 +82,45 @@ export interface PaymentsDeps {
   secrets: SecretBox;
 }
 
-/** What the adapters hand over and read back for one paid call (`ctx.payment`). */
-export interface PaymentContext {
-  /** The payment as received: `PAYMENT-SIGNATURE` / `X-PAYMENT` header, or MCP `_meta["x402/payment"]`. */
-  credential: PaymentCredential | undefined;
-  /** The referral handle the call named (`ref`), taken out of the input before validation. */
-  ref?: unknown;
-  /** The payment the handler runs charged to (set before it runs). */
-  id?: string;
-  payer?: string;
-  /** Set once the call is paid: the adapters send it (`PAYMENT-RESPONSE`, `_meta["x402/payment-response"]`). */
-  receipt?: PaymentReceipt;
-  /** x402 version the payer spoke: the receipt header is `PAYMENT-RESPONSE` (2) or `X-PAYMENT-RESPONSE` (1). */
-  version?: 1 | 2;
+/** The receipt of a paid call and the x402 version its payer spoke (which names the receipt's header). */
+export interface PaidReceipt {
+  receipt: PaymentReceipt;
+  version: 1 | 2;
+}
+
+/** A verified payment reserved for one run of the handler: what `settle` or `release` finish. */
+export interface Reservation {
+  /** The payment id (ledger row), which the handler records beside what it writes. */
+  readonly id: string;
+  /** The paying address as signed (`authorization.from`). */
+  readonly payer: string;
+  readonly terms: PaymentTerms;
+  readonly paid: DecodedPayment;
+  readonly requirements: AnyRequirements;
+  readonly token: string;
+  readonly renewal: NodeJS.Timeout;
+  readonly paymentIdentifier: string | null;
+}
+
+/** `authorize`'s answer. `refused` carries the refusal ready to send: a 402 with the terms, a 4xx, a 503. */
+export type Authorization =
+  | { outcome: 'required' }
+  | { outcome: 'refused'; refusal: ServiceError }
+  | { outcome: 'replay'; output: unknown; paid: PaidReceipt }
+  | { outcome: 'reserved'; reservation: Reservation };
+
+/** `settle`'s answer: the receipt to send with the output, or the refused settlement's 402. */
+export type Settlement =
+  | { outcome: 'receipt'; paid: PaidReceipt }
+  | { outcome: 'refused'; refusal: ServiceError };
+
+export interface AuthorizeOptions {
+  /** The validated input: a payment (and its payment identifier) pays for this request only. */
+  request: unknown;
+  /** The referral handle the call named (`referralHandle`), credited once the payment settles. */
+  referral: string | null;
+  /** The SKU's own rules for this input now, run before a new payment is verified; throw to refuse. */
+  admit?: () => Promise<void>;
 }
 
 /** How long a probe that found the payment peers answering is trusted. */
@@ -104,6 +132,11 @@ const PEER_RETRY_AFTER_S = 5;
 
 /** Share of a payment as parts per million, so that credits are exact integers of atomic USDC. */
 const PPM = 1_000_000n;
+
+const refused = (refusal: ServiceError): { outcome: 'refused'; refusal: ServiceError } => ({
+  outcome: 'refused',
+  refusal,
+});
 
 export class PaymentsService {
   readonly facilitator: PaymentFacilitator;
@@ -162,101 +195,58 @@ export class PaymentsService {
   }
 
   /**
-   * The 402 of a paid call made without input (a request with no body, or a `GET` with no query):
-   * what x402's Bazaar indexers send to read a resource's terms. The terms at the SKU's floor
-   * price; no input is checked, nothing is reserved. A call with input, valid or not, goes through
-   * `charge` (an invalid one is answered 400 before any 402).
+   * The referral handle a paid call named (`ref`): null when absent; a malformed or unknown handle
+   * is a bad input (400 naming `ref`), thrown as the input's other field errors are.
    */
-  async quote(op: AnyOperation, ctx: OperationContext): Promise<never> {
-    this.available(op, ctx);
-    await this.verifiable();
-    throw this.paymentRequired(this.termsOf(op, ctx, atomicUsdc(op.sku?.usdc ?? 0)), ctx);
-  }
-
-  /** Throws 503 `sku_unavailable` when the SKU cannot be sold here now. */
-  private available(op: AnyOperation, ctx: OperationContext): void {
-    const sku = op.sku as NonNullable<AnyOperation['sku']>;
-    const reason = sku.unavailable?.(ctx.services) ?? this.unavailable();
-    if (reason) throw new ServiceError('sku_unavailable', { detail: `${sku.id}: ${reason}` });
-  }
-
-  /** Nobody is asked to pay (402) for a call that cannot be verified now: 503 while the peers are down. */
-  private async verifiable(): Promise<void> {
-    if (await this.peersUp()) return;
-    throw new ServiceError('service_unavailable', {
-      detail: 'The payment facilitator or the chain does not answer; nothing was charged - retry shortly',
-      headers: { 'Retry-After': String(PEER_RETRY_AFTER_S) },
-    });
-  }
-
-  /** What this call of `op` is offered for, over the transport it came by. */
-  private termsOf(op: AnyOperation, ctx: OperationContext, amount: bigint): Terms {
-    const { config } = this.deps;
-    return {
-      op,
-      requirements: requirementsFor(config, amount) as PaymentRequirements,
-      resource: resourceOf(config, op, ctx.request.via),
-      extensions: discoveryExtensionsOf(op, ctx.request.via),
-    };
-  }
-
-  /** The 402 of a call that carries no payment: the amount asked, and where the payment goes. */
-  private paymentRequired(terms: Terms, ctx: OperationContext): ServiceError {
-    const missing =
-      ctx.request.via === 'mcp'
-        ? '_meta["x402/payment"] is required'
-        : 'PAYMENT-SIGNATURE header is required';
-    return this.refuse(terms, 'payment_required', {
-      reason: missing,
-      detail: `${terms.op.sku?.id} costs ${usdcText(BigInt(terms.requirements.amount))} USDC: pay with x402 (${missing})`,
-      errors: [],
-    });
+  async referralHandle(ref: unknown): Promise<string | null> {
+    if (ref === undefined) return null;
+    const parsed = ReferralHandle.safeParse(ref);
+    if (!parsed.success)
+      throw invalid([{ field: 'ref', message: parsed.error.issues[0]?.message ?? 'is invalid' }]);
+    if (!(await findHandle(this.deps.db, parsed.data))) {
+      throw invalid([{ field: 'ref', message: 'is not a registered referral handle' }]);
+    }
+    return parsed.data;
   }
 
   /**
-   * Charges one call of `op` with this validated input: returns the handler's output (`run`) once
-   * paid, or throws the refusal. `ctx.payment` carries the credential in and the receipt out.
+   * Whether `credential` pays for this request on these terms: `required` when there is none,
+   * `refused` with the answer to send, `replay` with the stored result of a payment that already
+   * paid for this very request, or `reserved` once a new payment is verified and held for one run.
+   * Nobody is asked to pay (402) while the payment peers do not answer: 503.
    */
-  async charge<T>(
-    op: AnyOperation,
-    ctx: OperationContext,
-    input: unknown,
-    run: () => Promise<T>,
-  ): Promise<T> {
-    const sku = op.sku;
-    if (!sku) throw new Error(`${op.name} is not a paid operation`);
-    const { config } = this.deps;
-    const payment = ctx.payment ?? { credential: undefined };
-    ctx.payment = payment;
-    const handle = await this.referralHandleOf(payment.ref);
-
-    this.available(op, ctx);
-    await sku.check?.(ctx, input as never);
-    await this.verifiable();
-
-    const terms = this.termsOf(op, ctx, amountOf(op, input));
-    const { requirements } = terms;
-    const credential = payment.credential;
-    if (!credential) {
-      await sku.admit?.(ctx.services, input);
-      throw this.paymentRequired(terms, ctx);
+  async authorize(
+    terms: PaymentTerms,
+    credential: PaymentCredential | undefined,
+    options: AuthorizeOptions,
+  ): Promise<Authorization> {
+    if (!(await this.peersUp())) {
+      return refused(
+        new ServiceError('service_unavailable', {
+          detail: 'The payment facilitator or the chain does not answer; nothing was charged - retry shortly',
+          headers: { 'Retry-After': String(PEER_RETRY_AFTER_S) },
+        }),
+      );
     }
+    if (!credential) return { outcome: 'required' };
 
+    const { requirements } = terms;
     const decoded = decodeCredential(credential);
-    if (!decoded.ok) throw this.refuse(terms, 'payment_invalid', decoded.refusal);
+    if (!decoded.ok) return refused(refusal(terms, 'payment_invalid', decoded.refusal));
     const paid = decoded.payment;
-    payment.version = paid.version;
     const name = credentialName(credential);
     // An authorization's validity window is read on the clock the chain and the payer's wallet keep
     // (x402's facilitator reads Date.now()), not on the services' clock, which tests move.
     const mismatch = matchRequirements(
       paid,
       requirements,
-      skuResources(config, op),
+      terms.resources,
       name,
       Math.floor(Date.now() / 1000),
     );
-    if (mismatch) throw this.refuse(terms, 'payment_invalid', mismatch, paid.version);
+    if (mismatch) return refused(refusal(terms, 'payment_invalid', mismatch, paid.version));
+    const identifier = paymentIdentifierOf(paid, name);
+    if (!identifier.ok) return refused(refusal(terms, 'payment_invalid', identifier.refusal, paid.version));
 
     const key = {
       network: requirements.network,
@@ -264,121 +254,158 @@ export class PaymentsService {
       payer: paid.payer,
       nonce: paid.nonce,
     };
-    const requestHash = fingerprint({ sku: sku.id, input });
+    const requestHash = fingerprint({ sku: terms.sku, input: options.request });
     const earlier = await this.findRecovered(key);
-    if (earlier && earlier.status !== 'released')
-      return this.replay<T>(earlier, requestHash, terms, paid, payment);
+    if (earlier && earlier.status !== 'released') return this.replay(earlier, requestHash, terms, paid);
+    if (identifier.id !== null) {
+      const first = await findByPaymentIdentifier(this.deps.db, paid.payer, identifier.id);
+      if (first) return this.retry(first, requestHash, terms, paid, name);
+    }
 
-    await sku.admit?.(ctx.services, input);
-    const facilitatorRequirements = this.facilitatorRequirements(paid, terms);
+    try {
+      await options.admit?.();
+    } catch (err) {
+      if (err instanceof ServiceError) return refused(err);
+      throw err;
+    }
+    const facilitatorRequirements = paid.version === 2 ? requirements : v1Requirements(terms);
     let verdict: Awaited<ReturnType<PaymentFacilitator['verify']>>;
     try {
       verdict = await this.facilitator.verify(paid.payload, facilitatorRequirements);
     } catch (err) {
       this.peerFailed();
-      throw new ServiceError('service_unavailable', {
-        detail: 'The payment facilitator did not answer; nothing was charged, retry the same payment',
-        headers: { 'Retry-After': String(PEER_RETRY_AFTER_S) },
-        cause: err,
-      });
+      return refused(
+        new ServiceError('service_unavailable', {
+          detail: 'The payment facilitator did not answer; nothing was charged, retry the same payment',
+          headers: { 'Retry-After': String(PEER_RETRY_AFTER_S) },
+          cause: err,
+        }),
+      );
     }
     if (!verdict.isValid)
-      throw this.refuse(terms, ...this.verifyRefusal(verdict.invalidReason, name), paid.version);
+      return refused(refusal(terms, ...verifyRefusal(verdict.invalidReason, name), paid.version));
 
     const row: NewPayment = {
       id: randomUUID(),
-      sku: sku.id,
+      sku: terms.sku,
       ...key,
       amount: Number(requirements.amount),
       pay_to: requirements.payTo.toLowerCase(),
       x402_version: paid.version,
       facilitator: this.facilitator.name,
-      referral_handle: handle,
-      referral_credit: handle ? this.referralCredit(BigInt(requirements.amount)) : 0,
+      referral_handle: options.referral,
+      referral_credit: options.referral ? this.referralCredit(BigInt(requirements.amount)) : 0,
       request_hash: requestHash,
       payload: JSON.stringify(paid.payload),
       requirements: JSON.stringify(facilitatorRequirements),
       valid_before: Number(paid.exact.authorization.validBefore),
+      payment_identifier: identifier.id,
     };
-    const now = () => this.deps.now().toISOString();
+    const now = this.deps.now().toISOString();
     const lease = this.lease();
     let reserved = earlier
-      ? await reuseReleased(this.deps.db, earlier.id, { ...row, id: earlier.id }, lease, now())
-      : await reservePayment(this.deps.db, row, lease, now());
+      ? await reuseReleased(this.deps.db, earlier.id, { ...row, id: earlier.id }, lease, now)
+      : await reservePayment(this.deps.db, row, lease, now);
     if (earlier && reserved) row.id = earlier.id;
     if (!reserved) {
-      // Another request with this authorization reserved it first (in any process).
+      // Another request reserved this authorization - or, with a new authorization, this payment
+      // identifier - first (in any process).
       const winner = await findByAuthorization(this.deps.db, key);
-      if (winner && winner.status !== 'released')
-        return this.replay<T>(winner, requestHash, terms, paid, payment);
+      if (winner && winner.status !== 'released') return this.replay(winner, requestHash, terms, paid);
+      const first =
+        identifier.id === null
+          ? undefined
+          : await findByPaymentIdentifier(this.deps.db, paid.payer, identifier.id);
+      if (first) return this.retry(first, requestHash, terms, paid, name);
       reserved = winner
-        ? await reuseReleased(this.deps.db, winner.id, { ...row, id: winner.id }, lease, now())
+        ? await reuseReleased(this.deps.db, winner.id, { ...row, id: winner.id }, lease, now)
         : false;
       if (!reserved || !winner)
-        throw this.alreadyUsed(terms, paid.version, 'is being used by another request');
+        return refused(alreadyUsed(terms, paid.version, 'is being used by another request'));
       row.id = winner.id;
     }
-
-    payment.id = row.id;
-    payment.payer = paid.exact.authorization.from;
-    const renewal = this.keepReserved(row.id, lease);
-    let outcome: Outcome;
-    let output: T;
-    try {
-      try {
-        output = await run();
-      } catch (err) {
-        await releasePayment(this.deps.db, row.id, lease.token, now()).catch((releaseErr: unknown) =>
-          this.deps.log.error({ err: releaseErr, payment_id: row.id }, 'could not release a payment'),
-        );
-        throw err;
-      }
-      outcome = await this.settle(
-        row.id,
-        lease.token,
+    return {
+      outcome: 'reserved',
+      reservation: {
+        id: row.id,
+        payer: paid.exact.authorization.from,
+        terms,
         paid,
-        facilitatorRequirements,
-        JSON.stringify(output),
-        now,
-      );
-      if (!(await recordOutcome(this.deps.db, row.id, lease.token, outcome, now()))) {
+        requirements: facilitatorRequirements,
+        token: lease.token,
+        renewal: this.keepReserved(row.id, lease),
+        paymentIdentifier: identifier.id,
+      },
+    };
+  }
+
+  /** The handler failed: the authorization is released, nothing is settled (a retry may use it). */
+  async release(reservation: Reservation): Promise<void> {
+    clearInterval(reservation.renewal);
+    await releasePayment(this.deps.db, reservation.id, reservation.token, this.now()).catch((err: unknown) =>
+      this.deps.log.error({ err, payment_id: reservation.id }, 'could not release a payment'),
+    );
+  }
+
+  /**
+   * Settles the payment of a handler's output: the receipt to send with it, or - settlement refused -
+   * the 402 to send instead (the output is not delivered).
+   */
+  async settle(reservation: Reservation, output: unknown): Promise<Settlement> {
+    const { id, paid, terms } = reservation;
+    let outcome: Outcome;
+    try {
+      outcome = await this.submit(reservation, JSON.stringify(output));
+      if (!(await recordOutcome(this.deps.db, id, reservation.token, outcome, this.now()))) {
         this.deps.log.error(
-          { payment_id: row.id, status: outcome.status },
+          { payment_id: id, status: outcome.status },
           'payment left its reservation meanwhile',
         );
       }
     } finally {
-      clearInterval(renewal);
+      clearInterval(reservation.renewal);
     }
-    if (outcome.status !== 'failed' && sku.keepsResult === false) {
-      await forgetResult(this.deps.db, row.id, now()).catch((err: unknown) =>
-        this.deps.log.error({ err, payment_id: row.id }, 'could not clear a delivered result'),
+    if (outcome.status !== 'failed' && !terms.keepsResult) {
+      await forgetResult(this.deps.db, id, this.now()).catch((err: unknown) =>
+        this.deps.log.error({ err, payment_id: id }, 'could not clear a delivered result'),
       );
     }
     if (outcome.status === 'failed') {
-      throw this.refuse(
-        terms,
-        'payment_settlement_failed',
-        {
-          reason: outcome.error,
-          detail: `Settlement was refused (${outcome.error}); the result is not delivered and nothing was charged`,
-          errors: [],
-        },
-        paid.version,
-        this.settlementResponse(paid, outcome.transaction, outcome.error),
+      return refused(
+        refusal(
+          terms,
+          'payment_settlement_failed',
+          {
+            reason: outcome.error,
+            detail: `Settlement was refused (${outcome.error}); the result is not delivered and nothing was charged`,
+            errors: [],
+          },
+          paid.version,
+          settlementResponse(paid, outcome.transaction, outcome.error),
+        ),
       );
     }
-    payment.receipt = receiptOf(
-      {
-        id: row.id,
-        status: outcome.status,
-        payer: paid.payer,
-        transaction_hash: 'transaction' in outcome ? outcome.transaction : null,
+    return {
+      outcome: 'receipt',
+      paid: {
+        receipt: receiptOf(
+          {
+            id,
+            status: outcome.status,
+            payer: paid.payer,
+            transaction_hash: 'transaction' in outcome ? outcome.transaction : null,
+            payment_identifier: reservation.paymentIdentifier,
+          },
+          terms.requirements.network,
+          paid.version,
+        ),
+        version: paid.version,
       },
-      requirements.network,
-      paid.version,
-    );
-    return output;
+    };
+  }
+
+  private now(): string {
+    return this.deps.now().toISOString();
   }
 
   /**
@@ -386,17 +413,11 @@ export class PaymentsService {
    * `authorized` (the settler submits it later); a settlement whose outcome is unknown (timeout, a
    * broadcast not yet confirmed, no answer) is `reconciling` and its result is still delivered.
    */
-  private async settle(
-    id: string,
-    token: string,
-    paid: DecodedPayment,
-    requirements: AnyRequirements,
-    result: string,
-    now: () => string,
-  ): Promise<Outcome> {
+  private async submit(reservation: Reservation, result: string): Promise<Outcome> {
+    const { id, token } = reservation;
     const kept = sealJson(this.deps.secrets, result, paymentResultPlace(id));
     if (!this.facilitator.settles) return { status: 'authorized', result: kept };
-    if (!(await storeResult(this.deps.db, id, token, kept, now()))) {
+    if (!(await storeResult(this.deps.db, id, token, kept, this.now()))) {
       // The reservation was recovered as abandoned (its renewals failed for a whole lease): another
       // request may hold it now, so this one must not settle. Nothing was submitted.
       throw new ServiceError('service_unavailable', {
@@ -405,7 +426,7 @@ export class PaymentsService {
     }
     let settled: SettleResponse;
     try {
-      settled = await this.facilitator.settle(paid.payload, requirements);
+      settled = await this.facilitator.settle(reservation.paid.payload, reservation.requirements);
     } catch (err) {
       this.peerFailed();
       this.deps.log.warn({ err, payment_id: id }, 'settlement outcome unknown; reconciling');
@@ -419,118 +440,124 @@ export class PaymentsService {
     return { status: 'failed', error, transaction: settled.transaction || null };
   }
 
-  /** The answer to a payment the ledger already holds (not released). */
-  private async replay<T>(
+  /** The answer to a payment the ledger already holds for this authorization (not released). */
+  private replay(
     row: PaymentRow,
     requestHash: string,
-    terms: Terms,
+    terms: PaymentTerms,
     paid: DecodedPayment,
-    payment: PaymentContext,
-  ): Promise<T> {
+  ): Authorization {
     switch (row.status) {
       case 'settled':
       case 'authorized':
       case 'reconciling':
         if (row.request_hash !== requestHash || !sameSignature(row, paid)) {
-          throw this.alreadyUsed(terms, paid.version, 'already paid for another request');
+          return refused(alreadyUsed(terms, paid.version, 'already paid for another request'));
         }
-        if (row.result === null) {
-          throw this.alreadyUsed(
+        return this.storedAnswer(row, paid.version, () =>
+          alreadyUsed(
             terms,
             paid.version,
             'already paid for this request, whose result is not kept once delivered',
-          );
-        }
-        payment.id = row.id;
-        payment.payer = paid.exact.authorization.from;
-        payment.receipt = receiptOf(row, row.network, paid.version);
-        return JSON.parse(openJson(this.deps.secrets, row.result, paymentResultPlace(row.id))) as T;
+          ),
+        );
       case 'reserved': {
         // Its request is running, or its process stopped and the reservation is recovered once its
         // lease runs out: the same payment sent again then gets the result, or runs if none was made.
-        const left = row.lease_expires_at
-          ? Math.ceil((Date.parse(row.lease_expires_at) - this.deps.now().getTime()) / 1000)
-          : this.deps.config.payments.reservation_lease_seconds;
-        throw this.alreadyUsed(
-          terms,
-          paid.version,
-          'is paying for a request that is still running; send the same payment again later to get its result',
-          { 'Retry-After': String(Math.max(1, left)) },
+        return refused(
+          alreadyUsed(
+            terms,
+            paid.version,
+            'is paying for a request that is still running; send the same payment again later to get its result',
+            { 'Retry-After': String(this.leaseLeft(row)) },
+          ),
         );
       }
       case 'failed':
-        throw this.refuse(
-          terms,
-          'payment_settlement_failed',
-          {
-            reason: row.error ?? 'unexpected_settle_error',
-            detail: `This authorization could not be settled (${row.error ?? 'unknown reason'}); sign a new one`,
-            errors: [],
-          },
-          paid.version,
+        return refused(
+          refusal(
+            terms,
+            'payment_settlement_failed',
+            {
+              reason: row.error ?? 'unexpected_settle_error',
+              detail: `This authorization could not be settled (${row.error ?? 'unknown reason'}); sign a new one`,
+              errors: [],
+            },
+            paid.version,
+          ),
         );
       case 'released':
         throw new Error('a released payment is reused, not replayed');
     }
   }
 
-  /** What the facilitator verifies and settles against: the v2 requirements, or their v1 form. */
-  private facilitatorRequirements(paid: DecodedPayment, terms: Terms): AnyRequirements {
-    return paid.version === 2
-      ? terms.requirements
-      : v1Requirements(terms.requirements, terms.resource, terms.op);
-  }
-
-  /** A facilitator's refusal as our code and a field to name (x402-specification-v2.md section 9). */
-  private verifyRefusal(invalidReason: string | undefined, name: string): [ErrorCode, Refusal] {
-    const reason = invalidReason ?? 'unexpected_verify_error';
-    const at = `${name}.payload`;
-    const one = (code: ErrorCode, field: string | null, message: string): [ErrorCode, Refusal] => [
-      code,
-      {
-        reason,
-        detail: field ? `${field}: ${message}` : message,
-        errors: field ? [{ field, message }] : [],
-      },
-    ];
-    switch (reason) {
-      case 'invalid_exact_evm_signature':
-      case 'invalid_exact_evm_payload_signature':
-        return one(
+  /**
+   * A retry with a new authorization naming the payment identifier of a live payment `first`: the
+   * first payment's result and receipt when it is the same request and the new authorization is
+   * signed by the same wallet (the new one is never verified with the facilitator nor settled);
+   * 409 `payment_identifier_conflict` when the id paid for another request or its request still runs.
+   */
+  private async retry(
+    first: PaymentRow,
+    requestHash: string,
+    terms: PaymentTerms,
+    paid: DecodedPayment,
+    name: string,
+  ): Promise<Authorization> {
+    if (!(await signedByPayer(paid, terms.requirements, networkOf(this.deps.config).chainId))) {
+      const field = `${name}.payload.signature`;
+      const message = 'does not recover to authorization.from (EIP-712 TransferWithAuthorization)';
+      return refused(
+        refusal(
+          terms,
           'payment_invalid',
-          `${at}.signature`,
-          'does not recover to authorization.from (EIP-712 TransferWithAuthorization over the asset domain)',
-        );
-      case 'invalid_exact_evm_nonce_already_used':
-        return one('payment_already_used', `${at}.authorization.nonce`, 'was already used on chain');
-      case 'insufficient_funds':
-      case 'invalid_exact_evm_insufficient_balance':
-        return one('payment_invalid', `${at}.authorization.from`, 'holds less USDC than the price');
-      default:
-        return one('payment_invalid', null, `The facilitator refused the payment (${reason})`);
+          {
+            reason: 'invalid_exact_evm_payload_signature',
+            detail: `${field}: ${message}`,
+            errors: [{ field, message }],
+          },
+          paid.version,
+        ),
+      );
     }
+    const conflict = (detail: string, headers?: Record<string, string>) =>
+      refused(new ServiceError('payment_identifier_conflict', { detail, ...(headers ? { headers } : {}) }));
+    if (first.request_hash !== requestHash)
+      return conflict(
+        'This payment identifier already paid for another request: choose a new one for a new request (nothing was charged)',
+      );
+    if (first.status === 'reserved')
+      return conflict(
+        'The request this payment identifier paid for is still running; retry later to get its result (nothing was charged)',
+        { 'Retry-After': String(this.leaseLeft(first)) },
+      );
+    return this.storedAnswer(
+      first,
+      paid.version,
+      () =>
+        new ServiceError('payment_identifier_conflict', {
+          detail:
+            'This payment identifier already paid for this request, whose result is not kept once delivered (nothing was charged)',
+        }),
+    );
   }
 
-  private alreadyUsed(
-    terms: Terms,
-    version: 1 | 2,
-    what: string,
-    headers?: Record<string, string>,
-  ): ServiceError {
-    return this.refuse(
-      terms,
-      'payment_already_used',
-      {
-        reason: 'payment_already_used',
-        detail: headers
-          ? `This payment authorization ${what}`
-          : `This payment authorization ${what}; one authorization pays for one request - sign a new one`,
-        errors: [],
-      },
-      version,
-      undefined,
-      headers,
-    );
+  /** The stored result and receipt of a finished payment, or `gone` when its result is not kept. */
+  private storedAnswer(row: PaymentRow, version: 1 | 2, gone: () => ServiceError): Authorization {
+    if (row.result === null) return refused(gone());
+    return {
+      outcome: 'replay',
+      output: JSON.parse(openJson(this.deps.secrets, row.result, paymentResultPlace(row.id))),
+      paid: { receipt: receiptOf(row, row.network, version), version },
+    };
+  }
+
+  /** Seconds until a reservation's lease runs out (at least 1): when a retry can get its result. */
+  private leaseLeft(row: PaymentRow): number {
+    const left = row.lease_expires_at
+      ? Math.ceil((Date.parse(row.lease_expires_at) - this.deps.now().getTime()) / 1000)
+      : this.deps.config.payments.reservation_lease_seconds;
+    return Math.max(1, left);
   }
 
   /** A new reservation's lease: a token of this request and how long it holds without renewal. */
@@ -543,7 +570,7 @@ export class PaymentsService {
     };
   }
 
-  /** Renews the reservation three times per lease while its request runs (cleared by the caller). */
+  /** Renews the reservation three times per lease while its request runs (cleared by settle or release). */
   private keepReserved(id: string, lease: ReservationLease): NodeJS.Timeout {
     const seconds = this.deps.config.payments.reservation_lease_seconds;
     const timer = setInterval(
@@ -588,66 +615,6 @@ export class PaymentsService {
     return findByAuthorization(this.deps.db, key);
   }
 
-  /**
-   * A 402 carrying the terms: the v2 PaymentRequired always, the v1 form unless the payer spoke v2,
-   * and the settlement response of a refused settlement.
-   */
-  private refuse(
-    terms: Terms,
-    code: ErrorCode,
-    refusal: Refusal,
-    version?: 1 | 2,
-    settlement?: SettleResponse,
-    headers?: Record<string, string>,
-  ): ServiceError {
-    const required = paymentRequired(terms.requirements, terms.resource, refusal.reason, terms.extensions);
-    return new ServiceError(code, {
-      detail: refusal.detail,
-      ...(headers ? { headers } : {}),
-      ...(refusal.errors.length ? { errors: refusal.errors } : {}),
-      payment: {
-        required: required as unknown as Record<string, unknown>,
-        ...(version === 2
-          ? {}
-          : {
-              v1: paymentRequiredV1(
-                v1Requirements(terms.requirements, terms.resource, terms.op),
-                refusal.reason,
-              ) as unknown as Record<string, unknown>,
-            }),
-        ...(settlement ? { settlement: settlement as unknown as Record<string, unknown> } : {}),
-      },
-    });
-  }
-
-  private settlementResponse(
-    paid: DecodedPayment,
-    transaction: string | null,
-    reason: string,
-  ): SettleResponse {
-    const accepted = (paid.payload as PaymentPayload).accepted;
-    const network = paid.version === 2 ? accepted.network : (paid.payload as { network: string }).network;
-    return {
-      success: false,
-      errorReason: reason,
-      transaction: transaction ?? '',
-      network: network as SettleResponse['network'],
-      payer: paid.exact.authorization.from,
-    };
-  }
-
-  /** The `ref` of a paid call: null when absent; a malformed or unknown handle is a bad input (400). */
-  private async referralHandleOf(ref: unknown): Promise<string | null> {
-    if (ref === undefined) return null;
-    const parsed = ReferralHandle.safeParse(ref);
-    if (!parsed.success)
-      throw invalid([{ field: 'ref', message: parsed.error.issues[0]?.message ?? 'is invalid' }]);
-    if (!(await findHandle(this.deps.db, parsed.data))) {
-      throw invalid([{ field: 'ref', message: 'is not a registered referral handle' }]);
-    }
-    return parsed.data;
-  }
-
   private referralCredit(amount: bigint): number {
     const share = BigInt(Math.round(this.deps.config.payments.referral_share * Number(PPM)));
     return Number((amount * share) / PPM);
@@ -659,23 +626,122 @@ export class PaymentsService {
   }
 }
 
+/**
+ * The 402 of a call that carries no payment: what it costs, and `missing` - how the payment is sent
+ * over the caller's transport, which only the pipeline knows.
+ */
+export function paymentRequiredRefusal(terms: PaymentTerms, missing: string): ServiceError {
+  return refusal(terms, 'payment_required', {
+    reason: missing,
+    detail: `${terms.sku} costs ${usdcText(BigInt(terms.requirements.amount))} USDC: pay with x402 (${missing})`,
+    errors: [],
+  });
+}
+
+/**
+ * A 402 carrying the terms: the v2 PaymentRequired always, the v1 form unless the payer spoke v2,
+ * and the settlement response of a refused settlement.
+ */
+function refusal(
+  terms: PaymentTerms,
+  code: ErrorCode,
+  why: Refusal,
+  version?: 1 | 2,
+  settlement?: SettleResponse,
+  headers?: Record<string, string>,
+): ServiceError {
+  const required = paymentRequired(terms.requirements, terms.resource, why.reason, terms.extensions);
+  return new ServiceError(code, {
+    detail: why.detail,
+    ...(headers ? { headers } : {}),
+    ...(why.errors.length ? { errors: why.errors } : {}),
+    payment: {
+      required: required as unknown as Record<string, unknown>,
+      ...(version === 2
+        ? {}
+        : { v1: paymentRequiredV1(v1Requirements(terms), why.reason) as unknown as Record<string, unknown> }),
+      ...(settlement ? { settlement: settlement as unknown as Record<string, unknown> } : {}),
+    },
+  });
+}
+
+function alreadyUsed(
+  terms: PaymentTerms,
+  version: 1 | 2,
+  what: string,
+  headers?: Record<string, string>,
+): ServiceError {
+  return refusal(
+    terms,
+    'payment_already_used',
+    {
+      reason: 'payment_already_used',
+      detail: headers
+        ? `This payment authorization ${what}`
+        : `This payment authorization ${what}; one authorization pays for one request - sign a new one`,
+      errors: [],
+    },
+    version,
+    undefined,
+    headers,
+  );
+}
+
+/** A facilitator's refusal as our code and a field to name (x402-specification-v2.md section 9). */
+function verifyRefusal(invalidReason: string | undefined, name: string): [ErrorCode, Refusal] {
+  const reason = invalidReason ?? 'unexpected_verify_error';
+  const at = `${name}.payload`;
+  const one = (code: ErrorCode, field: string | null, message: string): [ErrorCode, Refusal] => [
+    code,
+    {
+      reason,
+      detail: field ? `${field}: ${message}` : message,
+      errors: field ? [{ field, message }] : [],
+    },
+  ];
+  switch (reason) {
+    case 'invalid_exact_evm_signature':
+    case 'invalid_exact_evm_payload_signature':
+      return one(
+        'payment_invalid',
+        `${at}.signature`,
+        'does not recover to authorization.from (EIP-712 TransferWithAuthorization over the asset domain)',
+      );
+    case 'invalid_exact_evm_nonce_already_used':
+      return one('payment_already_used', `${at}.authorization.nonce`, 'was already used on chain');
+    case 'insufficient_funds':
+    case 'invalid_exact_evm_insufficient_balance':
+      return one('payment_invalid', `${at}.authorization.from`, 'holds less USDC than the price');
+    default:
+      return one('payment_invalid', null, `The facilitator refused the payment (${reason})`);
+  }
+}
+
+function settlementResponse(
+  paid: DecodedPayment,
+  transaction: string | null,
+  reason: string,
+): SettleResponse {
+  const accepted = (paid.payload as PaymentPayload).accepted;
+  const network = paid.version === 2 ? accepted.network : (paid.payload as { network: string }).network;
+  return {
+    success: false,
+    errorReason: reason,
+    transaction: transaction ?? '',
+    network: network as SettleResponse['network'],
+    payer: paid.exact.authorization.from,
+  };
+}
+
 /** Whether the stored payment carried this very signature (a replay, not a second use of the nonce). */
 function sameSignature(row: PaymentRow, paid: DecodedPayment): boolean {
   const stored = (JSON.parse(row.payload) as { payload?: { signature?: string } }).payload?.signature;
   return stored?.toLowerCase() === paid.exact.signature.toLowerCase();
 }
 
-interface Terms {
-  op: AnyOperation;
-  requirements: PaymentRequirements;
-  resource: ResourceInfo;
-  /** The 402's x402 extensions (`discoveryExtensionsOf`). */
-  extensions: Record<string, unknown>;
-}
-
 /** The receipt of a payment, naming the network as the payer's x402 version does. */
 export function receiptOf(
-  row: Pick<PaymentRow, 'id' | 'status' | 'payer' | 'transaction_hash'>,
+  row: Pick<PaymentRow, 'id' | 'status' | 'payer' | 'transaction_hash' | 'payment_identifier'>,
   network: string,
   version: 1 | 2,
 ): PaymentReceipt {
@@ -688,5 +754,6 @@ export function receiptOf(
     network: named ?? network,
     transaction: row.transaction_hash ?? '',
     payer: row.payer,
+    ...(row.payment_identifier ? { payment_identifier: row.payment_identifier } : {}),
   };
 }

@@ -16,9 +16,9 @@ import {
   typeDescription,
   USDC_ON_BASE,
 } from '../../servers/adapters/catalog.ts';
-import { jsonSchemaOf } from '../../servers/adapters/openapi.ts';
 import { loadConfig } from '../../servers/config.ts';
 import { noSearchProvider } from '../../servers/features/catalog/people-search/operations.ts';
+import { jsonSchemaOf } from '../../servers/json-schema.ts';
 import type { AnyOperation } from '../../servers/operation.ts';
 import { checkedOperations, operations } from '../../servers/registry.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';

@@ -7,9 +7,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { jsonSchemaOf, PAID_GET_SUFFIX } from '../../servers/adapters/openapi.ts';
+import { PAID_GET_SUFFIX } from '../../servers/adapters/openapi.ts';
 import { ownerMcpInstructions } from '../../servers/app.ts';
 import { nextTools } from '../../servers/features/scans/scoring.ts';
+import { jsonSchemaOf } from '../../servers/json-schema.ts';
 import { type HttpBinding, Surface } from '../../servers/operation.ts';
 import { PaymentRequiredDoc } from '../../servers/payments/schemas.ts';
 import { checkedOperations, operations as registry } from '../../servers/registry.ts';

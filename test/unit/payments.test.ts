@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { AnyOperation } from '../../servers/operation.ts';
 import { recoverSigner } from '../../servers/payments/facilitator.ts';
 import { atomicUsdc } from '../../servers/payments/networks.ts';
-import { amountOf } from '../../servers/payments/requirements.ts';
+import { amountOf } from '../../servers/sku-terms.ts';
 
 const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 

@@ -1,0 +1,143 @@
+/**
+ * What a paid SKU is offered for, projected from the registry: the plain terms the payment core
+ * receives (`PaymentTerms`), and the names, amounts and x402 extensions every document that
+ * publishes a price reads - the 402, `/.well-known/x402.json`, the catalog - so none can disagree.
+ */
+import type { ResourceInfo } from '@x402/core/types';
+import { BAZAAR, bazaarResourceServerExtension, declareDiscoveryExtension } from '@x402/extensions/bazaar';
+import { declarePaymentIdentifierExtension, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
+import type { Config } from './config.ts';
+import { jsonSchemaOf } from './json-schema.ts';
+import type { AnyOperation, RequestInfo } from './operation.ts';
+import { atomicUsdc } from './payments/networks.ts';
+import { type PaymentTerms, requirementsFor } from './payments/requirements.ts';
+
+/** The paid REST resource of a SKU: `{site_url}/api/public/x402/<sku>`. */
+export const skuUrl = (config: Config, op: AnyOperation): string =>
+  `${config.site_url}${op.http?.path ?? ''}`;
+
+/**
+ * Every name a SKU is sold under - its REST URL and its MCP tool (`mcp://tool/<name>`, as the x402
+ * MCP transport's examples name it, specs/transports-v2/mcp.md) - for binding a payment to what it
+ * was offered for: a payment made for one SKU never pays another, whatever their prices.
+ */
+export const skuResources = (config: Config, op: AnyOperation): readonly string[] => [
+  skuUrl(config, op),
+  `mcp://tool/${op.toolName}`,
+];
+
+/** What is paid for, over the transport the call came by. */
+export function resourceOf(config: Config, op: AnyOperation, via: RequestInfo['via']): ResourceInfo {
+  return {
+    url: skuResources(config, op)[via === 'mcp' ? 1 : 0] as string,
+    description: op.title,
+    mimeType: 'application/json',
+  };
+}
+
+/**
+ * The atomic amount of one call with this validated input: the catalog price, or the amount the
+ * caller set for SKUs that let them (never below the catalog price, which is their floor). Without
+ * an input (a bodiless probe): the floor.
+ */
+export function amountOf(op: AnyOperation, input: unknown): bigint {
+  const sku = op.sku;
+  if (!sku) throw new Error(`${op.name} is not a paid operation`);
+  const floor = atomicUsdc(sku.usdc);
+  if (!sku.amount || input === undefined) return floor;
+  const asked = atomicUsdc(sku.amount(input));
+  return asked > floor ? asked : floor;
+}
+
+/**
+ * The plain terms of one call of `op` with this validated input (undefined: the floor price),
+ * over the transport it came by; null when no `PAY_TO` is configured.
+ */
+export function termsOf(
+  config: Config,
+  op: AnyOperation,
+  via: RequestInfo['via'],
+  input: unknown,
+): PaymentTerms | null {
+  const sku = op.sku;
+  if (!sku) throw new Error(`${op.name} is not a paid operation`);
+  const requirements = requirementsFor(config, amountOf(op, input));
+  if (!requirements) return null;
+  return {
+    sku: sku.id,
+    requirements,
+    resource: resourceOf(config, op, via),
+    resources: skuResources(config, op),
+    extensions: extensionsOf(op, via),
+    outputSchema: callSchemaOf(op),
+    keepsResult: sku.keepsResult !== false,
+  };
+}
+
+/** The x402 extensions this service speaks, as `/.well-known/x402.json` lists them. */
+export const supportedExtensions = [BAZAAR.key, PAYMENT_IDENTIFIER] as const;
+
+const extensionsByOp = new WeakMap<AnyOperation, Record<RequestInfo['via'], Record<string, unknown>>>();
+
+/**
+ * The 402's `extensions`, computed once per SKU:
+ * - Bazaar discovery (x402 `extensions/bazaar`), so a facilitator that settles a payment - or an
+ *   indexer that probes with an unpaid request - catalogs the SKU with its input and output: the
+ *   registry's schemas, the same as the catalog's and the OpenAPI document's. Over REST a JSON `POST`
+ *   (or `GET` with query parameters), over MCP the tool. Built with the reference
+ *   `declareDiscoveryExtension` and enriched with the method as x402's resource server does
+ *   (`bazaarResourceServerExtension.enrichDeclaration`).
+ * - payment-identifier (x402 `extensions/payment-identifier`), optional: a payer-chosen id that makes
+ *   a retry after a lost answer return the first result instead of paying again.
+ */
+export function extensionsOf(op: AnyOperation, via: RequestInfo['via']): Record<string, unknown> {
+  let byVia = extensionsByOp.get(op);
+  if (!byVia) {
+    const inputSchema = jsonSchemaOf(op.input, 'input');
+    const output = { schema: jsonSchemaOf(op.output, 'output') };
+    const method = op.http?.method ?? 'POST';
+    const input = op.sku?.example ?? {};
+    const paymentIdentifier = { [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(false) };
+    const http = declareDiscoveryExtension(
+      method === 'GET' ? { input, inputSchema, output } : { bodyType: 'json', input, inputSchema, output },
+    )[BAZAAR.key];
+    const rest = {
+      // The hook reads the request's method alone (its HTTP context's adapter is not needed here).
+      [BAZAAR.key]: bazaarResourceServerExtension.enrichDeclaration?.(http, {
+        method,
+        path: op.http?.path,
+        adapter: null,
+      }),
+      ...paymentIdentifier,
+    };
+    const mcp = {
+      ...declareDiscoveryExtension({
+        toolName: op.toolName,
+        description: op.title,
+        transport: 'streamable-http',
+        inputSchema,
+        example: input,
+        output,
+      }),
+      ...paymentIdentifier,
+    };
+    byVia = { rest, a2a: rest, mcp };
+    extensionsByOp.set(op, byVia);
+  }
+  return byVia[via];
+}
+
+const callSchemas = new WeakMap<AnyOperation, Record<string, unknown>>();
+
+/** v1 `outputSchema`: the request body and the response of the call, as JSON Schemas (computed once). */
+function callSchemaOf(op: AnyOperation): Record<string, unknown> {
+  let schema = callSchemas.get(op);
+  if (!schema) {
+    schema = {
+      input: { type: 'http', method: 'POST', bodyType: 'json', bodyFields: jsonSchemaOf(op.input, 'input') },
+      output: jsonSchemaOf(op.output, 'output'),
+    };
+    callSchemas.set(op, schema);
+  }
+  return schema;
+}
