@@ -51,7 +51,8 @@ describe.each(dialects)('x402 payment-identifier across three processes (%s)', (
     const required: PaymentRequired = paymentRequiredOf(await post(processes[0] as ServiceProcess, body));
     const client = stockClient(payer);
     client.onBeforePaymentCreation(async ({ paymentRequired }) => {
-      appendPaymentIdentifierToExtensions((paymentRequired.extensions ??= {}), id);
+      paymentRequired.extensions ??= {};
+      appendPaymentIdentifierToExtensions(paymentRequired.extensions, id);
     });
     const payload = await client.createPaymentPayload(required);
     expect((payload.extensions?.[PAYMENT_IDENTIFIER] as Json)?.info?.id).toBe(id);
