@@ -13,6 +13,7 @@ import { type SoulToken, soulIssuerOf } from './features/souls/keys.ts';
 import { nulFields } from './input.ts';
 import type { ProviderStatus } from './outbound/search.ts';
 import type { PaymentContext } from './payments/service.ts';
+import type { SignInProof } from './payments/sign-in.ts';
 import { addressProblems, type DomainPolicy } from './public-address.ts';
 import type { Services } from './services.ts';
 
@@ -47,7 +48,7 @@ export interface HttpBinding {
   /** Where the input object comes from. */
   input: 'query' | 'body';
   /** Request headers the operation reads (documented in OpenAPI), e.g. `Idempotency-Key`. */
-  headers?: { name: string; description: string; required?: boolean }[];
+  headers?: { name: string; description: string; required?: boolean; maxLength?: number }[];
   /** Status of a successful result (default 200; 201 for creations, 202 for accepted work). */
   successStatus?: 200 | 201 | 202 | 204;
   /** Largest accepted JSON body when it is not `http.body_limit_bytes` (batch ingestion). */
@@ -129,6 +130,11 @@ export interface OperationContext {
    */
   payment?: PaymentContext;
   /**
+   * x402 sign-in-with-x: the proof the request carried (`SIGN-IN-WITH-X` header, MCP
+   * `_meta["x402/sign-in-with-x"]`), which reads of paid resources check (`payments/sign-in.ts`).
+   */
+  signIn?: SignInProof;
+  /**
    * Present when the caller asked for progress (MCP `progressToken`). Report what is observed; the
    * MCP adapter makes the values it sends strictly increasing, as MCP requires.
    */
@@ -152,6 +158,7 @@ export class CallContext implements OperationContext {
   declare soul?: SoulToken;
   declare anonymous?: AnonymousPrincipal;
   declare payment?: PaymentContext;
+  declare signIn?: SignInProof;
   declare reportProgress?: OperationContext['reportProgress'];
   readonly #logOf: () => Logger;
   #log: Logger | undefined;
@@ -167,6 +174,7 @@ export class CallContext implements OperationContext {
     if (fields.account) this.account = fields.account;
     if (fields.grant) this.grant = fields.grant;
     if (fields.payment) this.payment = fields.payment;
+    if (fields.signIn) this.signIn = fields.signIn;
     if (fields.reportProgress) this.reportProgress = fields.reportProgress;
     this.#logOf = logOf;
   }
@@ -230,6 +238,11 @@ export interface Sku<I> {
    * The handler enforces the same rules again where it writes, serialised.
    */
   admit?: (services: Services, input: I) => Promise<void>;
+  /**
+   * What the paying wallet reads again later by signing in with x402 sign-in-with-x ("the private
+   * scan"): the SKU's 402 declares the extension and its receipt names the wallet (`payments/sign-in.ts`).
+   */
+  readLater?: string;
   /** The lowest amount this SKU accepts right now (the auction's minimum next bid), for the live catalog. */
   currentMinimum?: (services: Services) => Promise<number>;
 }

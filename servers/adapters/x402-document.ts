@@ -7,7 +7,7 @@
 import type { Config } from '../config.ts';
 import type { AnyOperation } from '../operation.ts';
 import { atomicUsdc, networkOf } from '../payments/networks.ts';
-import { requirementsFor, skuUrl, supportedExtensions } from '../payments/requirements.ts';
+import { extensionsOfSku, requirementsFor, skuUrl, supportedExtensions } from '../payments/requirements.ts';
 import { type JsonSchema, jsonSchemaOf } from './openapi.ts';
 
 export interface X402Document {
@@ -15,7 +15,10 @@ export interface X402Document {
   /** False while no `payments.pay_to` is configured: every `accepts` is then empty. */
   payments_enabled: boolean;
   network: { name: string; caip2: string; asset: string; asset_name: string };
-  /** x402 extensions the 402s carry (`bazaar`: input and output for discovery indexers). */
+  /**
+   * x402 extensions this service speaks: `bazaar` (input and output for discovery indexers),
+   * `sign-in-with-x` (the paying wallet reads what it bought again by signing in).
+   */
   extensions: string[];
   resources: {
     sku: string;
@@ -37,6 +40,8 @@ export interface X402Document {
     available: boolean;
     unavailable_reason: string | null;
     mcp_tool: string;
+    /** The x402 extensions this resource's 402 carries (`sign-in-with-x`: its result is read again). */
+    extensions: string[];
   }[];
   mcp: { url: string; transport: 'streamable-http'; x402_transport: string; tools: string[] };
 }
@@ -57,7 +62,7 @@ export function x402Document(
     x402Version: 2,
     payments_enabled: config.payments.pay_to !== null,
     network: { name: network.name, caip2: network.caip2, asset: network.usdc, asset_name: 'USDC' },
-    // The x402 extensions every 402 of this service carries (`payments/requirements.ts`).
+    // The x402 extensions the 402s of this service carry (`payments/requirements.ts`).
     extensions: [...supportedExtensions],
     resources: paid.map((op) => {
       const sku = op.sku as NonNullable<typeof op.sku>;
@@ -80,6 +85,7 @@ export function x402Document(
         available: reason === null,
         unavailable_reason: reason,
         mcp_tool: op.toolName,
+        extensions: extensionsOfSku(op),
       };
     }),
     mcp: {

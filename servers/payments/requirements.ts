@@ -9,6 +9,7 @@
 import type { PaymentRequired, PaymentRequirements, ResourceInfo } from '@x402/core/types';
 import type { PaymentRequiredV1, PaymentRequirementsV1 } from '@x402/core/types/v1';
 import { BAZAAR, bazaarResourceServerExtension, declareDiscoveryExtension } from '@x402/extensions/bazaar';
+import { SIGN_IN_WITH_X } from '@x402/extensions/sign-in-with-x';
 import { jsonSchemaOf } from '../adapters/openapi.ts';
 import type { Config } from '../config.ts';
 import type { AnyOperation, RequestInfo } from '../operation.ts';
@@ -77,8 +78,16 @@ export function paymentRequired(
   return { x402Version: 2, error, resource, accepts: [requirements], extensions };
 }
 
-/** The x402 extensions this service speaks, as `/.well-known/x402.json` lists them. */
-export const supportedExtensions = [BAZAAR.key] as const;
+/**
+ * The x402 extensions this service speaks, as `/.well-known/x402.json` lists them: `bazaar` on
+ * every 402; `sign-in-with-x` on the SKUs whose result the paying wallet reads again
+ * (`Sku.readLater`) and on those reads (`sign-in.ts`).
+ */
+export const supportedExtensions = [BAZAAR.key, SIGN_IN_WITH_X] as const;
+
+/** The x402 extensions the 402 of `op` carries. */
+export const extensionsOfSku = (op: AnyOperation): string[] =>
+  op.sku?.readLater ? [BAZAAR.key, SIGN_IN_WITH_X] : [BAZAAR.key];
 
 const discoveryExtensions = new WeakMap<AnyOperation, Record<RequestInfo['via'], Record<string, unknown>>>();
 

@@ -64,6 +64,7 @@ import {
   v1Requirements,
 } from './requirements.ts';
 import { type PaymentReceipt, ReferralHandle } from './schemas.ts';
+import { SIGN_IN_WITH_X, type SignInWithX } from './sign-in.ts';
 
 export interface PaymentsDeps {
   db: Kysely<Database>;
@@ -78,6 +79,8 @@ export interface PaymentsDeps {
    * once (a private scan's read token, a booking's status link).
    */
   secrets: SecretBox;
+  /** x402 sign-in-with-x: the 402 and receipt of a SKU read again later declare it (`sign-in.ts`). */
+  signIn?: SignInWithX;
 }
 
 /** What the adapters hand over and read back for one paid call (`ctx.payment`). */
@@ -170,7 +173,7 @@ export class PaymentsService {
   async quote(op: AnyOperation, ctx: OperationContext): Promise<never> {
     this.available(op, ctx);
     await this.verifiable();
-    throw this.paymentRequired(this.termsOf(op, ctx, atomicUsdc(op.sku?.usdc ?? 0)), ctx);
+    throw this.paymentRequired(await this.termsOf(op, ctx, atomicUsdc(op.sku?.usdc ?? 0)), ctx);
   }
 
   /** Throws 503 `sku_unavailable` when the SKU cannot be sold here now. */
@@ -190,13 +193,25 @@ export class PaymentsService {
   }
 
   /** What this call of `op` is offered for, over the transport it came by. */
-  private termsOf(op: AnyOperation, ctx: OperationContext, amount: bigint): Terms {
-    const { config } = this.deps;
+  private async termsOf(op: AnyOperation, ctx: OperationContext, amount: bigint): Promise<Terms> {
+    const { config, signIn } = this.deps;
+    const extensions = discoveryExtensionsOf(op, ctx.request.via);
+    const readLater = op.sku?.readLater;
     return {
       op,
       requirements: requirementsFor(config, amount) as PaymentRequirements,
       resource: resourceOf(config, op, ctx.request.via),
-      extensions: discoveryExtensionsOf(op, ctx.request.via),
+      // Beside bazaar, as x402's reference server declares it: the payer may sign in later.
+      extensions:
+        readLater && signIn
+          ? {
+              ...extensions,
+              [SIGN_IN_WITH_X]: await signIn.challengeFor(
+                skuResources(config, op)[0] as string,
+                `After paying, sign in with the paying wallet to read ${readLater} again`,
+              ),
+            }
+          : extensions,
     };
   }
 
@@ -234,7 +249,7 @@ export class PaymentsService {
     await sku.check?.(ctx, input as never);
     await this.verifiable();
 
-    const terms = this.termsOf(op, ctx, amountOf(op, input));
+    const terms = await this.termsOf(op, ctx, amountOf(op, input));
     const { requirements } = terms;
     const credential = payment.credential;
     if (!credential) {
@@ -368,15 +383,18 @@ export class PaymentsService {
         this.settlementResponse(paid, outcome.transaction, outcome.error),
       );
     }
-    payment.receipt = receiptOf(
-      {
-        id: row.id,
-        status: outcome.status,
-        payer: paid.payer,
-        transaction_hash: 'transaction' in outcome ? outcome.transaction : null,
-      },
-      requirements.network,
-      paid.version,
+    payment.receipt = this.withSignIn(
+      receiptOf(
+        {
+          id: row.id,
+          status: outcome.status,
+          payer: paid.payer,
+          transaction_hash: 'transaction' in outcome ? outcome.transaction : null,
+        },
+        requirements.network,
+        paid.version,
+      ),
+      op,
     );
     return output;
   }
@@ -443,7 +461,7 @@ export class PaymentsService {
         }
         payment.id = row.id;
         payment.payer = paid.exact.authorization.from;
-        payment.receipt = receiptOf(row, row.network, paid.version);
+        payment.receipt = this.withSignIn(receiptOf(row, row.network, paid.version), terms.op);
         return JSON.parse(openJson(this.deps.secrets, row.result, paymentResultPlace(row.id))) as T;
       case 'reserved': {
         // Its request is running, or its process stopped and the reservation is recovered once its
@@ -651,6 +669,11 @@ export class PaymentsService {
   private referralCredit(amount: bigint): number {
     const share = BigInt(Math.round(this.deps.config.payments.referral_share * Number(PPM)));
     return Number((amount * share) / PPM);
+  }
+
+  /** The receipt, saying the payer may sign in later when the SKU's result is read again. */
+  private withSignIn(receipt: PaymentReceipt, op: AnyOperation): PaymentReceipt {
+    return this.deps.signIn?.receiptWithSignIn(receipt, op.sku?.readLater) ?? receipt;
   }
 
   /** The public receipt of a payment (GET {public_api_url}/payments/{id}); null when unknown. */
