@@ -324,6 +324,20 @@ export interface PaidScansTable {
   created_at: string;
 }
 
+/**
+ * The nonce of every x402 sign-in-with-x message that read a paid resource (migration
+ * 2026-11-29T0100Z_sign_in_with_x): spent once, across processes - the insert is the check. Kept
+ * until `expires_at`, past which the message (issued at most `MAX_MESSAGE_AGE` before) is refused
+ * for its age anyway; then deleted.
+ */
+export interface SiwxNoncesTable {
+  nonce: string;
+  /** The wallet that signed in with it, lower-case. */
+  address: string;
+  used_at: string;
+  expires_at: string;
+}
+
 /** The findings of a scan, in the order reported (critical first). */
 export interface ScanFindingsTable {
   scan_id: string;
@@ -1225,6 +1239,7 @@ export interface Database {
   sites: SitesTable;
   scans: ScansTable;
   paid_scans: PaidScansTable;
+  siwx_nonces: SiwxNoncesTable;
   scan_findings: ScanFindingsTable;
   domain_scores: DomainScoresTable;
   leaderboard_snapshots: LeaderboardSnapshotsTable;

@@ -38,6 +38,20 @@ export const errorCodes = {
   payment_already_used: { status: 402, title: 'This payment authorization was already used' },
   /** x402: the work was done but settlement was refused; the result is not delivered. */
   payment_settlement_failed: { status: 402, title: 'The payment could not be settled' },
+  /**
+   * x402 sign-in-with-x (x402 `extensions/sign-in-with-x`): what was asked for was bought by a wallet
+   * and is read with that wallet's signature (or the link its purchase answered). The 402 carries
+   * the challenge to sign: `extensions["sign-in-with-x"]` of PAYMENT-REQUIRED and of the body.
+   */
+  sign_in_required: { status: 402, title: 'Sign in with the wallet that paid (x402 sign-in-with-x)' },
+  /**
+   * The SIGN-IN-WITH-X message cannot sign in: malformed, for another domain, chain or resource,
+   * too old or expired, its nonce already used, or a signature that does not recover its address.
+   * The 402 carries a fresh challenge.
+   */
+  sign_in_invalid: { status: 402, title: 'The sign-in-with-x message was refused' },
+  /** A valid sign-in-with-x message, by a wallet that did not pay for what it asks to read. */
+  sign_in_not_payer: { status: 403, title: 'The wallet signed in did not pay for this' },
   not_found: { status: 404, title: 'No such resource' },
   route_not_found: { status: 404, title: 'No such endpoint' },
   method_not_allowed: { status: 405, title: 'Method not allowed on this endpoint' },
@@ -149,8 +163,11 @@ export interface ServiceErrorOptions {
   errors?: FieldError[];
   headers?: Record<string, string>;
   payment?: PaymentChallenge;
-  /** RFC 9457 section 3.2 extension members the caller reads (`minimum_bid_usdc`). */
-  extensions?: Record<string, string | number | boolean | null>;
+  /**
+   * RFC 9457 section 3.2 extension members the caller reads (`minimum_bid_usdc`; a sign-in
+   * challenge's `extensions`): JSON values.
+   */
+  extensions?: Record<string, unknown>;
   cause?: unknown;
 }
 
@@ -165,7 +182,7 @@ export class ServiceError extends Error {
   readonly errors: FieldError[] | undefined;
   readonly headers: Record<string, string>;
   readonly payment: PaymentChallenge | undefined;
-  readonly extensions: Record<string, string | number | boolean | null>;
+  readonly extensions: Record<string, unknown>;
 
   constructor(code: ErrorCode, options: ServiceErrorOptions = {}) {
     const known: { status: number; title: string; expose?: boolean; fault?: true } = errorCodes[code];

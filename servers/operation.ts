@@ -14,6 +14,7 @@ import { nulFields } from './input.ts';
 import type { ProviderStatus } from './outbound/search.ts';
 import type { PaymentCredential } from './payments/credential.ts';
 import { type PaidReceipt, paymentRequiredRefusal } from './payments/service.ts';
+import type { SignInProof } from './payments/sign-in.ts';
 import { addressProblems, type DomainPolicy } from './public-address.ts';
 import type { Services } from './services.ts';
 import { termsOf } from './sku-terms.ts';
@@ -49,7 +50,7 @@ export interface HttpBinding {
   /** Where the input object comes from. */
   input: 'query' | 'body';
   /** Request headers the operation reads (documented in OpenAPI), e.g. `Idempotency-Key`. */
-  headers?: { name: string; description: string; required?: boolean }[];
+  headers?: { name: string; description: string; required?: boolean; maxLength?: number }[];
   /** Status of a successful result (default 200; 201 for creations, 202 for accepted work). */
   successStatus?: 200 | 201 | 202 | 204;
   /** Largest accepted JSON body when it is not `http.body_limit_bytes` (batch ingestion). */
@@ -130,6 +131,11 @@ export interface OperationContext {
    */
   payment?: PaidBy;
   /**
+   * x402 sign-in-with-x: the proof the request carried (`SIGN-IN-WITH-X` header, MCP
+   * `_meta["x402/sign-in-with-x"]`), which reads of paid resources check (`payments/sign-in.ts`).
+   */
+  signIn?: SignInProof;
+  /**
    * Present when the caller asked for progress (MCP `progressToken`). Report what is observed; the
    * MCP adapter makes the values it sends strictly increasing, as MCP requires.
    */
@@ -159,6 +165,7 @@ export class CallContext implements OperationContext {
   declare soul?: SoulToken;
   declare anonymous?: AnonymousPrincipal;
   declare payment?: PaidBy;
+  declare signIn?: SignInProof;
   declare reportProgress?: OperationContext['reportProgress'];
   readonly #logOf: () => Logger;
   #log: Logger | undefined;
@@ -175,6 +182,7 @@ export class CallContext implements OperationContext {
     this.#signal = fields.signal;
     if (fields.account) this.account = fields.account;
     if (fields.grant) this.grant = fields.grant;
+    if (fields.signIn) this.signIn = fields.signIn;
     if (fields.reportProgress) this.reportProgress = fields.reportProgress;
     this.#logOf = logOf;
   }
@@ -238,6 +246,11 @@ export interface Sku<I> {
    * The handler enforces the same rules again where it writes, serialised.
    */
   admit?: (services: Services, input: I) => Promise<void>;
+  /**
+   * What the paying wallet reads again later by signing in with x402 sign-in-with-x ("the private
+   * scan"): the SKU's 402 declares the extension and its receipt names the wallet (`payments/sign-in.ts`).
+   */
+  readLater?: string;
   /** The lowest amount this SKU accepts right now (the auction's minimum next bid), for the live catalog. */
   currentMinimum?: (services: Services) => Promise<number>;
 }
@@ -459,7 +472,7 @@ async function runPipeline<I extends z.ZodType, O extends z.ZodType>(
     case 'refused':
       throw authorization.refusal;
     case 'replay':
-      return { output: authorization.output as z.output<O>, paid: authorization.paid };
+      return { output: authorization.output as z.output<O>, paid: withSignIn(ctx, sku, authorization.paid) };
     case 'reserved':
       break;
   }
@@ -474,7 +487,17 @@ async function runPipeline<I extends z.ZodType, O extends z.ZodType>(
   }
   const settlement = await services.payments.settle(reservation, output);
   if (settlement.outcome === 'refused') throw settlement.refusal;
-  return { output, paid: settlement.paid };
+  return { output, paid: withSignIn(ctx, sku, settlement.paid) };
+}
+
+/** A receipt of a SKU whose result is read again later: it names the wallet that may sign in (x402 sign-in-with-x). */
+function withSignIn(
+  ctx: OperationContext,
+  sku: Pick<Sku<never>, 'readLater'>,
+  paid: PaidReceipt,
+): PaidReceipt {
+  if (!sku.readLater) return paid;
+  return { ...paid, receipt: ctx.services.signIn.receiptWithSignIn(paid.receipt, sku.readLater) };
 }
 
 /**

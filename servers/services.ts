@@ -73,6 +73,7 @@ import {
 import type { PaymentFacilitator } from './payments/facilitator.ts';
 import { PaymentsService } from './payments/service.ts';
 import { Settler } from './payments/settler.ts';
+import { SignInWithX } from './payments/sign-in.ts';
 import { type DomainPolicy, domainPolicyOf } from './public-address.ts';
 import { createRateLimits, type RateLimits } from './rate-limit.ts';
 import { resealStoredSecrets, type SecretBox, serviceSecret } from './secrets.ts';
@@ -125,6 +126,8 @@ export interface Services {
   traffic: TrafficService;
   /** x402: charges paid operations (`servers/payments/`). */
   payments: PaymentsService;
+  /** x402 sign-in-with-x: the paying wallet reads what it bought again (`payments/sign-in.ts`). */
+  signIn: SignInWithX;
   /** The spotlight placements shown now and their slot limit (`marketplace.spotlight_slots`). */
   spotlights: SpotlightPlacements;
   /** Robot embodiment bookings and their delivery to the operator (`marketplace.embodiment`). */
@@ -375,6 +378,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     now,
   });
   const charges = new ChargeLookup({ brands, declarations, resolver });
+  const signIn = new SignInWithX({ db, config, now });
   const payments = new PaymentsService({
     db,
     dialect: database.dialect,
@@ -497,6 +501,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     directory,
     traffic,
     payments,
+    signIn,
     spotlights,
     embodiment,
     boost,

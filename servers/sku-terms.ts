@@ -6,6 +6,7 @@
 import type { ResourceInfo } from '@x402/core/types';
 import { BAZAAR, bazaarResourceServerExtension, declareDiscoveryExtension } from '@x402/extensions/bazaar';
 import { declarePaymentIdentifierExtension, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
+import { SIGN_IN_WITH_X } from '@x402/extensions/sign-in-with-x';
 import type { Config } from './config.ts';
 import { jsonSchemaOf } from './json-schema.ts';
 import type { AnyOperation, RequestInfo } from './operation.ts';
@@ -74,8 +75,15 @@ export function termsOf(
   };
 }
 
-/** The x402 extensions this service speaks, as `/.well-known/x402.json` lists them. */
-export const supportedExtensions = [BAZAAR.key, PAYMENT_IDENTIFIER] as const;
+/**
+ * The x402 extensions this service speaks, as `/.well-known/x402.json` lists them: `bazaar` and
+ * `payment-identifier` on every SKU's 402 (`extensionsOf`); `sign-in-with-x` on the reads of what a
+ * wallet paid for (`payments/sign-in.ts`) and in the receipts of the SKUs that leave one (`Sku.readLater`).
+ */
+export const supportedExtensions = [BAZAAR.key, PAYMENT_IDENTIFIER, SIGN_IN_WITH_X] as const;
+
+/** The x402 extensions the 402 of `op` carries. */
+export const extensionsOfSku = (op: AnyOperation): string[] => Object.keys(extensionsOf(op, 'rest'));
 
 const extensionsByOp = new WeakMap<AnyOperation, Record<RequestInfo['via'], Record<string, unknown>>>();
 

@@ -65,6 +65,7 @@ import {
 } from '../operation.ts';
 import type { PaymentCredential } from '../payments/credential.ts';
 import { PaymentRequiredDoc } from '../payments/schemas.ts';
+import { SIGN_IN_META } from '../payments/sign-in.ts';
 import type { Services } from '../services.ts';
 import { jsonOf } from './json.ts';
 import { JSON_CONTENT_TYPE, requestInfo, sendWhole } from './rest.ts';
@@ -149,7 +150,7 @@ export function toolsOf(operations: readonly AnyOperation[], server: McpServerNa
  */
 export function toolOutputSchema(op: AnyOperation): Record<string, unknown> {
   const output = jsonSchemaOf(op.output, 'output');
-  if (!op.sku) return output;
+  if (!op.sku && !op.errors?.includes('sign_in_required')) return output;
   return { type: 'object', anyOf: [output, jsonSchemaOf(PaymentRequiredDoc, 'output')] };
 }
 
@@ -533,6 +534,10 @@ function toolCaller(
         request: caller?.request ?? { id: String(requestId), ip: 'unknown', via: 'mcp', headers: {} },
         signal,
         ...caller?.principal,
+        // x402 sign-in-with-x: the paying wallet's proof rides beside, in _meta["x402/sign-in-with-x"].
+        ...(meta?.[SIGN_IN_META] !== undefined
+          ? { signIn: { transport: 'mcp' as const, value: meta[SIGN_IN_META] } }
+          : {}),
         ...(progressToken !== undefined
           ? {
               reportProgress: (reported: number, total?: number, message?: string) => {

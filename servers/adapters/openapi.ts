@@ -104,7 +104,7 @@ export function openApiDocument(
     components: {
       schemas: {
         Problem: jsonSchemaOf(Problem, 'output'),
-        ...(usedCodes.has('payment_required')
+        ...([...usedCodes].some((code) => errorCodes[code as keyof typeof errorCodes]?.status === 402)
           ? { PaymentProblem: jsonSchemaOf(PaymentProblem, 'output') }
           : {}),
       },
@@ -195,7 +195,7 @@ function operationEntry(
       in: 'header',
       required: header.required ?? false,
       description: header.description,
-      schema: { type: 'string', maxLength: 255 },
+      schema: { type: 'string', maxLength: header.maxLength ?? 255 },
     });
   }
   if (op.sku) parameters.push(...paidParameters);
@@ -247,7 +247,7 @@ function operationEntry(
       ...(code === 'rate_limited'
         ? { headers: { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } } } }
         : {}),
-      ...(paid ? { headers: paymentRequiredHeaders } : {}),
+      ...(paid ? { headers: op.sku ? paymentRequiredHeaders : signInRequiredHeaders } : {}),
     };
   }
   for (const [status, description] of Object.entries(http.otherStatuses ?? {})) {
@@ -329,12 +329,25 @@ const paymentRequiredHeaders = {
   'PAYMENT-REQUIRED': {
     description:
       'x402 v2 PaymentRequired, base64 JSON: {x402Version: 2, error, resource, accepts: [{scheme: "exact", ' +
-      'network, amount, asset, payTo, maxTimeoutSeconds, extra}], extensions: {bazaar}}. v1 clients read the body. ' +
+      'network, amount, asset, payTo, maxTimeoutSeconds, extra}], extensions: {bazaar, sign-in-with-x (SKUs whose ' +
+      'result the paying wallet reads again)}}. v1 clients read the body. ' +
       'A request with no body (or a GET with no query) and no payment is answered 402 with these terms.',
     schema: { type: 'string' },
   },
   'PAYMENT-RESPONSE': {
     description: 'Present when settlement was refused (payment_settlement_failed): the settlement response.',
+    schema: { type: 'string' },
+  },
+};
+
+/** The 402 of a read the paying wallet signs in to (x402 sign-in-with-x): a challenge, nothing for sale. */
+const signInRequiredHeaders = {
+  'PAYMENT-REQUIRED': {
+    description:
+      'x402 v2 PaymentRequired, base64 JSON, with accepts: [] (nothing is for sale here) and ' +
+      'extensions["sign-in-with-x"]: {info: {domain, uri, version, nonce, issuedAt, expirationTime, statement, ' +
+      'resources}, supportedChains: [{chainId, type}], schema} - the CAIP-122 challenge to sign with the wallet ' +
+      'that paid and send back as the SIGN-IN-WITH-X header. The problem body carries the same in extensions.',
     schema: { type: 'string' },
   },
 };

@@ -50,6 +50,13 @@ export const PaymentProblem = Problem.extend({
     .array(z.record(z.string(), z.unknown()))
     .optional()
     .describe('x402 v1 PaymentRequirements (network by name, maxAmountRequired).'),
+  extensions: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe(
+      'sign_in_required, sign_in_invalid: the x402 extensions of PAYMENT-REQUIRED - `sign-in-with-x`, the ' +
+        'CAIP-122 challenge to sign with the wallet that paid and send back as the SIGN-IN-WITH-X header.',
+    ),
 }).describe('RFC 9457 problem details of a 402, with the x402 v1 PaymentRequired members.');
 
 export function problemTypeUrl(siteUrl: string, code: string): string {

@@ -219,6 +219,9 @@ export function surfaceRouter(
       (input: 'query' | 'body' | 'none', coerce?: ReturnType<typeof queryCoercer>): RequestHandler =>
       async (req, res) => {
         const ctx = restContext(req, res, services, operations);
+        // x402 sign-in-with-x: the paying wallet's proof, for reads of what it paid for.
+        const signIn = req.headers['sign-in-with-x'];
+        if (typeof signIn === 'string') ctx.signIn = { transport: 'http', value: signIn };
         let source = input === 'query' ? req.query : input === 'body' ? req.body : undefined;
         const credential = op.sku ? paymentCredential(req) : undefined;
         if (op.sku) {

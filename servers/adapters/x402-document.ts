@@ -9,14 +9,17 @@ import { type JsonSchema, jsonSchemaOf } from '../json-schema.ts';
 import type { AnyOperation } from '../operation.ts';
 import { atomicUsdc, networkOf } from '../payments/networks.ts';
 import { requirementsFor } from '../payments/requirements.ts';
-import { skuUrl, supportedExtensions } from '../sku-terms.ts';
+import { extensionsOfSku, skuUrl, supportedExtensions } from '../sku-terms.ts';
 
 export interface X402Document {
   x402Version: 2;
   /** False while no `payments.pay_to` is configured: every `accepts` is then empty. */
   payments_enabled: boolean;
   network: { name: string; caip2: string; asset: string; asset_name: string };
-  /** x402 extensions the 402s carry (`bazaar`: input and output for discovery indexers). */
+  /**
+   * x402 extensions this service speaks: `bazaar` (input and output for discovery indexers),
+   * `sign-in-with-x` (the paying wallet reads what it bought again by signing in).
+   */
   extensions: string[];
   resources: {
     sku: string;
@@ -38,6 +41,8 @@ export interface X402Document {
     available: boolean;
     unavailable_reason: string | null;
     mcp_tool: string;
+    /** The x402 extensions this resource's 402 carries (`sign-in-with-x`: its result is read again). */
+    extensions: string[];
   }[];
   mcp: { url: string; transport: 'streamable-http'; x402_transport: string; tools: string[] };
 }
@@ -81,6 +86,7 @@ export function x402Document(
         available: reason === null,
         unavailable_reason: reason,
         mcp_tool: op.toolName,
+        extensions: extensionsOfSku(op),
       };
     }),
     mcp: {

@@ -31,6 +31,13 @@ export const PaymentReceipt = z
         'The id the payer chose for this request (x402 payment-identifier extension), when it sent one: ' +
           'a retry carrying it gets this result and receipt instead of paying again.',
       ),
+    extensions: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe(
+        'x402 SettlementResponse extensions: `sign-in-with-x` ({address, supportedChains, statement}) on SKUs ' +
+          'whose result is read again (scan, embodiment, boost) - this wallet reads it later by signing in.',
+      ),
   })
   .describe('Receipt of a paid call (PAYMENT-RESPONSE, MCP _meta["x402/payment-response"]).');
 export type PaymentReceipt = z.infer<typeof PaymentReceipt>;
@@ -62,7 +69,9 @@ export const PaymentRequiredDoc = z
       .optional()
       .describe(
         "x402 extensions: `bazaar` (the call's input - an example and its JSON Schema - and output, for " +
-          'discovery indexers; x402 extensions/bazaar).',
+          'discovery indexers; x402 extensions/bazaar); `sign-in-with-x` (a CAIP-122 challenge: {info: {domain, ' +
+          'uri, version, nonce, issuedAt, expirationTime, statement, resources}, supportedChains, schema}) on what ' +
+          'the paying wallet reads again by signing in, and on the reads that take it (accepts empty there).',
       ),
     code: z.string().optional().describe('Stable error code of this service (payment_required, ...).'),
     message: z.string().optional(),

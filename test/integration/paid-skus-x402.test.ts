@@ -100,13 +100,18 @@ describe.each(dialects)('buying the SKUs of issue 9 with x402 (%s)', (dialect) =
       sku: 'scan',
       amount: 100000,
     });
-    // The payer reads the private scan later without an account; nobody else can.
+    // The payer reads the private scan later without an account; nobody else can. Without the
+    // token the answer asks for the paying wallet (x402 sign-in-with-x, test/integration/x402-siwx.test.ts).
     const scanId = body.scan_id as string;
     const withToken = await fetch(
       `${service.config.public_api_url}/scans/${scanId}?token=${encodeURIComponent(body.read_token)}`,
     );
     expect(withToken.status).toBe(200);
-    expect((await fetch(`${service.config.public_api_url}/scans/${scanId}`)).status).toBe(404);
+    const withoutToken = await fetch(`${service.config.public_api_url}/scans/${scanId}`);
+    expect(withoutToken.status).toBe(402);
+    expect(((await withoutToken.json()) as Json).code).toBe('sign_in_required');
+    const wrongToken = await fetch(`${service.config.public_api_url}/scans/${scanId}?token=agsvc_scan_wrong`);
+    expect(wrongToken.status).toBe(404);
   });
 
   it('scans again for a payment whose scan failed, and for another domain the released authorization pays for', async () => {

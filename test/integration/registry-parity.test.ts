@@ -73,10 +73,12 @@ describe('registry parity', () => {
     for (const op of declared) {
       const tool = tools.find((t) => t.name === op.toolName) as Json;
       expect(tool.inputSchema, op.name).toEqual(jsonSchemaOf(op.input, 'input'));
-      // A paid tool's isError result carries the x402 PaymentRequired in structuredContent.
+      // A paid tool's isError result carries the x402 PaymentRequired in structuredContent, and so
+      // does a read the paying wallet signs in to (x402 sign-in-with-x: the challenge).
       const output = jsonSchemaOf(op.output, 'output');
+      const required = op.sku || op.errors?.includes('sign_in_required');
       expect(tool.outputSchema, op.name).toEqual(
-        op.sku ? { type: 'object', anyOf: [output, jsonSchemaOf(PaymentRequiredDoc, 'output')] } : output,
+        required ? { type: 'object', anyOf: [output, jsonSchemaOf(PaymentRequiredDoc, 'output')] } : output,
       );
       expect(tool._meta?.['x402/price']?.amount_usdc, op.name).toBe(op.sku?.usdc);
       expect(tool.description).toBe(op.description);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.ts';
+import { signInErrors, signInHeader } from '../../payments/sign-in.ts';
 import { SpotlightPlacement } from '../catalog/spotlight/placements.ts';
 import {
   DomainProfileQuery,
@@ -74,23 +75,40 @@ export const getScan = defineOperation({
   description:
     'Read a scan started with request_scan: status (queued, running, done, failed), progress, and once done ' +
     'the full Signal Strength breakdown. Private scans are visible only with the x-service-key of the account ' +
-    'that requested them, or with the read_token the scan SKU returned for them (token).',
+    'that requested them, with the read_token the scan SKU returned for them (token), or to the wallet that ' +
+    'paid for them, signed in with x402 sign-in-with-x: without either, a private scan bought with the SKU ' +
+    'answers 402 sign_in_required with the challenge to sign (SIGN-IN-WITH-X header; over MCP ' +
+    '_meta["x402/sign-in-with-x"]).',
   input: GetScanInput,
   output: Scan,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   access: 'public',
-  http: { surface: 'public_api', method: 'GET', path: '/scans/:scan_id', input: 'query' },
+  http: {
+    surface: 'public_api',
+    method: 'GET',
+    path: '/scans/:scan_id',
+    input: 'query',
+    headers: [signInHeader],
+  },
   mcp: ['public'],
-  errors: ['validation_failed', 'not_found'],
+  errors: ['validation_failed', 'not_found', ...signInErrors],
   tags,
-  handler: async (ctx, input) =>
-    ctx.services.scans.get(
-      input.scan_id,
-      ctx.account ?? null,
-      ctx.anonymous ?? null,
-      input.token ?? null,
-      input.profile ?? null,
-    ),
+  handler: async (ctx, input) => {
+    const { scans, signIn } = ctx.services;
+    return signIn.read(ctx.signIn, {
+      linkGiven: input.token !== undefined,
+      paid: () => scans.paidResource(input.scan_id),
+      read: (payer) =>
+        scans.get(
+          input.scan_id,
+          ctx.account ?? null,
+          ctx.anonymous ?? null,
+          input.token ?? null,
+          input.profile ?? null,
+          payer,
+        ),
+    });
+  },
 });
 
 export const getScanFixes = defineOperation({
@@ -100,7 +118,8 @@ export const getScanFixes = defineOperation({
     'The fix sheet of a done scan as markdown: the score, the next tier and the checks that reach it, then ' +
     'every finding with its goal, the issue seen, how to fix it, the specification link, the requests that ' +
     'showed it, and a ready prompt for a coding agent. Over REST GET /scans/{scan_id}/fixes.md answers ' +
-    'text/markdown. Same visibility as get_scan (x-service-key or token for private scans).',
+    'text/markdown. Same visibility as get_scan (x-service-key, token, or the paying wallet signed in with ' +
+    'x402 sign-in-with-x for private scans).',
   input: GetScanFixesInput,
   output: ScanFixes,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
@@ -110,20 +129,33 @@ export const getScanFixes = defineOperation({
     method: 'GET',
     path: '/scans/:scan_id/fixes.md',
     input: 'query',
+    headers: [signInHeader],
     representation: {
       contentType: 'text/markdown; charset=utf-8',
       body: (output: ScanFixes) => output.markdown,
     },
   },
   mcp: ['public'],
-  errors: ['validation_failed', 'not_found'],
+  errors: ['validation_failed', 'not_found', ...signInErrors],
   tags,
-  handler: async (ctx, input) =>
-    ctx.services.scans.fixes(
-      input.scan_id,
-      { account: ctx.account ?? null, anonymous: ctx.anonymous ?? null, readToken: input.token ?? null },
-      input.profile ?? null,
-    ),
+  handler: async (ctx, input) => {
+    const { scans, signIn } = ctx.services;
+    return signIn.read(ctx.signIn, {
+      linkGiven: input.token !== undefined,
+      paid: () => scans.paidResource(input.scan_id),
+      read: (payer) =>
+        scans.fixes(
+          input.scan_id,
+          {
+            account: ctx.account ?? null,
+            anonymous: ctx.anonymous ?? null,
+            readToken: input.token ?? null,
+            payer,
+          },
+          input.profile ?? null,
+        ),
+    });
+  },
 });
 
 export const getSignal = defineOperation({

@@ -5,6 +5,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../../../db/database.ts';
 import type { Database, DomainScoreRow, ScanRow, ScansTable } from '../../../db/schema.ts';
+import { DELIVERED_PAYMENT_STATUSES } from '../../payments/sign-in.ts';
 import type { Finding } from './schemas.ts';
 
 type Db = Kysely<Database>;
@@ -43,6 +44,21 @@ export function findPaidScan(db: Db, paymentId: string): Promise<ScanRow | undef
     .selectAll('scans')
     .where('paid_scans.payment_id', '=', paymentId)
     .executeTakeFirst();
+}
+
+/**
+ * The wallets (lower-case) whose payment of the `scan` SKU bought this scan and was delivered: who
+ * may read a private scan by signing in with x402 sign-in-with-x.
+ */
+export async function scanPayers(db: Db, scanId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('paid_scans')
+    .innerJoin('payments', 'payments.id', 'paid_scans.payment_id')
+    .select('payments.payer')
+    .where('paid_scans.scan_id', '=', scanId)
+    .where('payments.status', 'in', [...DELIVERED_PAYMENT_STATUSES])
+    .execute();
+  return [...new Set(rows.map((r) => r.payer.toLowerCase()))];
 }
 
 /** Records the scan a payment bought; a payment that buys again (its earlier scan failed) moves on to the new one. */

@@ -20,6 +20,7 @@ import type { Database, DomainScoreRow, ScanRow } from '../../../db/schema.ts';
 import type { Config } from '../../config.ts';
 import { invalid, notFound, ServiceError } from '../../errors.ts';
 import type { SafeFetch } from '../../outbound/safe-fetch.ts';
+import type { PaidResource } from '../../payments/sign-in.ts';
 import { PollingWorker } from '../../polling-worker.ts';
 import { domainPolicyOf, isLocalDomain, normalizeDomain } from '../../public-address.ts';
 import type { AccountPrincipal } from '../accounts/service.ts';
@@ -44,6 +45,7 @@ import {
   recordPaidScan,
   recordProgress,
   type ScanOutcome,
+  scanPayers,
   scansOfAccount,
   scansToRescore,
   scoringInputsOf,
@@ -268,7 +270,10 @@ export class ScansService {
     return this.get(id, null, anonymous);
   }
 
-  /** A scan as `account`, `anonymous` or the holder of `readToken` may see it; 404 when none may. */
+  /**
+   * A scan as `account`, `anonymous`, the holder of `readToken` or the wallet `payer` that paid for
+   * it (signed in with x402 sign-in-with-x) may see it; 404 when none may.
+   */
   async get(
     scanId: string,
     account: AccountPrincipal | null,
@@ -276,10 +281,23 @@ export class ScansService {
     readToken: string | null = null,
     /** Score as this profile instead of the one the scan was requested with. */
     profile: ProfileId | null = null,
+    payer: string | null = null,
   ): Promise<Scan> {
     const row = await findScan(this.deps.db, scanId);
     if (!row) throw notFound(`No scan ${scanId}`);
-    return this.view(row, account, anonymous, readToken, profile);
+    return this.view(row, account, anonymous, readToken, profile, payer);
+  }
+
+  /**
+   * A private scan bought with the `scan` SKU, as x402 sign-in-with-x reads it: its status URL and
+   * the wallets whose payment for it was delivered; undefined for any other scan.
+   */
+  async paidResource(scanId: string): Promise<PaidResource | undefined> {
+    const row = await findScan(this.deps.db, scanId);
+    if (!row || row.is_public === 1) return undefined;
+    const payers = await scanPayers(this.deps.db, scanId);
+    if (payers.length === 0) return undefined;
+    return { url: this.statusUrl(scanId), description: `the private scan ${scanId}`, payers };
   }
 
   /** The fix sheet of a done scan (`GET /scans/{id}/fixes.md`), for whoever may read the scan. */
@@ -289,10 +307,18 @@ export class ScansService {
       account: AccountPrincipal | null;
       anonymous: AnonymousPrincipal | null;
       readToken: string | null;
+      payer?: string | null;
     },
     profile: ProfileId | null = null,
   ): Promise<ScanFixes> {
-    const scan = await this.get(scanId, viewer.account, viewer.anonymous, viewer.readToken, profile);
+    const scan = await this.get(
+      scanId,
+      viewer.account,
+      viewer.anonymous,
+      viewer.readToken,
+      profile,
+      viewer.payer ?? null,
+    );
     return {
       scan_id: scan.scan_id,
       domain: scan.domain,
@@ -763,12 +789,20 @@ export class ScansService {
     anonymous: AnonymousPrincipal | null = null,
     readToken: string | null = null,
     profile: ProfileId | null = null,
+    payer: string | null = null,
   ): Promise<Scan> {
     const ownedByAccount = account !== null && account.id === row.account_id;
     const ownedBySession =
       anonymous !== null && row.account_id === null && row.anonymous_session_id === anonymous.sessionId;
     const tokenHolder = row.is_public === 0 && holdsReadToken(row, readToken);
-    if (row.is_public === 0 && !ownedByAccount && !ownedBySession && !tokenHolder) {
+    const paidBy =
+      row.is_public === 0 &&
+      !ownedByAccount &&
+      !ownedBySession &&
+      !tokenHolder &&
+      payer !== null &&
+      (await scanPayers(this.deps.db, row.id)).includes(payer.toLowerCase());
+    if (row.is_public === 0 && !ownedByAccount && !ownedBySession && !tokenHolder && !paidBy) {
       throw notFound(`No scan ${row.id}`);
     }
     return {

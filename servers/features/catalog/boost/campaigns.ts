@@ -21,6 +21,7 @@ import type { Config } from '../../../config.ts';
 import { notFound, ServiceError } from '../../../errors.ts';
 import { owe } from '../../../payments/credits.ts';
 import { atomicUsdc, usdcOf } from '../../../payments/networks.ts';
+import { DELIVERED_PAYMENT_STATUSES, type PaidResource } from '../../../payments/sign-in.ts';
 import { signWebhook } from '../../returns/brand-notice.ts';
 import { clickUrl } from '../marketplace-outbox.ts';
 
@@ -212,15 +213,36 @@ export class BoostCampaigns {
   /** The campaign for its account (key) or the holder of its status token; 404 for anyone else. */
   async read(
     id: string,
-    who: { accountId?: string | undefined; token?: string | undefined },
+    who: { accountId?: string | undefined; token?: string | undefined; payer?: string | null },
   ): Promise<CampaignView> {
     const row = await this.#find(id);
     const mine = !!row && !!who.accountId && row.account_id === who.accountId;
     const given = Buffer.from(hashToken(who.token ?? ''), 'hex');
     const stored = Buffer.from(row?.token_hash ?? '00'.repeat(32), 'hex');
     const tokenOk = who.token !== undefined && timingSafeEqual(given, stored);
-    if (!row || !(mine || tokenOk)) throw notFound(`No campaign ${id}`);
+    const paidBy = !!row && !!who.payer && row.payer === who.payer.toLowerCase();
+    if (!row || !(mine || tokenOk || paidBy)) throw notFound(`No campaign ${id}`);
     return this.view(row, tokenOk ? (who.token ?? null) : null);
+  }
+
+  /**
+   * A campaign as x402 sign-in-with-x reads it: its status URL (without the token) and the wallet
+   * that paid for it, once that payment was delivered; undefined for a campaign not paid yet.
+   */
+  async paidResource(id: string): Promise<PaidResource | undefined> {
+    const row = await this.#deps.db
+      .selectFrom('boost_campaigns')
+      .innerJoin('payments', 'payments.id', 'boost_campaigns.payment_id')
+      .select(['boost_campaigns.payer'])
+      .where('boost_campaigns.id', '=', id)
+      .where('payments.status', 'in', [...DELIVERED_PAYMENT_STATUSES])
+      .executeTakeFirst();
+    if (!row?.payer) return undefined;
+    return {
+      url: this.statusUrl(id, null),
+      description: `the boost campaign ${id}`,
+      payers: [row.payer.toLowerCase()],
+    };
   }
 
   /** Cancels the account's campaign; what it had not spent is credited back to its payer. */

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { ServiceError } from '../../../errors.ts';
 import { defineOperation, defineSku, requireAccount, type Sku } from '../../../operation.ts';
 import { atomicUsdc } from '../../../payments/networks.ts';
+import { signInErrors, signInHeader } from '../../../payments/sign-in.ts';
 import { domainPolicyOf, normalizeDomain } from '../../../public-address.ts';
 import type { Services } from '../../../services.ts';
 import { requireVerifiedDomain } from '../../sites/operations.ts';
@@ -74,6 +75,7 @@ const sku: Sku<BoostInput> = {
   example: { domain: 'example.com', url: 'https://example.com/launch', amount_usdc: 5 },
   usdc: MINIMUM_BUDGET_USDC,
   amount: (input) => Math.max(MINIMUM_BUDGET_USDC, usdc(input.amount_usdc)),
+  readLater: 'the campaign',
   admit: async (services, input) => {
     if (input.campaign_id) {
       await services.boost.pending(input.campaign_id, {
@@ -190,7 +192,9 @@ export const getBoostCampaign = defineOperation({
   title: 'Status of a boost campaign',
   description:
     'Impressions, clicks, spent and remaining budget of a campaign: with the x-service-key of the account ' +
-    "that made it, or the token of the status_url a direct purchase answered. Another account's campaign is 404.",
+    'that made it, the token of the status_url a direct purchase answered, or the wallet that paid, signed in with ' +
+    'x402 sign-in-with-x (SIGN-IN-WITH-X header; without any of them a paid campaign answers 402 sign_in_required ' +
+    "with the challenge). Another account's campaign is 404.",
   input: z.strictObject({
     campaign_id: CampaignId,
     token: z.string().min(1).max(200).optional().describe('The token of the status_url (direct purchases).'),
@@ -198,11 +202,24 @@ export const getBoostCampaign = defineOperation({
   output: BoostCampaign,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   access: 'public',
-  http: { surface: 'public_api', method: 'GET', path: '/boost/:campaign_id', input: 'query' },
-  errors: ['validation_failed', 'not_found'],
+  http: {
+    surface: 'public_api',
+    method: 'GET',
+    path: '/boost/:campaign_id',
+    input: 'query',
+    headers: [signInHeader],
+  },
+  errors: ['validation_failed', 'not_found', ...signInErrors],
   tags: ['marketplace'],
-  handler: async (ctx, input) =>
-    ctx.services.boost.read(input.campaign_id, { accountId: ctx.account?.id, token: input.token }),
+  handler: async (ctx, input) => {
+    const { boost, signIn } = ctx.services;
+    return signIn.read(ctx.signIn, {
+      linkGiven: input.token !== undefined,
+      paid: () => boost.paidResource(input.campaign_id),
+      read: (payer) =>
+        boost.read(input.campaign_id, { accountId: ctx.account?.id, token: input.token, payer }),
+    });
+  },
 });
 
 export const cancelBoostCampaign = defineOperation({

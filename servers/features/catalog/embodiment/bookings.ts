@@ -19,6 +19,7 @@ import type { Config } from '../../../config.ts';
 import { notFound, ServiceError } from '../../../errors.ts';
 import { owe } from '../../../payments/credits.ts';
 import { atomicUsdc, usdcOf } from '../../../payments/networks.ts';
+import { DELIVERED_PAYMENT_STATUSES, type PaidResource } from '../../../payments/sign-in.ts';
 
 export type BookingStatus = EmbodimentBookingRow['status'];
 
@@ -154,17 +155,42 @@ export class EmbodimentBookings {
     return { booking: made, token };
   }
 
-  /** The booking its status URL names; 404 for an unknown id or a wrong token alike. */
-  async read(id: string, token: string): Promise<BookingView> {
+  /**
+   * The booking its status URL names, or that `payer` (signed in with x402 sign-in-with-x) paid
+   * for; 404 for an unknown id or a wrong token alike.
+   */
+  async read(id: string, who: { token?: string | undefined; payer?: string | null }): Promise<BookingView> {
     const row = await this.deps.db
       .selectFrom('embodiment_bookings')
       .selectAll()
       .where('id', '=', id)
       .executeTakeFirst();
-    const given = Buffer.from(hashToken(token), 'hex');
+    const given = Buffer.from(hashToken(who.token ?? ''), 'hex');
     const stored = Buffer.from(row?.token_hash ?? '00'.repeat(32), 'hex');
-    if (!row || !timingSafeEqual(given, stored)) throw notFound(`No booking ${id} with this token`);
+    const tokenOk = who.token !== undefined && timingSafeEqual(given, stored);
+    const paidBy = !!row && !!who.payer && row.payer === who.payer.toLowerCase();
+    if (!row || !(tokenOk || paidBy)) throw notFound(`No booking ${id} with this token`);
     return this.view(row);
+  }
+
+  /**
+   * A booking as x402 sign-in-with-x reads it: its status URL (without the token) and the wallet
+   * whose deposit opened it, once that payment was delivered; undefined for an unknown booking.
+   */
+  async paidResource(id: string): Promise<PaidResource | undefined> {
+    const row = await this.deps.db
+      .selectFrom('embodiment_bookings')
+      .innerJoin('payments', 'payments.id', 'embodiment_bookings.payment_id')
+      .select(['embodiment_bookings.payer'])
+      .where('embodiment_bookings.id', '=', id)
+      .where('payments.status', 'in', [...DELIVERED_PAYMENT_STATUSES])
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return {
+      url: `${this.deps.config.public_api_url}/embodiment/bookings/${id}`,
+      description: `the embodiment booking ${id}`,
+      payers: [row.payer.toLowerCase()],
+    };
   }
 
   /** Whether this account is the configured robot operator. */

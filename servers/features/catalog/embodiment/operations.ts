@@ -9,6 +9,7 @@ import { dateTime } from '../../../input.ts';
 import { defineOperation, defineSku, requireAccount, type Sku } from '../../../operation.ts';
 import { queryNumber } from '../../../pagination.ts';
 import { atomicUsdc } from '../../../payments/networks.ts';
+import { signInErrors, signInHeader } from '../../../payments/sign-in.ts';
 import { contactKind } from '../../returns/schemas.ts';
 import { daysInput, usdcText } from '../inputs.ts';
 import { embodimentUnavailable } from './bookings.ts';
@@ -61,6 +62,7 @@ const sku: Sku<EmbodimentInput> = {
   example: { contact: 'owner@example.com', agent_handle: 'example-agent', duration_days: 1 },
   usdc: STARTING_PRICE_USDC,
   unavailable: (services) => embodimentUnavailable(services.config),
+  readLater: 'the booking',
 };
 
 export const bookEmbodiment = defineSku({
@@ -127,20 +129,40 @@ export const getEmbodimentBooking = defineOperation({
   name: 'getEmbodimentBooking',
   title: 'Status of an embodiment booking',
   description:
-    'The status of a robot embodiment booking, read with the secret token of its status_url (no account): ' +
+    'The status of a robot embodiment booking, read with the secret token of its status_url (no account) or ' +
+    'by the wallet that paid the deposit, signed in with x402 sign-in-with-x (without a token the answer is ' +
+    '402 sign_in_required with the challenge; SIGN-IN-WITH-X header, over MCP _meta["x402/sign-in-with-x"]): ' +
     'status, quote, schedule, whether the deposit was credited back, and the history. The contact is not shown.',
   input: z.strictObject({
     booking_id: BookingId,
-    token: z.string().min(1).max(200).describe('The secret token of the status_url.'),
+    token: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe('The secret token of the status_url (or sign in with the paying wallet).'),
   }),
   output: EmbodimentBookingStatus,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   access: 'public',
-  http: { surface: 'public_api', method: 'GET', path: '/embodiment/bookings/:booking_id', input: 'query' },
+  http: {
+    surface: 'public_api',
+    method: 'GET',
+    path: '/embodiment/bookings/:booking_id',
+    input: 'query',
+    headers: [signInHeader],
+  },
   mcp: ['public'],
-  errors: ['validation_failed', 'not_found'],
+  errors: ['validation_failed', 'not_found', ...signInErrors],
   tags: ['marketplace'],
-  handler: async (ctx, input) => ctx.services.embodiment.read(input.booking_id, input.token),
+  handler: async (ctx, input) => {
+    const { embodiment, signIn } = ctx.services;
+    return signIn.read(ctx.signIn, {
+      linkGiven: input.token !== undefined,
+      paid: () => embodiment.paidResource(input.booking_id),
+      read: (payer) => embodiment.read(input.booking_id, { token: input.token, payer }),
+    });
+  },
 });
 
 export const moveEmbodimentBooking = defineOperation({

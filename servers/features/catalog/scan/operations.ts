@@ -35,11 +35,17 @@ export const scan = defineSku({
   name: 'buyFullScan',
   title: 'Full Signal Strength scan of a site',
   description:
-    'Run a full Signal Strength scan of a website and get its full breakdown. It reads every page up to the crawl limit, robots.txt AI rules and Content-Signal, llms.txt, llms-full.txt, ai.txt, sitemaps, JSON-LD, markdown negotiation and the discovery documents (api-catalog, OAuth, MCP server card, x402, OpenAPI). It answers with the 0-100 score, the tier, the five components (Technical Foundation, Live AI Traffic, Content Depth, Citation Signals, Engagement Velocity) with every check behind each, findings with fixes and evidence URLs, and recommended_next_tools. When the scan takes longer than the wait this service allows, the answer is HTTP 202 with status queued or running and a status_url to poll (get_scan). public (default true) puts the result on the public leaderboard; public: false keeps it private and returns a read_token that reads it later without an account. Paid per call with x402 (USDC on Base); a site that cannot be reached within the wait answers site_unreachable and is not charged.',
+    'Run a full Signal Strength scan of a website and get its full breakdown. It reads every page up to the crawl limit, robots.txt AI rules and Content-Signal, llms.txt, llms-full.txt, ai.txt, sitemaps, JSON-LD, markdown negotiation and the discovery documents (api-catalog, OAuth, MCP server card, x402, OpenAPI). It answers with the 0-100 score, the tier, the five components (Technical Foundation, Live AI Traffic, Content Depth, Citation Signals, Engagement Velocity) with every check behind each, findings with fixes and evidence URLs, and recommended_next_tools. When the scan takes longer than the wait this service allows, the answer is HTTP 202 with status queued or running and a status_url to poll (get_scan). public (default true) puts the result on the public leaderboard; public: false keeps it private and returns a read_token that reads it later without an account; the paying wallet reads it too by signing in (x402 sign-in-with-x: SIGN-IN-WITH-X header, MCP _meta["x402/sign-in-with-x"]). Paid per call with x402 (USDC on Base); a site that cannot be reached within the wait answers site_unreachable and is not charged.',
   input: PaidScanInput,
   output: PaidScan,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-  sku: { id: 'scan', example: { domain: 'example.com', public: false }, usdc: 0.1, unavailable: () => null },
+  sku: {
+    id: 'scan',
+    example: { domain: 'example.com', public: false },
+    usdc: 0.1,
+    unavailable: () => null,
+    readLater: 'the private scan',
+  },
   http: {
     status: (output: PaidScan) => (output.status === 'done' ? 200 : 202),
     otherStatuses: {
