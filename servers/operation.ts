@@ -448,10 +448,10 @@ async function runPipeline<I extends z.ZodType, O extends z.ZodType>(
   if (sku && isRecord(rawInput) && Object.hasOwn(rawInput, REFERRAL_FIELD)) {
     ({ [REFERRAL_FIELD]: ref, ...rawInput } = rawInput);
   }
-  const referral = sku ? await services.payments.referralHandle(ref) : null;
   const input = parseInput(op, rawInput, services.domainPolicy);
   if (op.rateLimit && !ctx.account) await services.rateLimits.consume(op.rateLimit, ctx.request.ip);
   if (!sku) return { output: await runHandler(op, ctx, input) };
+  const referral = await services.payments.referralHandle(ref);
 
   const unavailable = skuUnavailableReason(op, services);
   if (unavailable) throw new ServiceError('sku_unavailable', { detail: `${sku.id}: ${unavailable}` });
