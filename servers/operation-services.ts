@@ -104,3 +104,15 @@ export interface OperationServices {
   /** Prometheus metrics (`metrics.enabled`), or null: nothing is measured. */
   metrics: OperationMetrics | null;
 }
+
+/**
+ * What a feature's long work sees of the call it runs for - the services it reads, the request's
+ * logger, the abort signal and, when the caller asked for it, progress - so that it takes a
+ * handler's `ctx` without importing `operation.ts`.
+ */
+export interface CallScope<S extends keyof OperationServices = keyof OperationServices> {
+  services: Pick<OperationServices, S>;
+  log: Logger;
+  signal: AbortSignal;
+  reportProgress?: ((progress: number, total?: number, message?: string) => Promise<void>) | undefined;
+}
