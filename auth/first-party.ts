@@ -9,10 +9,11 @@
  * own: the owner is not asked to approve it on a consent screen (oidc-provider's documented way,
  * a grant made in `loadExistingGrant`).
  */
+import type { Kysely } from 'kysely';
 import type { ClientMetadata, KoaContextWithOIDC } from 'oidc-provider';
+import type { Database } from '../db/schema.ts';
 import type { Config } from '../servers/config.ts';
 import { type SecretBox, serviceSecret } from '../servers/secrets.ts';
-import type { Services } from '../servers/services.ts';
 import { SERVICE_SCOPE } from './scopes.ts';
 
 export const DASHBOARD_CLIENT_ID = 'agent-service-dashboard';
@@ -23,7 +24,7 @@ export const dashboardRedirectUri = (config: Config): string => `${config.site_u
 /** What the dashboard asks for: the owner scope of the owner-scoped resource, nothing else. */
 export const DASHBOARD_SCOPE = SERVICE_SCOPE;
 
-export async function dashboardClientSecret(db: Services['db'], box: SecretBox): Promise<string> {
+export async function dashboardClientSecret(db: Kysely<Database>, box: SecretBox): Promise<string> {
   return serviceSecret(db, box, 'dashboard_client_secret');
 }
 

@@ -10,9 +10,15 @@
  * `{mcp_url}/auth`, and live ten minutes. A JWT cannot be recalled, so the resource server also
  * checks that the token's grant still exists (`bearer.ts`).
  */
+
+import type { Kysely } from 'kysely';
 import Provider, { type Configuration, errors, type KoaContextWithOIDC } from 'oidc-provider';
+import type { Logger } from 'pino';
+import type { Database } from '../db/schema.ts';
 import type { Config } from '../servers/config.ts';
-import type { Services } from '../servers/services.ts';
+import type { AccountsService } from '../servers/features/accounts/service.ts';
+import type { SafeFetch } from '../servers/outbound/safe-fetch.ts';
+import type { SecretBox } from '../servers/secrets.ts';
 import { KyselyAdapter } from './adapter.ts';
 import {
   clientIdMetadataDocumentFeature,
@@ -125,8 +131,19 @@ export function clientRegistrationMetadata(authz: AuthorizationServer) {
   };
 }
 
+/** What the authorization server runs on; the composition root (`servers/services.ts`) gives it. */
+export interface AuthorizationServerDeps {
+  config: Config;
+  db: Kysely<Database>;
+  accounts: Pick<AccountsService, 'get'>;
+  log: Logger;
+  secrets: SecretBox;
+  /** SSRF-safe fetch for client ID metadata documents. */
+  fetch: SafeFetch;
+}
+
 export async function createAuthorizationServer(
-  services: Pick<Services, 'config' | 'db' | 'accounts' | 'log' | 'secrets' | 'fetch'>,
+  services: AuthorizationServerDeps,
 ): Promise<AuthorizationServer> {
   const { config, db, accounts } = services;
   const keys = await loadAuthorizationKeys(db, services.secrets);
@@ -259,7 +276,7 @@ export async function createAuthorizationServer(
  * unless it requests scopes beyond it - found through the browser session, or else among the
  * account's stored grants (a new sign-in has a new session).
  */
-async function loadExistingGrant(ctx: KoaContextWithOIDC, db: Services['db']) {
+async function loadExistingGrant(ctx: KoaContextWithOIDC, db: Kysely<Database>) {
   const { provider, session, client, result } = ctx.oidc;
   if (!client || !session) return undefined;
   const known = result?.consent?.grantId ?? session.grantIdFor(client.clientId);

@@ -1,22 +1,29 @@
 /**
- * The owner-scoped MCP server at `{mcp_url}/auth` (SPEC "Authentication", rules 4-6): the registry's
- * `owner` tools behind bearer authentication, and its protected resource metadata (RFC 9728).
+ * The protected resources of our authorization server (RFC 9728): the owner-scoped MCP server at
+ * `{mcp_url}/auth` (SPEC "Authentication", rules 4-6) - its metadata and the bearer check with its
+ * challenge, which the MCP adapter (`servers/adapters/owner-mcp.ts`) runs before each POST - and the
+ * public API, whose Bearer writes take access tokens too.
  */
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
-import { type RequestHandler, Router } from 'express';
-import { createMcpEndpoint } from '../servers/adapters/mcp.ts';
-import { mcpAllowedHosts } from '../servers/config.ts';
-import type { AnyOperation } from '../servers/operation.ts';
-import type { Services } from '../servers/services.ts';
-import type { BearerResult } from './bearer.ts';
-import { clientRegistrationMetadata, METADATA_CACHE_CONTROL } from './provider.ts';
+import type { RequestHandler } from 'express';
+import type { Config } from '../servers/config.ts';
+import type { AccountPrincipal } from '../servers/features/accounts/service.ts';
+import type { BearerResult, BearerVerifier, OwnerGrant } from './bearer.ts';
+import { type AuthorizationServer, clientRegistrationMetadata, METADATA_CACHE_CONTROL } from './provider.ts';
 import { resourceScopes, SERVICE_SCOPE } from './scopes.ts';
 
-const PRM = '/.well-known/oauth-protected-resource';
+/** What the metadata documents are made from: the configured URLs and the authorization server. */
+export interface ResourceMetadataDeps {
+  config: Pick<Config, 'site_url' | 'public_api_url'>;
+  authorization: AuthorizationServer;
+}
+
+/** Where a resource's metadata is, under the resource (RFC 9728 section 3.1). */
+export const PRM = '/.well-known/oauth-protected-resource';
 
 /** RFC 9728 section 2; `resource` is exactly the URL clients connect to (section 3.3). */
-export function protectedResourceMetadata(services: Services) {
+export function protectedResourceMetadata(services: ResourceMetadataDeps) {
   const authz = services.authorization;
   return {
     resource: authz.resource,
@@ -30,7 +37,10 @@ export function protectedResourceMetadata(services: Services) {
 }
 
 /** Where the metadata is: under the resource, and path-inserted on the site (RFC 9728 section 3.1). */
-export function protectedResourceMetadataUrls(services: Services): { resource: string; site: string } {
+export function protectedResourceMetadataUrls(services: ResourceMetadataDeps): {
+  resource: string;
+  site: string;
+} {
   const resource = new URL(services.authorization.resource);
   return {
     resource: `${services.authorization.resource}${PRM}`,
@@ -39,38 +49,32 @@ export function protectedResourceMetadataUrls(services: Services): { resource: s
 }
 
 export const servePrm =
-  (services: Services): RequestHandler =>
+  (services: ResourceMetadataDeps): RequestHandler =>
   (_req, res) => {
     res.set('Cache-Control', METADATA_CACHE_CONTROL).json(protectedResourceMetadata(services));
   };
 
-/** Mounted at `{mcp_url}/auth`. */
-/** The owner-scoped MCP server; `instructions` are what it says about itself in `initialize`. */
-export function ownerMcpEndpoint(
-  services: Services,
-  operations: readonly AnyOperation[],
-  instructions: string,
-) {
+/**
+ * The owner-scoped MCP server's check of each POST: the account and grant of a valid access token,
+ * or undefined once the 401/403 challenge is answered.
+ */
+export function ownerBearerAuthentication(
+  services: ResourceMetadataDeps & { bearer: BearerVerifier },
+): (
+  req: IncomingMessage,
+  res: ServerResponse,
+) => Promise<{ account: AccountPrincipal; grant: OwnerGrant } | undefined> {
   const metadataUrl = protectedResourceMetadataUrls(services).resource;
-  const endpoint = createMcpEndpoint(services, operations, {
-    server: 'owner',
-    allowedHosts: mcpAllowedHosts(services.config),
-    instructions,
-    async authenticate(req, res) {
-      // A token in the query (RFC 6750 section 2.3) is looked for only to be refused with its own error.
-      const query = req.url?.includes('?') ? parseQuery(req.url.slice(req.url.indexOf('?') + 1)) : {};
-      const result = await services.bearer.verify(req.headers.authorization, query.access_token);
-      if (result.ok) {
-        return { account: { id: result.grant.accountId, keyId: null }, grant: result.grant };
-      }
-      challenge(res, result, metadataUrl);
-      return undefined;
-    },
-  });
-  const router = Router();
-  router.get(PRM, servePrm(services));
-  router.use(endpoint.router);
-  return { router, close: endpoint.close, direct: endpoint.direct };
+  return async (req, res) => {
+    // A token in the query (RFC 6750 section 2.3) is looked for only to be refused with its own error.
+    const query = req.url?.includes('?') ? parseQuery(req.url.slice(req.url.indexOf('?') + 1)) : {};
+    const result = await services.bearer.verify(req.headers.authorization, query.access_token);
+    if (result.ok) {
+      return { account: { id: result.grant.accountId, keyId: null }, grant: result.grant };
+    }
+    challenge(res, result, metadataUrl);
+    return undefined;
+  };
 }
 
 /** RFC 6750 section 3 with the RFC 9728 section 5.1 `resource_metadata` parameter. */
@@ -99,7 +103,7 @@ function challenge(
  * The public API as a protected resource: its Bearer writes (POST /listings) take access tokens
  * issued for `resource={public_api_url}`. Served under the API and path-inserted on the site.
  */
-export function publicApiResourceMetadata(services: Services) {
+export function publicApiResourceMetadata(services: ResourceMetadataDeps) {
   const authz = services.authorization;
   return {
     resource: services.config.public_api_url,
@@ -113,7 +117,7 @@ export function publicApiResourceMetadata(services: Services) {
 }
 
 export const servePublicApiPrm =
-  (services: Services): RequestHandler =>
+  (services: ResourceMetadataDeps): RequestHandler =>
   (_req, res) => {
     res.set('Cache-Control', METADATA_CACHE_CONTROL).json(publicApiResourceMetadata(services));
   };

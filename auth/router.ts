@@ -8,13 +8,13 @@ import { type RequestHandler, Router } from 'express';
 import { invalid, ServiceError, toServiceError } from '../servers/errors.ts';
 import { nulFields } from '../servers/input.ts';
 import { jsonBody } from '../servers/json-body.ts';
-import type { Services } from '../servers/services.ts';
-import { signupHandler } from './anonymous/routes.ts';
-import { identityAssertionRouter } from './assertions/routes.ts';
+import { type AnonymousRouteDeps, signupHandler } from './anonymous/routes.ts';
+import type { EmailCodes } from './assertions/email-codes.ts';
+import { type AgentLogoutDeps, identityAssertionRouter } from './assertions/routes.ts';
 import { clientMetadataProblem, MAX_METADATA_BYTES, nativeWhenLoopback } from './client-metadata.ts';
-import { securityEventsRouter } from './events/routes.ts';
+import { type SecurityEventRouteDeps, securityEventsRouter } from './events/routes.ts';
 import { sendLimitPage } from './form-security.ts';
-import { interactionRouter } from './interactions/routes.ts';
+import { type InteractionDeps, interactionRouter } from './interactions/routes.ts';
 import type { AuthorizationServer } from './provider.ts';
 
 const OIDC_METADATA = '/.well-known/openid-configuration';
@@ -38,8 +38,14 @@ export function addressedToIssuer(issuer: string): RequestHandler {
   };
 }
 
+/** What the authorization server's HTTP runs on: each router's own deps, given by the composition root. */
+export type AuthorizationRouterDeps = AnonymousRouteDeps &
+  InteractionDeps &
+  AgentLogoutDeps &
+  SecurityEventRouteDeps & { emailCodes: EmailCodes };
+
 /** Mounted at `auth_url`. */
-export function authorizationRouter(services: Services, authz: AuthorizationServer): Router {
+export function authorizationRouter(services: AuthorizationRouterDeps, authz: AuthorizationServer): Router {
   const { provider } = authz;
   const router = Router();
   const callback = provider.callback() as unknown as RequestHandler;

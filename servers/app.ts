@@ -6,18 +6,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
 import { anonymousSiteRouter } from '../auth/anonymous/routes.ts';
 import { ssfConfigurationMirror } from '../auth/events/routes.ts';
-import {
-  ownerMcpEndpoint,
-  protectedResourceMetadataUrls,
-  servePrm,
-  servePublicApiPrm,
-} from '../auth/resource.ts';
+import { protectedResourceMetadataUrls, servePrm, servePublicApiPrm } from '../auth/resource.ts';
 import { authorizationMetadataMirror, authorizationRouter } from '../auth/router.ts';
 import { a2aRouter } from './adapters/a2a.ts';
 import { directRoutes } from './adapters/direct-routes.ts';
 import { discoveryRouter, serverCardRouter } from './adapters/discovery.ts';
 import { mcpInstructions } from './adapters/instructions.ts';
 import { createMcpEndpoint } from './adapters/mcp.ts';
+import { ownerMcpEndpoint } from './adapters/owner-mcp.ts';
 import {
   methodNotAllowed,
   problemHandler,

@@ -7,16 +7,17 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { type AnonymousPrincipal, invalidToken } from '../auth/anonymous/sessions.ts';
 import type { OwnerGrant } from '../auth/bearer.ts';
+import { bearerChallenge } from '../auth/public-api-challenge.ts';
 import { type ErrorCode, type FieldError, invalid, ServiceError } from './errors.ts';
 import type { AccountPrincipal } from './features/accounts/service.ts';
 import { type SoulToken, soulIssuerOf } from './features/souls/keys.ts';
 import { nulFields } from './input.ts';
+import type { OperationServices } from './operation-services.ts';
 import type { ProviderStatus } from './outbound/search.ts';
 import type { PaymentCredential } from './payments/credential.ts';
 import { type PaidReceipt, paymentRequiredRefusal } from './payments/service.ts';
 import type { SignInProof } from './payments/sign-in.ts';
 import { addressProblems, type DomainPolicy } from './public-address.ts';
-import type { Services } from './services.ts';
 import { termsOf } from './sku-terms.ts';
 
 /** Who may call an operation; the adapters enforce it before the handler runs. */
@@ -95,7 +96,7 @@ export interface RequestInfo {
 }
 
 export interface OperationContext {
-  services: Services;
+  services: OperationServices;
   /**
    * The registry the adapter serves this request from: operations that describe the service
    * itself (GET /services, the catalog) project it without importing the registry.
@@ -156,7 +157,7 @@ export interface PaidBy {
  * lookup's CPU time per request almost twice as long (`npm run bench`).
  */
 export class CallContext implements OperationContext {
-  readonly services: Services;
+  readonly services: OperationServices;
   readonly operations: readonly AnyOperation[];
   readonly request: RequestInfo;
   #signal: AbortSignal | (() => AbortSignal);
@@ -227,12 +228,12 @@ export interface Sku<I> {
    * Why the SKU cannot run on this deployment (not configured, not built yet), or null. Checked
    * after the input and before any payment: an unavailable SKU answers 503 `sku_unavailable`.
    */
-  unavailable?: (services: Services) => string | null;
+  unavailable?: (services: OperationServices) => string | null;
   /**
    * The outside providers the SKU calls (search, language models) and whether each is configured
    * here: the live catalog lists them, so a buyer sees what an answer will be made from.
    */
-  providers?: (services: Services) => ProviderStatus[];
+  providers?: (services: OperationServices) => ProviderStatus[];
   /**
    * false for SKUs whose output is personal data (people-search): the payment ledger clears the
    * result once it is delivered, so only the receipt remains, and a replay of the same payment
@@ -245,14 +246,14 @@ export interface Sku<I> {
    * to pay for a call its rules refuse. Throws the refusal (a 409 naming what would be accepted).
    * The handler enforces the same rules again where it writes, serialised.
    */
-  admit?: (services: Services, input: I) => Promise<void>;
+  admit?: (services: OperationServices, input: I) => Promise<void>;
   /**
    * What the paying wallet reads again later by signing in with x402 sign-in-with-x ("the private
    * scan"): the SKU's 402 declares the extension and its receipt names the wallet (`payments/sign-in.ts`).
    */
   readLater?: string;
   /** The lowest amount this SKU accepts right now (the auction's minimum next bid), for the live catalog. */
-  currentMinimum?: (services: Services) => Promise<number>;
+  currentMinimum?: (services: OperationServices) => Promise<number>;
 }
 
 export interface OperationSpec<I extends z.ZodType, O extends z.ZodType> {
@@ -568,7 +569,7 @@ async function runHandler<I extends z.ZodType, O extends z.ZodType>(
  * operation sells none). The one answer `invokeOperation` (503 `sku_unavailable`) and the live
  * catalog (`available`, `unavailable_reason`) both give, so they cannot disagree.
  */
-export function skuUnavailableReason(op: AnyOperation, services: Services): string | null {
+export function skuUnavailableReason(op: AnyOperation, services: OperationServices): string | null {
   if (!op.sku) return null;
   return op.sku.unavailable?.(services) ?? services.payments.unavailable();
 }
@@ -601,7 +602,7 @@ async function authenticate(op: AnyOperation, ctx: OperationContext): Promise<vo
       if (!verdict.ok) {
         throw new ServiceError('invalid_token', {
           detail: verdict.description,
-          headers: { 'WWW-Authenticate': bearerChallenge(ctx, 'invalid_token') },
+          headers: { 'WWW-Authenticate': bearerChallenge(ctx.services.config, 'invalid_token') },
         });
       }
       ctx.soul = verdict.token;
@@ -611,7 +612,7 @@ async function authenticate(op: AnyOperation, ctx: OperationContext): Promise<vo
       if (!result.ok) {
         throw new ServiceError('invalid_token', {
           detail: result.description ?? 'The access token is not valid for this API',
-          headers: { 'WWW-Authenticate': bearerChallenge(ctx, 'invalid_token') },
+          headers: { 'WWW-Authenticate': bearerChallenge(ctx.services.config, 'invalid_token') },
         });
       }
       // It stands for the account on Bearer writes only: a client the owner approved must not
@@ -629,7 +630,7 @@ async function authenticate(op: AnyOperation, ctx: OperationContext): Promise<vo
       detail:
         'Send Authorization: Bearer <access token> from the authorization server (resource = this API), ' +
         `or your service key in the ${SERVICE_KEY_HEADER} header`,
-      headers: { 'WWW-Authenticate': bearerChallenge(ctx) },
+      headers: { 'WWW-Authenticate': bearerChallenge(ctx.services.config) },
     });
   }
   if (op.access === 'owner' && !(ctx.grant && ctx.account?.id === ctx.grant.accountId)) {
@@ -656,18 +657,6 @@ function bearerToken(header: string | undefined): string | undefined {
 
 /** A JWS compact serialization (three base64url parts): an access token, not an anonymous session's. */
 const isJwt = (token: string): boolean => /^[\w-]+\.[\w-]+\.[\w-]+$/.test(token);
-
-/** RFC 6750 section 3 challenge pointing at the public API's protected resource metadata (RFC 9728). */
-export function bearerChallenge(ctx: Pick<OperationContext, 'services'>, error?: string): string {
-  const { config } = ctx.services;
-  const params = [`resource_metadata="${publicApiResourceMetadataUrl(config)}"`, 'scope="agent-service"'];
-  if (error) params.push(`error="${error}"`);
-  return `Bearer ${params.join(', ')}`;
-}
-
-/** Where the public API's protected resource metadata is (RFC 9728 section 3.1, under the resource). */
-export const publicApiResourceMetadataUrl = (config: Services['config']): string =>
-  `${config.public_api_url}/.well-known/oauth-protected-resource`;
 
 /** The caller's account in a handler whose operation requires one (`access: 'service_key'`). */
 export function requireAccount(ctx: OperationContext): AccountPrincipal {

@@ -1,6 +1,7 @@
 /**
- * The services handlers run against, built once from the configuration. Handlers receive them as
- * `ctx.services`; nothing here knows about HTTP or MCP.
+ * The composition root: every service, built once from the configuration. Handlers receive the
+ * part they may use as `ctx.services` (`OperationServices`); nothing here knows about HTTP or MCP,
+ * and no feature or auth module imports this file (only the adapters, pages and the server do).
  */
 import type { Kysely } from 'kysely';
 import nodemailer, { type Transporter } from 'nodemailer';
@@ -23,7 +24,7 @@ import {
   publicApiResource,
   siteResource,
 } from '../auth/provider.ts';
-import type { DatabaseHandle, Dialect } from '../db/database.ts';
+import type { DatabaseHandle } from '../db/database.ts';
 import type { Database } from '../db/schema.ts';
 import { type Broadcast, createBroadcast } from './broadcast.ts';
 import { type Config, inboundMailEnabled, secretBoxOf } from './config.ts';
@@ -61,46 +62,31 @@ import { TrafficService } from './features/traffic/service.ts';
 import { sweepIdempotencyKeys } from './idempotency.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { Metrics } from './metrics.ts';
+import type { OperationServices } from './operation-services.ts';
 import { dnsServersFor, type OutboundResolver, outboundResolver } from './outbound/dns-lookup.ts';
-import { type LanguageModel, languageModelStatus, languageModelsOf } from './outbound/llm.ts';
-import { createSafeFetch, type SafeFetch } from './outbound/safe-fetch.ts';
-import {
-  type ProviderStatus,
-  type SearchProvider,
-  searchProviderOf,
-  searchProviderStatus,
-} from './outbound/search.ts';
+import { languageModelStatus, languageModelsOf } from './outbound/llm.ts';
+import { createSafeFetch } from './outbound/safe-fetch.ts';
+import { searchProviderOf, searchProviderStatus } from './outbound/search.ts';
 import type { PaymentFacilitator } from './payments/facilitator.ts';
 import { PaymentsService } from './payments/service.ts';
 import { Settler } from './payments/settler.ts';
 import { SignInWithX } from './payments/sign-in.ts';
-import { type DomainPolicy, domainPolicyOf } from './public-address.ts';
-import { createRateLimits, type RateLimits } from './rate-limit.ts';
+import { domainPolicyOf } from './public-address.ts';
+import { createRateLimits } from './rate-limit.ts';
 import { resealStoredSecrets, type SecretBox, serviceSecret } from './secrets.ts';
 
-export interface Services {
-  config: Config;
-  /** Which domains and URLs operations accept, publish and redirect to (`public-address.ts`). */
-  domainPolicy: DomainPolicy;
-  db: Kysely<Database>;
-  dialect: Dialect;
-  log: Logger;
-  brands: BrandMatcher;
-  /** The card charge lookup: registry, declared descriptors, live resolution (`features/charges/lookup.ts`). */
-  charges: ChargeLookup;
-  /** Statement descriptors brands declare for their verified domains. */
-  declarations: DescriptorDeclarations;
+/**
+ * Everything the process runs: what handlers may use (`OperationServices`, `operation-services.ts`)
+ * and what only the composition root and the adapters hold - the background workers, the
+ * authorization server, start and stop.
+ */
+export interface Services extends OperationServices {
   /** Live resolution of merchants the registry does not name (`charges.live_resolution`). */
   resolver: MerchantResolver;
-  /** The configured web search provider (`research.search`), or null. */
-  search: SearchProvider | null;
-  /** The usable language model providers (`research.llm.providers`), in configuration order. */
-  languageModels: LanguageModel[];
-  /** Every research provider the configuration names, configured or not (the live catalog says). */
-  researchProviders: ProviderStatus[];
-  returns: ReturnsService;
-  /** Brands' channels: registered, from the registry, discovered on their sites (`returns.discovery`). */
-  channels: BrandChannels;
+  /** Outbound DNS (`outbound.dns_servers`): what both fetchers resolve names with, and mail domains. */
+  dns: OutboundResolver;
+  /** Seals and opens the secrets stored in the database (`SECRETS_KEY`). */
+  secrets: SecretBox;
   deliveries: DeliveryWorker;
   /** Follows the tasks brands' A2A agents opened for delivered requests (`returns/brand-tasks.ts`). */
   brandTasks: BrandTaskWorker;
@@ -114,26 +100,6 @@ export interface Services {
    * null when it is off. `startService` makes it listen and stops it.
    */
   inboundMail: InboundMailListener | null;
-  rateLimits: RateLimits;
-  accounts: AccountsService;
-  /** Sessions of agents without an account (`auth/anonymous/sessions.ts`). */
-  anonymous: AnonymousSessions;
-  sites: SitesService;
-  scans: ScansService;
-  directory: DirectoryService;
-  /** Agent identities and their hash-chained memories (`features/souls/`). */
-  souls: SoulsService;
-  traffic: TrafficService;
-  /** x402: charges paid operations (`servers/payments/`). */
-  payments: PaymentsService;
-  /** x402 sign-in-with-x: the paying wallet reads what it bought again (`payments/sign-in.ts`). */
-  signIn: SignInWithX;
-  /** The spotlight placements shown now and their slot limit (`marketplace.spotlight_slots`). */
-  spotlights: SpotlightPlacements;
-  /** Robot embodiment bookings and their delivery to the operator (`marketplace.embodiment`). */
-  embodiment: EmbodimentBookings;
-  /** Boost campaigns: budgets, impressions, clicks (`marketplace.boost_cpm_usdc`, `ad_networks`). */
-  boost: BoostCampaigns;
   /** Settles authorized payments and reconciles unknown outcomes in the background. */
   settler: Settler;
   /** The embedded OAuth authorization server (`auth/provider.ts`). */
@@ -150,21 +116,6 @@ export interface Services {
     transmitter: SecurityEventTransmitter;
     worker: SetDeliveryWorker;
   };
-  /**
-   * Verifies access tokens issued for the public API (`resource={public_api_url}`) or the site it lives
-   * under (`resource={site_url}`), for Bearer writes.
-   */
-  publicApiBearer: BearerVerifier;
-  /** SSRF-safe fetch for brand webhooks (address policy `outbound.allow_private_networks`). */
-  fetch: SafeFetch;
-  /** SSRF-safe fetch for site owners' domains (address policy `scanner.allow_private_networks`). */
-  siteFetch: SafeFetch;
-  /** Outbound DNS (`outbound.dns_servers`): what both fetchers resolve names with, and mail domains. */
-  dns: OutboundResolver;
-  /** Seals and opens the secrets stored in the database (`SECRETS_KEY`). */
-  secrets: SecretBox;
-  /** The clock every service reads (tests may fix it); reads outside a service use it too. */
-  now: () => Date;
   /** Draining after SIGTERM or serving (readiness). */
   lifecycle: Lifecycle;
   /** Prometheus metrics (`metrics.enabled`), or null: nothing is measured. */

@@ -7,14 +7,40 @@ import type { ResourceInfo } from '@x402/core/types';
 import { BAZAAR, bazaarResourceServerExtension, declareDiscoveryExtension } from '@x402/extensions/bazaar';
 import { declarePaymentIdentifierExtension, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
 import { SIGN_IN_WITH_X } from '@x402/extensions/sign-in-with-x';
+import type { z } from 'zod';
 import type { Config } from './config.ts';
 import { jsonSchemaOf } from './json-schema.ts';
-import type { AnyOperation, RequestInfo } from './operation.ts';
 import { atomicUsdc } from './payments/networks.ts';
 import { type PaymentTerms, requirementsFor } from './payments/requirements.ts';
 
+/**
+ * The part of a registry operation (`Operation` in `operation.ts`) its terms are projected from:
+ * declared here so that this module does not import the operation layer that calls it.
+ */
+export interface PricedOperation {
+  name: string;
+  title: string;
+  toolName: string;
+  input: z.ZodType;
+  output: z.ZodType;
+  http?: { path: string; method: string } | undefined;
+  sku?:
+    | {
+        id: string;
+        usdc: number;
+        example: Record<string, unknown>;
+        // biome-ignore lint/suspicious/noExplicitAny: the input type is the operation's
+        amount?: ((input: any) => number) | undefined;
+        keepsResult?: boolean | undefined;
+      }
+    | undefined;
+}
+
+/** The transports a call comes by (`RequestInfo.via` in `operation.ts`). */
+export type Via = 'rest' | 'mcp' | 'a2a';
+
 /** The paid REST resource of a SKU: `{site_url}/api/public/x402/<sku>`. */
-export const skuUrl = (config: Config, op: AnyOperation): string =>
+export const skuUrl = (config: Config, op: PricedOperation): string =>
   `${config.site_url}${op.http?.path ?? ''}`;
 
 /**
@@ -22,13 +48,13 @@ export const skuUrl = (config: Config, op: AnyOperation): string =>
  * MCP transport's examples name it, specs/transports-v2/mcp.md) - for binding a payment to what it
  * was offered for: a payment made for one SKU never pays another, whatever their prices.
  */
-export const skuResources = (config: Config, op: AnyOperation): readonly string[] => [
+export const skuResources = (config: Config, op: PricedOperation): readonly string[] => [
   skuUrl(config, op),
   `mcp://tool/${op.toolName}`,
 ];
 
 /** What is paid for, over the transport the call came by. */
-export function resourceOf(config: Config, op: AnyOperation, via: RequestInfo['via']): ResourceInfo {
+export function resourceOf(config: Config, op: PricedOperation, via: Via): ResourceInfo {
   return {
     url: skuResources(config, op)[via === 'mcp' ? 1 : 0] as string,
     description: op.title,
@@ -41,7 +67,7 @@ export function resourceOf(config: Config, op: AnyOperation, via: RequestInfo['v
  * caller set for SKUs that let them (never below the catalog price, which is their floor). Without
  * an input (a bodiless probe): the floor.
  */
-export function amountOf(op: AnyOperation, input: unknown): bigint {
+export function amountOf(op: PricedOperation, input: unknown): bigint {
   const sku = op.sku;
   if (!sku) throw new Error(`${op.name} is not a paid operation`);
   const floor = atomicUsdc(sku.usdc);
@@ -54,12 +80,7 @@ export function amountOf(op: AnyOperation, input: unknown): bigint {
  * The plain terms of one call of `op` with this validated input (undefined: the floor price),
  * over the transport it came by; null when no `PAY_TO` is configured.
  */
-export function termsOf(
-  config: Config,
-  op: AnyOperation,
-  via: RequestInfo['via'],
-  input: unknown,
-): PaymentTerms | null {
+export function termsOf(config: Config, op: PricedOperation, via: Via, input: unknown): PaymentTerms | null {
   const sku = op.sku;
   if (!sku) throw new Error(`${op.name} is not a paid operation`);
   const requirements = requirementsFor(config, amountOf(op, input));
@@ -83,9 +104,9 @@ export function termsOf(
 export const supportedExtensions = [BAZAAR.key, PAYMENT_IDENTIFIER, SIGN_IN_WITH_X] as const;
 
 /** The x402 extensions the 402 of `op` carries. */
-export const extensionsOfSku = (op: AnyOperation): string[] => Object.keys(extensionsOf(op, 'rest'));
+export const extensionsOfSku = (op: PricedOperation): string[] => Object.keys(extensionsOf(op, 'rest'));
 
-const extensionsByOp = new WeakMap<AnyOperation, Record<RequestInfo['via'], Record<string, unknown>>>();
+const extensionsByOp = new WeakMap<PricedOperation, Record<Via, Record<string, unknown>>>();
 
 /**
  * The 402's `extensions`, computed once per SKU:
@@ -98,7 +119,7 @@ const extensionsByOp = new WeakMap<AnyOperation, Record<RequestInfo['via'], Reco
  * - payment-identifier (x402 `extensions/payment-identifier`), optional: a payer-chosen id that makes
  *   a retry after a lost answer return the first result instead of paying again.
  */
-export function extensionsOf(op: AnyOperation, via: RequestInfo['via']): Record<string, unknown> {
+export function extensionsOf(op: PricedOperation, via: Via): Record<string, unknown> {
   let byVia = extensionsByOp.get(op);
   if (!byVia) {
     const inputSchema = jsonSchemaOf(op.input, 'input');
@@ -135,10 +156,10 @@ export function extensionsOf(op: AnyOperation, via: RequestInfo['via']): Record<
   return byVia[via];
 }
 
-const callSchemas = new WeakMap<AnyOperation, Record<string, unknown>>();
+const callSchemas = new WeakMap<PricedOperation, Record<string, unknown>>();
 
 /** v1 `outputSchema`: the request body and the response of the call, as JSON Schemas (computed once). */
-function callSchemaOf(op: AnyOperation): Record<string, unknown> {
+function callSchemaOf(op: PricedOperation): Record<string, unknown> {
   let schema = callSchemas.get(op);
   if (!schema) {
     schema = {

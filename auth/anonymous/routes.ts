@@ -10,18 +10,30 @@
 import { randomBytes } from 'node:crypto';
 import express, { type Request, type Response, Router } from 'express';
 import type { AccountRow } from '../../db/schema.ts';
+import type { Config } from '../../servers/config.ts';
 import { ServiceError, toServiceError } from '../../servers/errors.ts';
 import { Email, Password } from '../../servers/features/accounts/schemas.ts';
-import type { Services } from '../../servers/services.ts';
+import type { AccountsService } from '../../servers/features/accounts/service.ts';
+import type { RateLimits } from '../../servers/rate-limit.ts';
 import { AGENT_AUTH_PATH, agentAuthDescriptor, authSkill, SKILL_NAME } from '../descriptor.ts';
 import { cookieOf, csrfMatches, csrfToken, noStore, refusedNul, sendLimitPage } from '../form-security.ts';
 import { messagePage } from '../interactions/pages.ts';
 import { METADATA_CACHE_CONTROL } from '../provider.ts';
 import { claimedPage, claimPage } from './pages.ts';
-import { type ClaimResult, digestOf } from './sessions.ts';
+import { type AnonymousSessions, type ClaimResult, digestOf } from './sessions.ts';
+
+/** What the sign-up and the claim pages run on; the composition root gives it. */
+export interface AnonymousRouteDeps {
+  config: Config;
+  rateLimits: RateLimits;
+  anonymous: AnonymousSessions;
+  accounts: Pick<AccountsService, 'create' | 'signIn'>;
+}
 
 /** `POST {auth_url}/signup`, mounted on the authorization server's router. */
-export function signupHandler(services: Services): express.RequestHandler {
+export function signupHandler(
+  services: Pick<AnonymousRouteDeps, 'rateLimits' | 'anonymous'>,
+): express.RequestHandler {
   return async (req, res, next) => {
     try {
       // A write anyone can make: limited per client address like the others.
@@ -38,7 +50,7 @@ export function signupHandler(services: Services): express.RequestHandler {
 const CSRF_COOKIE = 'agsvc_claim';
 
 /** Mounted at `site_url`: `/register`, the descriptor and `auth.md`. */
-export function anonymousSiteRouter(services: Services, csrfKey: string): Router {
+export function anonymousSiteRouter(services: AnonymousRouteDeps, csrfKey: string): Router {
   const { config } = services;
   const router = Router();
   const form = express.urlencoded({ extended: false, limit: '8kb' });

@@ -18,8 +18,13 @@
  * first use); a trusted provider's subject must be linked to an account, either already, or now by
  * its `email` claim when the provider is `trusted_for_email` and an account has that email.
  */
+
+import type { Kysely } from 'kysely';
 import Provider, { errors, type KoaContextWithOIDC } from 'oidc-provider';
-import type { Services } from '../../servers/services.ts';
+import type { Logger } from 'pino';
+import type { Database } from '../../db/schema.ts';
+import type { Config } from '../../servers/config.ts';
+import type { AccountsService } from '../../servers/features/accounts/service.ts';
 import { ownerMcpUrl, resourceServerInfo, tokenLifetimes } from '../provider.ts';
 import { SERVICE_SCOPE } from '../scopes.ts';
 import { consumeJti, linkedAccount, linkSubject } from './repository.ts';
@@ -32,7 +37,12 @@ const invalidGrant = (description: string) =>
   new errors.CustomOIDCProviderError('invalid_grant', description);
 
 export interface JwtBearerGrantDeps {
-  services: Pick<Services, 'config' | 'db' | 'accounts' | 'log'>;
+  services: {
+    config: Config;
+    db: Kysely<Database>;
+    accounts: Pick<AccountsService, 'getByEmail' | 'create'>;
+    log: Logger;
+  };
   verifier: IdentityAssertionVerifier;
   now: () => Date;
 }

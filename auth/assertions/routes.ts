@@ -12,6 +12,7 @@
 import { type RequestHandler, Router } from 'express';
 import type { Kysely } from 'kysely';
 import { errors } from 'oidc-provider';
+import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Database } from '../../db/schema.ts';
 import { invalid, ServiceError, toServiceError } from '../../servers/errors.ts';
@@ -19,8 +20,7 @@ import { Email } from '../../servers/features/accounts/schemas.ts';
 import { nulFields } from '../../servers/input.ts';
 import { jsonBody } from '../../servers/json-body.ts';
 import { fieldErrors } from '../../servers/operation.ts';
-import type { Services } from '../../servers/services.ts';
-import type { BearerResult } from '../bearer.ts';
+import type { BearerResult, BearerVerifier } from '../bearer.ts';
 import type { AuthorizationServer } from '../provider.ts';
 import { EMAIL_CODE_PATH, EMAIL_VERIFY_PATH, type EmailCodes } from './email-codes.ts';
 import { JWT_BEARER_GRANT } from './verify.ts';
@@ -57,7 +57,7 @@ function parse<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
 const noStore = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
 
 export function identityAssertionRouter(
-  services: Services,
+  services: AgentLogoutDeps,
   authz: AuthorizationServer,
   emailCodes: EmailCodes,
 ): Router {
@@ -111,7 +111,15 @@ export function identityAssertionRouter(
 }
 
 /** `POST {auth_url}/logout` with a bearer token: see the module comment. */
-function agentLogout(services: Services): RequestHandler {
+/** What the agents' sign-out reads: both token verifiers, the database, the log. */
+export interface AgentLogoutDeps {
+  db: Kysely<Database>;
+  log: Logger;
+  bearer: BearerVerifier;
+  publicApiBearer: BearerVerifier;
+}
+
+function agentLogout(services: AgentLogoutDeps): RequestHandler {
   return async (req, res, next) => {
     const authorization = req.headers.authorization;
     if (!authorization || !/^bearer /i.test(authorization)) return next();

@@ -8,14 +8,23 @@
  * the owner MCP server or the public API) or `x-service-key`. A stream gets SETs about that account.
  */
 import express, { type Request, type RequestHandler, Router } from 'express';
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
 import type { z } from 'zod';
+import type { Database } from '../../db/schema.ts';
+import type { Config } from '../../servers/config.ts';
 import { invalid, notFound, ServiceError, toServiceError } from '../../servers/errors.ts';
+import type { AccountsService } from '../../servers/features/accounts/service.ts';
 import { nulFields } from '../../servers/input.ts';
 import { jsonBody } from '../../servers/json-body.ts';
 import { fieldErrors } from '../../servers/operation.ts';
+import type { SafeFetch } from '../../servers/outbound/safe-fetch.ts';
 import { requireCallableDestination } from '../../servers/outbound/safe-fetch.ts';
-import type { Services } from '../../servers/services.ts';
+import type { RateLimits } from '../../servers/rate-limit.ts';
+import type { SecretBox } from '../../servers/secrets.ts';
+import type { BearerVerifier } from '../bearer.ts';
 import { METADATA_CACHE_CONTROL } from '../provider.ts';
+import type { SecurityEventReceiver } from './receiver.ts';
 import { SET_MEDIA_TYPE } from './set.ts';
 import {
   CreateStream,
@@ -35,7 +44,23 @@ import {
   VerificationRequest,
   verificationWait,
 } from './streams.ts';
-import { SSF_CONFIGURATION_PATH, ssfConfiguration } from './transmitter.ts';
+import { type SecurityEventTransmitter, SSF_CONFIGURATION_PATH, ssfConfiguration } from './transmitter.ts';
+
+/** What the receiver's push endpoint and the stream management run on; the composition root gives it. */
+export interface SecurityEventRouteDeps {
+  config: Config;
+  db: Kysely<Database>;
+  log: Logger;
+  rateLimits: RateLimits;
+  accounts: Pick<AccountsService, 'authenticate'>;
+  /** Both verifiers: a stream is managed with an access token for the owner MCP server or the public API. */
+  bearer: BearerVerifier;
+  publicApiBearer: BearerVerifier;
+  securityEvents: { receiver: SecurityEventReceiver; transmitter: SecurityEventTransmitter };
+  secrets: SecretBox;
+  fetch: SafeFetch;
+  now: () => Date;
+}
 
 /** Largest SET accepted on the push endpoint. */
 export const MAX_SET_BYTES = 64 * 1024;
@@ -48,7 +73,7 @@ function pushError(res: express.Response, status: number, err: string, descripti
 }
 
 /** `POST {auth_url}/ssf/push`: RFC 8935 section 2. */
-export function pushEndpoint(services: Services): RequestHandler {
+export function pushEndpoint(services: SecurityEventRouteDeps): RequestHandler {
   const body = express.text({ type: () => true, limit: MAX_SET_BYTES });
   return async (req, res) => {
     const type = (req.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
@@ -100,7 +125,7 @@ export function pushEndpoint(services: Services): RequestHandler {
 }
 
 /** The account a stream management request acts for, from its token or service key. */
-async function streamOwner(services: Services, req: Request): Promise<string> {
+async function streamOwner(services: SecurityEventRouteDeps, req: Request): Promise<string> {
   const authorization = req.get('authorization');
   if (authorization) {
     for (const verifier of [services.bearer, services.publicApiBearer]) {
@@ -131,7 +156,7 @@ function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
 }
 
 /** Mounted on the authorization server's router (`auth/router.ts`). */
-export function securityEventsRouter(services: Services): Router {
+export function securityEventsRouter(services: SecurityEventRouteDeps): Router {
   const { config } = services;
   const router = Router();
   const json = jsonBody('16kb');
@@ -265,7 +290,7 @@ export function securityEventsRouter(services: Services): Router {
 }
 
 /** SSF 1.0 section 7: the transmitter configuration metadata. */
-export function serveSsfConfiguration(services: Services): RequestHandler {
+export function serveSsfConfiguration(services: { config: Config }): RequestHandler {
   const body = JSON.stringify(ssfConfiguration(services.config), null, 2);
   return (_req, res) => {
     res
@@ -279,7 +304,7 @@ export function serveSsfConfiguration(services: Services): RequestHandler {
  * On `site_url`: the metadata at `/.well-known/ssf-configuration` and, for an issuer with a path,
  * path-inserted after it (SSF 1.0 section 7.2, as RFC 8414 section 3.1).
  */
-export function ssfConfigurationMirror(services: Services): Router {
+export function ssfConfigurationMirror(services: { config: Config }): Router {
   const router = Router();
   const authPath = new URL(services.config.auth_url).pathname.replace(/\/+$/, '');
   router.get(SSF_CONFIGURATION_PATH, serveSsfConfiguration(services));

@@ -9,13 +9,18 @@ import type Provider from 'oidc-provider';
 import type { InteractionResults } from 'oidc-provider';
 import { errors } from 'oidc-provider';
 import type { AccountRow } from '../../db/schema.ts';
-import type { Services } from '../../servers/services.ts';
+import type { AccountsService } from '../../servers/features/accounts/service.ts';
 import { clientIdHost } from '../client-id-metadata.ts';
 import { csrfMatches, csrfToken, noStore, refusedNul, sendLimitPage } from '../form-security.ts';
 import { scopeDescriptions } from '../scopes.ts';
 import { consentPage, loginPage, messagePage } from './pages.ts';
 
-export function interactionRouter(services: Services, provider: Provider, csrfKey: string): Router {
+/** What the sign-in and consent pages read: the accounts. */
+export interface InteractionDeps {
+  accounts: Pick<AccountsService, 'get' | 'signIn'>;
+}
+
+export function interactionRouter(services: InteractionDeps, provider: Provider, csrfKey: string): Router {
   const router = Router();
   const form = express.urlencoded({ extended: false, limit: '8kb' });
   const csrfOf = (uid: string) => csrfToken(csrfKey, `interaction:${uid}`);

@@ -28,8 +28,8 @@ import {
   SERVICE_KEY_HEADER,
   skuUnavailableReason,
 } from '../operation.ts';
+import type { OperationServices } from '../operation-services.ts';
 import type { ProviderStatus } from '../outbound/search.ts';
-import type { Services } from '../services.ts';
 import { surfaceUrl } from './openapi.ts';
 
 /** SPEC "SKUs and their inputs": the order of its table, which the catalog keeps. */
@@ -396,9 +396,12 @@ export async function snapshotUpdatedAt(db: Kysely<Database>, digest: string, no
  * One snapshot per (services, registry): its content cannot change while the process runs, so the
  * database is asked once. A failed attempt is forgotten and the next request asks again.
  */
-const snapshots = new WeakMap<Services, WeakMap<readonly AnyOperation[], Promise<Catalog>>>();
+const snapshots = new WeakMap<OperationServices, WeakMap<readonly AnyOperation[], Promise<Catalog>>>();
 
-export function catalogSnapshot(services: Services, operations: readonly AnyOperation[]): Promise<Catalog> {
+export function catalogSnapshot(
+  services: OperationServices,
+  operations: readonly AnyOperation[],
+): Promise<Catalog> {
   let byRegistry = snapshots.get(services);
   if (!byRegistry) {
     byRegistry = new WeakMap();

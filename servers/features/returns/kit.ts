@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import type { ReturnRequestRow } from '../../../db/schema.ts';
-import type { RankedChannel } from './channels/ranking.ts';
+import type { RankedChannel } from './channels/schemas.ts';
 
 export const ContactChannelKind = z
   .enum(['agent_a2a', 'agent_mcp', 'email', 'form', 'support_page', 'phone', 'chat', 'return_policy'])

@@ -17,7 +17,7 @@ import type { BrandMatcher } from '../charges/matcher.ts';
 import { verifyApproval } from './approval.ts';
 import type { DeliveryTarget } from './channel-fallback.ts';
 import type { BrandChannels } from './channels/brand-channels.ts';
-import type { RankedChannel } from './channels/ranking.ts';
+import type { RankedChannel } from './channels/schemas.ts';
 import { contactKit } from './kit.ts';
 import type { NotificationWorker } from './notification-outbox.ts';
 import type { DeliveryWorker } from './outbox.ts';

@@ -12,12 +12,13 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { decodeProtectedHeader } from 'jose';
 import type { Kysely } from 'kysely';
 import { verifyMessage } from 'viem';
+import { bearerChallenge } from '../../../auth/public-api-challenge.ts';
 import { isUniqueViolation } from '../../../db/database.ts';
 import type { Database, SignatureOrigin, SoulKeyRow, SoulMemoryRow, SoulRow } from '../../../db/schema.ts';
 import type { Config } from '../../config.ts';
 import { type FieldError, invalid, notFound, ServiceError } from '../../errors.ts';
-import { bearerChallenge, type OperationContext } from '../../operation.ts';
 import { DEFAULT_LIMIT, decodeCursor, encodeCursor, likePattern } from '../../pagination.ts';
+import type { AccountPrincipal } from '../accounts/service.ts';
 import { entryDigest, sha256Hex } from './chain.ts';
 import {
   agentIdOf,
@@ -382,7 +383,7 @@ export class SoulsService {
    * access token of ours). Anyone else: 401 without a token, 403 with one that stands for someone else.
    */
   async writerFor(
-    ctx: Pick<OperationContext, 'soul' | 'account' | 'services'>,
+    caller: { soul?: SoulToken | undefined; account?: AccountPrincipal | undefined },
     agentId: string,
     options: { soulKeyOnly?: boolean } = {},
   ): Promise<Writer> {
@@ -390,13 +391,13 @@ export class SoulsService {
     const forbidden = (detail: string) =>
       new ServiceError('forbidden', {
         detail,
-        headers: { 'WWW-Authenticate': bearerChallenge(ctx, 'insufficient_scope') },
+        headers: { 'WWW-Authenticate': bearerChallenge(this.#deps.config, 'insufficient_scope') },
       });
-    if (ctx.soul) {
-      if (ctx.soul.agentId !== agentId) throw forbidden('The token is signed by another soul');
-      return { kind: 'soul', id: agentId, token: ctx.soul };
+    if (caller.soul) {
+      if (caller.soul.agentId !== agentId) throw forbidden('The token is signed by another soul');
+      return { kind: 'soul', id: agentId, token: caller.soul };
     }
-    const account = ctx.account?.keyId === null ? ctx.account : undefined;
+    const account = caller.account?.keyId === null ? caller.account : undefined;
     if (account && !options.soulKeyOnly) {
       if (soul.account_id !== account.id)
         throw forbidden('This soul is not linked to the account of the token');
@@ -408,7 +409,7 @@ export class SoulsService {
         "Send Authorization: Bearer with a JWT signed by the soul's current key (iss = agent_id, aud = " +
         `${soulApiUrl(this.#deps.config)}), or an access token of the linked account (resource = ` +
         `${this.#deps.config.public_api_url})`,
-      headers: { 'WWW-Authenticate': bearerChallenge(ctx) },
+      headers: { 'WWW-Authenticate': bearerChallenge(this.#deps.config) },
     });
   }
 

@@ -17,9 +17,12 @@ import { type RequestHandler, Router } from 'express';
 import proxyaddr from 'proxy-addr';
 import { invalid, ServiceError } from '../../errors.ts';
 import { nulFields } from '../../input.ts';
+import type { OperationServices } from '../../operation-services.ts';
 import { requestTracker } from '../../request-log.ts';
-import type { Services } from '../../services.ts';
 import { BEACON_PATH } from '../sites/snippets.ts';
+
+/** What the pixel records with: the configured URLs, the traffic service, the log. */
+type BeaconDeps = Pick<OperationServices, 'config' | 'traffic' | 'log'>;
 
 /** A 1x1 transparent GIF (42 bytes). */
 const GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
@@ -39,7 +42,7 @@ export type TrustProxy = (address: string, hop: number) => boolean;
  * are the highest-volume request and are counted in the traffic rollups instead.
  */
 export function beaconFastPath(
-  services: Services,
+  services: BeaconDeps,
   trustProxy: TrustProxy,
   /** Answers a failure as the REST adapter does (`sendFailure`), once the request is tracked. */
   fail: (req: IncomingMessage, res: ServerResponse, err: unknown) => void,
@@ -106,7 +109,7 @@ export function beaconFastPath(
 }
 
 export function beaconRouter(
-  services: Services,
+  services: BeaconDeps,
   methodNotAllowed: (methods: string[]) => RequestHandler,
 ): Router {
   const router = Router();

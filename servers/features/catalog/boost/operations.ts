@@ -7,10 +7,10 @@
 import { z } from 'zod';
 import { ServiceError } from '../../../errors.ts';
 import { defineOperation, defineSku, requireAccount, type Sku } from '../../../operation.ts';
+import type { OperationServices } from '../../../operation-services.ts';
 import { atomicUsdc } from '../../../payments/networks.ts';
 import { signInErrors, signInHeader } from '../../../payments/sign-in.ts';
 import { domainPolicyOf, normalizeDomain } from '../../../public-address.ts';
-import type { Services } from '../../../services.ts';
 import { requireVerifiedDomain } from '../../sites/operations.ts';
 import { PageUrl, SkuDomain, urlOnDomain, usdc, usdcInput, usdcText } from '../inputs.ts';
 import type { CampaignView } from './campaigns.ts';
@@ -64,7 +64,7 @@ export const Boost = z.object({
 });
 export type Boost = z.infer<typeof Boost>;
 
-const domainOf = (raw: string, services: Services): string => {
+const domainOf = (raw: string, services: Pick<OperationServices, 'config'>): string => {
   const result = normalizeDomain(raw, domainPolicyOf(services.config));
   if (!result.ok) throw new ServiceError('internal_error'); // the schema checked it
   return result.domain;

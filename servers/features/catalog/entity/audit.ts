@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { ServiceError } from '../../../errors.ts';
-import type { OperationContext } from '../../../operation.ts';
+import type { CallScope } from '../../../operation-services.ts';
 import { type LanguageModel, LanguageModelError } from '../../../outbound/llm.ts';
 import {
   compareField,
@@ -80,7 +80,7 @@ const ENTITY_MAX_PAGES = 30;
 const aboutPath = /^\/(?:[a-z]{2}(?:-[a-z]{2})?\/)?(?:about(?:-us)?|company|who-we-are|our-story|story)\/?$/i;
 
 /** Crawls the brand's site and reads what it says about itself. */
-export async function readSite(ctx: OperationContext, domain: string): Promise<SiteEvidence> {
+export async function readSite(ctx: CallScope<'scans'>, domain: string): Promise<SiteEvidence> {
   const claims: EntityClaim[] = [];
   const sameAs = new Set<string>();
   let pagesRead = 0;

@@ -5,10 +5,10 @@
 import { z } from 'zod';
 import { ServiceError } from '../../../errors.ts';
 import { defineOperation, defineSku, type Sku } from '../../../operation.ts';
+import type { OperationServices } from '../../../operation-services.ts';
 import { queryNumber } from '../../../pagination.ts';
 import { atomicUsdc, usdcOf } from '../../../payments/networks.ts';
 import { domainPolicyOf, normalizeDomain } from '../../../public-address.ts';
-import type { Services } from '../../../services.ts';
 import { Blurb, daysInput, PageUrl, SkuDomain, urlOnDomain, usdc, usdcInput, usdcText } from '../inputs.ts';
 import {
   BID_INCREMENT_USDC,
@@ -64,7 +64,7 @@ export const FeaturedBid = z.object({
 export type FeaturedBid = z.infer<typeof FeaturedBid>;
 
 /** The minimum next bid now (atomic USDC). */
-async function minimumNow(services: Services): Promise<number> {
+async function minimumNow(services: Pick<OperationServices, 'db' | 'now'>): Promise<number> {
   return minimumNextBid(await currentHolder(services.db, services.now().toISOString()));
 }
 
@@ -87,7 +87,8 @@ const sku: Sku<FeaturedBidInput> = {
   currentMinimum: async (services) => usdcOf(await minimumNow(services)),
 };
 
-const featuredUrl = (services: Services): string => `${services.config.public_api_url}/featured`;
+const featuredUrl = (services: Pick<OperationServices, 'config'>): string =>
+  `${services.config.public_api_url}/featured`;
 
 export const bidFeaturedSlot = defineSku({
   name: 'bidFeaturedSlot',
@@ -189,7 +190,9 @@ export const FeaturedSlot = z.object({
 export type FeaturedSlot = z.infer<typeof FeaturedSlot>;
 
 /** The slot as it stands at the services' clock (GET /featured, the agent hub). */
-export async function featuredSlot(services: Services): Promise<FeaturedSlot> {
+export async function featuredSlot(
+  services: Pick<OperationServices, 'db' | 'now' | 'config'>,
+): Promise<FeaturedSlot> {
   const at = services.now();
   const now = at.toISOString();
   const [holder, history] = await Promise.all([currentHolder(services.db, now), recentBids(services.db, 20)]);

@@ -8,18 +8,13 @@
  */
 import { z } from 'zod';
 import { ServiceError } from '../../../errors.ts';
-import type { OperationContext } from '../../../operation.ts';
+import type { CallScope } from '../../../operation-services.ts';
 import { LanguageModelError } from '../../../outbound/llm.ts';
 import type { SearchResult } from '../../../outbound/search.ts';
 import { PageReader } from '../../scans/page-reader.ts';
 import { buildDossier, type DossierBody, extractiveSummary, type SourcedPage } from './dossier.ts';
 import { pageEvidence } from './extract.ts';
-import type { PeopleDossier, PeopleSearchInput } from './operations.ts';
-
-/** What every dossier says about itself (SPEC: "not a consumer report or a background check"). */
-export const RESEARCH_ONLY =
-  'Research output only, not a consumer report or a background check: do not use it for decisions about ' +
-  'employment, credit, housing or insurance.';
+import { type PeopleDossier, type PeopleSearchInput, RESEARCH_ONLY } from './schemas.ts';
 
 /** Result pages read at once. */
 const READ_CONCURRENCY = 4;
@@ -57,10 +52,10 @@ function rankResults(perQuery: SearchResult[][]): string[] {
 
 const Summary = z.strictObject({ summary: z.string().min(1).max(2000) });
 
-export async function researchDossier(
-  ctx: OperationContext,
-  input: PeopleSearchInput,
-): Promise<PeopleDossier> {
+/** The services the research reads. */
+type ResearchCall = CallScope<'config' | 'search' | 'siteFetch' | 'languageModels' | 'now'>;
+
+export async function researchDossier(ctx: ResearchCall, input: PeopleSearchInput): Promise<PeopleDossier> {
   const { services } = ctx;
   const search = services.search;
   if (!search)
@@ -166,7 +161,7 @@ export async function researchDossier(
 
 /** The first configured model writes the summary from the cited facts only; extractive without one. */
 async function summarize(
-  ctx: OperationContext,
+  ctx: ResearchCall,
   name: string,
   body: DossierBody,
   pagesRead: number,

@@ -26,9 +26,15 @@ import { withinBudget } from '../../../time-budget.ts';
 import type { BrandMatcher } from '../../charges/matcher.ts';
 import { PageReader } from '../../scans/page-reader.ts';
 import { discoverChannels } from './discovery.ts';
-import { type RankedChannel, rankedChannelsOf } from './ranking.ts';
+import { rankedChannelsOf } from './ranking.ts';
 import { claimDiscovery, findDiscovery, releaseDiscovery, saveDiscovery } from './repository.ts';
-import type { BrandChannelsResult, BrandChannelView, DiscoveryReport, DiscoveryStatus } from './schemas.ts';
+import type {
+  BrandChannelsResult,
+  BrandChannelView,
+  DiscoveryReport,
+  DiscoveryStatus,
+  RankedChannel,
+} from './schemas.ts';
 
 const HOUR_MS = 3_600_000;
 /** A partial or unreachable run is tried again sooner than the TTL: the site may answer next time. */

@@ -26,23 +26,7 @@ import type { Brand } from '../../charges/brand-registry.ts';
 import { findBrandAgent } from '../../directory/repository.ts';
 import { findBrandChannel } from '../repository.ts';
 import { activeFailures, discoveredChannels } from './repository.ts';
-import type { ChannelDetail, ChannelKind, ChannelSource, FoundBy } from './schemas.ts';
-
-export interface RankedChannel {
-  kind: ChannelKind;
-  /** Always the real address; `private` says whether it may be shown. */
-  address: string;
-  /** Registered webhooks and return emails are the brand's private arrangement with us. */
-  private: boolean;
-  detail: ChannelDetail;
-  source: ChannelSource;
-  found_by: FoundBy;
-  source_url: string | null;
-  found_at: string | null;
-  /** 1-based place in the delivery order; null for kit-only or failed channels. */
-  delivery_rank: number | null;
-  failed: { at: string; reason: string; until: string } | null;
-}
+import type { ChannelDetail, ChannelKind, ChannelSource, FoundBy, RankedChannel } from './schemas.ts';
 
 export interface ChannelSources {
   registered: BrandChannelRow | undefined;

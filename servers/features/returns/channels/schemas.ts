@@ -88,6 +88,23 @@ export interface FoundChannel {
   found_by: FoundBy;
 }
 
+/** A channel in the one ranking of a brand's channels (`ranking.ts`), which delivery and the kit read. */
+export interface RankedChannel {
+  kind: ChannelKind;
+  /** Always the real address; `private` says whether it may be shown. */
+  address: string;
+  /** Registered webhooks and return emails are the brand's private arrangement with us. */
+  private: boolean;
+  detail: ChannelDetail;
+  source: ChannelSource;
+  found_by: FoundBy;
+  source_url: string | null;
+  found_at: string | null;
+  /** 1-based place in the delivery order; null for kit-only or failed channels. */
+  delivery_rank: number | null;
+  failed: { at: string; reason: string; until: string } | null;
+}
+
 export const AttemptOutcome = describedEnum({
   read: 'fetched and read',
   robots: 'robots.txt disallows it for our crawler',
