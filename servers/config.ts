@@ -20,6 +20,8 @@ const packageJson = JSON.parse(readFileSync(path.join(projectRoot, 'package.json
 };
 export const serviceName: string = packageJson.name;
 export const serviceVersion: string = packageJson.version;
+/** The service's name wherever it names itself: pages, discovery documents, the authorization server's pages. */
+export const SERVICE_TITLE = 'Agent service';
 
 const absoluteUrl = z
   .url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' })

@@ -3,6 +3,7 @@
  * HTML forms that work without scripts, every control labelled, every value escaped.
  */
 import type { KoaContextWithOIDC } from 'oidc-provider';
+import { SERVICE_TITLE } from '../../servers/config.ts';
 import { describeScope } from '../scopes.ts';
 
 export function escapeHtml(value: string): string {
@@ -21,10 +22,11 @@ export function page(title: string, body: string): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
+<title>${escapeHtml(title)} - ${SERVICE_TITLE}</title>
 <style>${style}</style>
 </head>
 <body>
+<header><p id="service-name"><strong>${SERVICE_TITLE}</strong> - sign-in and access to your account</p></header>
 <main>
 ${body}
 </main>
@@ -56,7 +58,7 @@ export function loginPage(p: LoginPage): string {
   return page(
     'Sign in',
     `<h1>Sign in</h1>
-<p><strong>${clientLabel(p.clientName, p.clientHost)}</strong> wants to connect to your account. Sign in with the email and password of your account.</p>
+<p><strong>${clientLabel(p.clientName, p.clientHost)}</strong> wants to connect to your ${SERVICE_TITLE} account. Sign in with the email and password of that account.</p>
 ${p.error ? `<p class="error" role="alert">${escapeHtml(p.error)}</p>` : ''}
 <form method="post" action="${escapeHtml(p.action)}">
 <input type="hidden" name="csrf" value="${escapeHtml(p.csrf)}">

@@ -28,13 +28,13 @@ import {
 } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
 import express, { type Request, type RequestHandler } from 'express';
-import { serviceVersion } from '../config.ts';
+import { SERVICE_TITLE, serviceVersion } from '../config.ts';
 import { failureLogLevel, ServiceError, toServiceError } from '../errors.ts';
 import { jsonBody } from '../json-body.ts';
 import { type AnyOperation, CallContext, invokeOperation, type RequestInfo } from '../operation.ts';
 import type { Services } from '../services.ts';
 import { A2A_PATH, AGENT_CARD_PATH } from './api-catalog.ts';
-import { SERVICE_TITLE, serviceSummary } from './llms-txt.ts';
+import { serviceSummary } from './llms-txt.ts';
 import { argumentsOf } from './tool-table.ts';
 
 const JSON_MODE = 'application/json';

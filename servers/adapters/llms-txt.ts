@@ -5,7 +5,7 @@
  * file adds each operation's whole description, arguments, access and price. Pure functions of
  * (operations, config).
  */
-import type { Config } from '../config.ts';
+import { type Config, SERVICE_TITLE } from '../config.ts';
 import { AGENT_REQUESTS_PATH, AGENT_REQUESTS_TITLE, brandRoutes } from '../features/returns/brand-guide.ts';
 import type { AnyOperation } from '../operation.ts';
 import {
@@ -20,8 +20,6 @@ import {
 import { MODERN_PROTOCOL_VERSIONS, PROTOCOL_VERSIONS } from './mcp.ts';
 import { LEGACY_SERVER_CARD_PATH, MCP_CATALOG_PATH } from './mcp-server-card.ts';
 import { argumentsOf, summaryOf } from './tool-table.ts';
-
-export const SERVICE_TITLE = 'Agent service';
 
 export const serviceSummary =
   'Free, keyless customer service tools for personal agents (which brand is behind a card charge, ' +

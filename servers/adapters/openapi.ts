@@ -98,7 +98,9 @@ export function openApiDocument(
   return {
     openapi: '3.1.0',
     info: { title: info.title, version: info.version, description: info.description },
-    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    // The OAS 3.1 base dialect (JSON Schema 2020-12 plus OAS keywords), the default: Swagger UI treats any
+    // other value as a dialect it does not support and shows a red error box over the reference.
+    jsonSchemaDialect: 'https://spec.openapis.org/oas/3.1/dialect/base',
     servers: [{ url: surfaceUrl(config, surface) }],
     paths,
     components: {
@@ -411,7 +413,9 @@ export function siteOpenApiDocument(operations: readonly AnyOperation[], config:
         `tools of the MCP servers at ${config.mcp_url} (public) and ${config.mcp_url}/auth (owner-scoped, ` +
         'OAuth 2.1); `x-mcp-tool` names the tool of each operation.',
     },
-    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    // The OAS 3.1 base dialect (JSON Schema 2020-12 plus OAS keywords), the default: Swagger UI treats any
+    // other value as a dialect it does not support and shows a red error box over the reference.
+    jsonSchemaDialect: 'https://spec.openapis.org/oas/3.1/dialect/base',
     servers: [{ url: config.site_url }],
     paths,
     components: {

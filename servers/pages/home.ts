@@ -10,16 +10,9 @@
 import { createHash } from 'node:crypto';
 import { descriptorUrl, signupUrl, skillUrl } from '../../auth/descriptor.ts';
 import { API_CATALOG_PATH, type Api, apis } from '../adapters/api-catalog.ts';
-import {
-  callUrl,
-  llmsFullTxt,
-  mcpConnectLine,
-  priceOf,
-  SERVICE_TITLE,
-  serviceSummary,
-} from '../adapters/llms-txt.ts';
+import { callUrl, llmsFullTxt, mcpConnectLine, priceOf, serviceSummary } from '../adapters/llms-txt.ts';
 import { MCP_CATALOG_PATH } from '../adapters/mcp-server-card.ts';
-import { type Config, serviceVersion } from '../config.ts';
+import { type Config, SERVICE_TITLE, serviceVersion } from '../config.ts';
 import { installSnippets } from '../features/sites/snippets.ts';
 import type { AnyOperation } from '../operation.ts';
 import { html, raw } from './html.ts';
@@ -109,6 +102,10 @@ function operationLine(op: AnyOperation, api: Api, config: Config) {
     price,
   };
 }
+
+/** Operation descriptions are written for models, in Markdown: their `code` spans shown as code, not backticks. */
+const withCode = (text: string) =>
+  text.split('`').map((part, i) => (i % 2 === 1 ? html`<code>${part}</code>` : part));
 
 /** What the page shows, once per process: a pure function of (operations, config). */
 function model(operations: readonly AnyOperation[], config: Config) {
@@ -205,7 +202,7 @@ ${sections.map(
 ${lines.map(
   (
     l,
-  ) => html`<li><strong>${l.title}</strong>: <code>${l.method ? `${l.method} ` : ''}${l.url}</code>${l.tool ? html` (MCP tool <code>${l.tool}</code>)` : ''}${l.price ? html` <span class="price">${l.price}</span>` : ''}. ${l.summary}</li>
+  ) => html`<li><strong>${l.title}</strong>: <code>${l.method ? `${l.method} ` : ''}${l.url}</code>${l.tool ? html` (MCP tool <code>${l.tool}</code>)` : ''}${l.price ? html` <span class="price">${l.price}</span>` : ''}. ${withCode(l.summary)}</li>
 `,
 )}</ul>
 </section>

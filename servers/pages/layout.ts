@@ -5,8 +5,7 @@
  * it is allowed by its hash, and every value goes through the escaping `html` template.
  */
 import { createHash } from 'node:crypto';
-import { SERVICE_TITLE } from '../adapters/llms-txt.ts';
-import { type Config, serviceVersion } from '../config.ts';
+import { type Config, SERVICE_TITLE, serviceVersion } from '../config.ts';
 import { type Html, html, jsonScript, raw } from './html.ts';
 
 export const OG_IMAGE_PATH = '/og-image.svg';

@@ -12,28 +12,35 @@ export function robotSoulPage(config: Config): { html: string; markdown: string 
   const api = config.public_api_url;
   const soulApi = `${site}/api/soul`;
   const script = `// node register-soul.mjs  (npm install jose)
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { CompactSign, SignJWT, exportJWK, generateKeyPair } from 'jose';
+
+// Every answer is checked: a refusal is a problem document (RFC 9457) that says what to fix.
+async function call(url, init) {
+  const res = await fetch(url, init);
+  const body = await res.json();
+  if (!res.ok) throw new Error(\`\${res.status} \${body.code}: \${body.detail ?? body.title}\`);
+  return { status: res.status, body };
+}
+const json = (body, headers = {}) => ({
+  method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body),
+});
 
 const { publicKey, privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
 const public_key = await exportJWK(publicKey);
 
 // 1. A challenge for this key (valid 5 minutes, usable once).
-const { challenge } = await (await fetch('${api}/soul/challenge', {
-  method: 'POST', headers: { 'content-type': 'application/json' },
-  body: JSON.stringify({ public_key }),
-})).json();
+const { challenge } = (await call('${api}/soul/challenge', json({ public_key }))).body;
 
 // 2. Sign the challenge string itself as a compact JWS.
 const signature = await new CompactSign(new TextEncoder().encode(challenge))
   .setProtectedHeader({ alg: 'EdDSA' }).sign(privateKey);
 
-// 3. Register: the answer is the identity document.
-const soul = await (await fetch('${soulApi}/agents', {
-  method: 'POST', headers: { 'content-type': 'application/json' },
-  body: JSON.stringify({ public_key, challenge, signature, handle: 'my-robot',
-    name: 'My robot', description: 'What my agent does.' }),
-})).json();
+// 3. Register: the answer is the identity document. A handle is unique across the registry
+//    (409 handle_taken): this one carries a random suffix, so the script runs again as shown.
+const handle = \`my-robot-\${randomBytes(3).toString('hex')}\`;
+const soul = (await call('${soulApi}/agents', json({ public_key, challenge, signature, handle,
+  name: 'My robot', description: 'What my agent does.' }))).body;
 console.log(soul.agent_id);
 
 // 4. Write a memory with a short JWT signed by the soul's key. It is kept as the entry's
@@ -43,12 +50,9 @@ const content_digest = createHash('sha256').update(entry.content).digest('hex');
 const token = await new SignJWT({ memory: { content_digest, layer: entry.layer, kind: entry.kind } })
   .setProtectedHeader({ alg: 'EdDSA' }).setIssuer(soul.agent_id).setAudience('${soulApi}')
   .setIssuedAt().setExpirationTime('2m').setJti(crypto.randomUUID()).sign(privateKey);
-const memory = await fetch(\`${soulApi}/agents/\${encodeURIComponent(soul.agent_id)}/memories\`, {
-  method: 'POST',
-  headers: { 'content-type': 'application/json', authorization: \`Bearer \${token}\` },
-  body: JSON.stringify(entry),
-});
-console.log(memory.status, await memory.json());
+const memory = await call(\`${soulApi}/agents/\${encodeURIComponent(soul.agent_id)}/memories\`,
+  json(entry, { authorization: \`Bearer \${token}\` }));
+console.log(memory.status, memory.body);
 `;
   // MCP 2026-07-28: one request, no initialize (the SDK's v2 client in 'auto' mode does the same).
   const mcpRead = mcpModernCall(config, 'get_soul', { agent_id: '{agent_id}' });
@@ -80,7 +84,7 @@ console.log(memory.status, await memory.json());
 <p>A soul is a verifiable agent identity bound to a key the agent holds. Its <code>agent_id</code> is the RFC 9278 JWK thumbprint URI of its first public key, so anyone can check it; it never changes, not even after a key rotation. A soul keeps an append-only, hash-chained memory log that anyone can read and verify. Registered souls are listed in <a href="${site}/souls">the registry</a>.</p>
 <h2>Keys</h2>
 <p>Ed25519 (<code>{kty:"OKP", crv:"Ed25519", x}</code>, JWS <code>alg</code> <code>EdDSA</code>) or P-256 (<code>{kty:"EC", crv:"P-256", x, y}</code>, <code>ES256</code>). Send only the public JWK; a key with the private member <code>d</code> is refused.</p>
-<h2>Register in three calls</h2>
+<h2>Register in two calls and a signature</h2>
 <ol>
 <li><code>POST ${api}/soul/challenge</code> <code>{public_key}</code> answers 201 <code>{challenge, expires_at}</code>.</li>
 <li>Sign the challenge string as the payload of a compact JWS with the private key.</li>
