@@ -4,9 +4,15 @@
  * against it grown to 100,000 brands with synthetic ones (pronounceable names, descriptor forms like real
  * ones). Reports p50/p99/max of single lookups over both statement-line corpora plus synthetic lines.
  */
-import { readFileSync } from 'node:fs';
 import { type Brand, loadBrands } from '../servers/features/charges/brand-registry.ts';
 import { BrandMatcher } from '../servers/features/charges/matcher.ts';
+import {
+  type AccuracyRow,
+  accuracyByKind,
+  corpusKinds,
+  formatAccuracy,
+  loadCorpus,
+} from './descriptor-accuracy.ts';
 
 // Syllables drawn like real brand names: consonant onsets, vowels, optional codas.
 const onsets = [
@@ -139,13 +145,7 @@ export interface MatchingResult {
 }
 
 function corpusLines(): string[] {
-  return ['descriptors.json', 'descriptors-longtail.json'].flatMap((name) =>
-    (
-      JSON.parse(readFileSync(new URL(`../test/fixtures/${name}`, import.meta.url), 'utf8')) as {
-        cases: { line: string }[];
-      }
-    ).cases.map((c) => c.line),
-  );
+  return [...loadCorpus('descriptors.json'), ...loadCorpus('descriptors-longtail.json')].map((c) => c.line);
 }
 
 function timeLookups(matcher: BrandMatcher, lines: string[]): number[] {
@@ -161,12 +161,46 @@ function timeLookups(matcher: BrandMatcher, lines: string[]): number[] {
   return samples.sort((a, b) => a - b);
 }
 
-/** Lookups over both corpora against the real registry, as shipped. */
-export function measureRealRegistry(): { load: RegistryLoad; result: MatchingResult } {
+/** Top-1, `[]` share and confident false matches per kind of line, on both corpora. */
+export interface CorpusAccuracy {
+  longtail: AccuracyRow[];
+  famous: AccuracyRow[];
+}
+
+export function measureAccuracy(matcher: BrandMatcher): CorpusAccuracy {
+  const longtail = loadCorpus('descriptors-longtail.json');
+  const { rows } = accuracyByKind(matcher, longtail, corpusKinds('descriptors-longtail.json'));
+  // The lines added for issue 32, apart from the first set, as one more row.
+  const [added] = accuracyByKind(
+    matcher,
+    longtail.filter((c) => c.kind !== 'first-set'),
+  ).rows.slice(-1);
+  return {
+    longtail: added ? [...rows, { ...added, kind: 'all but first-set' }] : rows,
+    famous: accuracyByKind(matcher, loadCorpus('descriptors.json')).rows,
+  };
+}
+
+export function formatCorpusAccuracy(accuracy: CorpusAccuracy, indent = '  '): string {
+  return (
+    `${indent}real long-tail lines (test/fixtures/descriptors-longtail.json), per kind:\n` +
+    formatAccuracy(accuracy.longtail, indent) +
+    `${indent}famous brands (test/fixtures/descriptors.json):\n` +
+    formatAccuracy(accuracy.famous, indent)
+  );
+}
+
+/** Lookups over both corpora against the real registry, as shipped, and how right they are. */
+export function measureRealRegistry(): {
+  load: RegistryLoad;
+  result: MatchingResult;
+  accuracy: CorpusAccuracy;
+} {
   const { matcher, load } = measureRegistryLoad();
   const samples = timeLookups(matcher, corpusLines());
   return {
     load,
+    accuracy: measureAccuracy(matcher),
     result: {
       brands: load.brands,
       aliases: load.aliases,
@@ -213,13 +247,14 @@ export function measureMatching(total = 100_000): MatchingResult {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { load, result } = measureRealRegistry();
+  const { load, result, accuracy } = measureRealRegistry();
   const f = (n: number, d = 0) => n.toFixed(d);
   process.stdout.write(
     `real registry: ${load.brands} brands, ${load.aliases} aliases; loaded in ${f(load.loadMs)} ms, indexed in ` +
       `${f(load.indexMs)} ms, ${f(load.heapMb, 1)} MB heap; ${result.lookups} lookups: p50 ${f(result.p50Ms, 3)} ms, ` +
       `p99 ${f(result.p99Ms, 3)} ms, max ${f(result.maxMs, 2)} ms\n`,
   );
+  process.stdout.write(formatCorpusAccuracy(accuracy, ''));
   const grown = measureMatching(100_000);
   process.stdout.write(
     `grown to ${grown.brands} brands, ${grown.aliases} aliases, indexed in ${f(grown.indexMs)} ms; ` +
