@@ -112,14 +112,19 @@ describe.each(dialects)('a paid scan killed while it waits on its scan (%s)', (d
     expect(bought.scan_id).toBe(queued?.id);
     expect(bought.status).toBe('running');
     expect(await scansOfDomain()).toHaveLength(1);
-    // A new token (the first one was never handed out) that reads the scan; no token reads nothing.
+    // A new token (the first one was never handed out) that reads the scan; without it, nothing is
+    // read: the answer is the sign-in-with-x challenge for the paying wallet (402 sign_in_required).
     expect(bought.read_token).toMatch(/^agsvc_scan_/);
     // The status URL is published on SITE_URL; this process answers it on its own port.
     const onThisProcess = (url: string) => url.replace('http://127.0.0.1:9', current.url);
     const read = await fetch(onThisProcess(bought.status_url));
     expect(read.status).toBe(200);
     expect(((await read.json()) as Json).scan_id).toBe(queued?.id);
-    expect((await fetch(onThisProcess(String(bought.status_url).split('?')[0] as string))).status).toBe(404);
+    const bare = await fetch(onThisProcess(String(bought.status_url).split('?')[0] as string));
+    expect(bare.status).toBe(402);
+    const challenge = (await bare.json()) as Json;
+    expect(challenge).toMatchObject({ code: 'sign_in_required' });
+    expect(challenge).not.toHaveProperty('result');
 
     // Settled once; the payment sent once more replays this answer.
     await waitFor(async () => (await chain.balanceOf(account.address)) === USDC - PRICE, 60_000);
