@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineOperation } from '../../operation.ts';
+import { defineOperation, type OperationContext } from '../../operation.ts';
 import { signInErrors, signInHeader } from '../../payments/sign-in.ts';
 import { SpotlightPlacement } from '../catalog/spotlight/placements.ts';
 import {
@@ -93,23 +93,34 @@ export const getScan = defineOperation({
   mcp: ['public'],
   errors: ['validation_failed', 'not_found', ...signInErrors],
   tags,
-  handler: async (ctx, input) => {
-    const { scans, signIn } = ctx.services;
-    return signIn.read(ctx.signIn, {
-      linkGiven: input.token !== undefined,
-      paid: () => scans.paidResource(input.scan_id),
-      read: (payer) =>
-        scans.get(
-          input.scan_id,
-          ctx.account ?? null,
-          ctx.anonymous ?? null,
-          input.token ?? null,
-          input.profile ?? null,
-          payer,
-        ),
-    });
-  },
+  handler: async (ctx, input) =>
+    readScan(ctx, input, (payer) =>
+      ctx.services.scans.get(
+        input.scan_id,
+        ctx.account ?? null,
+        ctx.anonymous ?? null,
+        input.token ?? null,
+        input.profile ?? null,
+        payer,
+      ),
+    ),
 });
+
+/**
+ * A scan read as the caller is (account, anonymous session, or the read token of its link), or - no
+ * token sent - as the wallet that paid for it, signed in with x402 sign-in-with-x (`payments/sign-in.ts`).
+ */
+function readScan<T>(
+  ctx: OperationContext,
+  input: { scan_id: string; token?: string | undefined },
+  read: (payer: string | null) => Promise<T>,
+): Promise<T> {
+  return ctx.services.signIn.read(ctx.signIn, {
+    linkGiven: input.token !== undefined,
+    paid: () => ctx.services.scans.paidResource(input.scan_id),
+    read,
+  });
+}
 
 export const getScanFixes = defineOperation({
   name: 'getScanFixes',
@@ -138,24 +149,19 @@ export const getScanFixes = defineOperation({
   mcp: ['public'],
   errors: ['validation_failed', 'not_found', ...signInErrors],
   tags,
-  handler: async (ctx, input) => {
-    const { scans, signIn } = ctx.services;
-    return signIn.read(ctx.signIn, {
-      linkGiven: input.token !== undefined,
-      paid: () => scans.paidResource(input.scan_id),
-      read: (payer) =>
-        scans.fixes(
-          input.scan_id,
-          {
-            account: ctx.account ?? null,
-            anonymous: ctx.anonymous ?? null,
-            readToken: input.token ?? null,
-            payer,
-          },
-          input.profile ?? null,
-        ),
-    });
-  },
+  handler: async (ctx, input) =>
+    readScan(ctx, input, (payer) =>
+      ctx.services.scans.fixes(
+        input.scan_id,
+        {
+          account: ctx.account ?? null,
+          anonymous: ctx.anonymous ?? null,
+          readToken: input.token ?? null,
+          payer,
+        },
+        input.profile ?? null,
+      ),
+    ),
 });
 
 export const getSignal = defineOperation({
