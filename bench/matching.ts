@@ -138,6 +138,52 @@ export interface MatchingResult {
   maxMs: number;
 }
 
+type CorpusCase = { line: string; domain: string | null };
+
+function corpus(name: string): CorpusCase[] {
+  return (
+    JSON.parse(readFileSync(new URL(`../test/fixtures/${name}`, import.meta.url), 'utf8')) as {
+      cases: CorpusCase[];
+    }
+  ).cases;
+}
+
+export interface CorpusAccuracy {
+  fixture: string;
+  lines: number;
+  /** Lines whose expected brand comes first at medium or above (for a null label: nothing at medium). */
+  top1: number;
+  /** Lines answered with no match at all. */
+  empty: number;
+  /** Lines whose best match is high or very_high and not the expected brand. */
+  confidentlyWrong: number;
+}
+
+/**
+ * How the registry alone reads both statement-line corpora: top-1 as the coverage tests count it,
+ * the share of lines answered `[]`, and confident false matches (issue 32, "How it is checked").
+ */
+export function measureCorpora(matcher: BrandMatcher): CorpusAccuracy[] {
+  return ['descriptors.json', 'descriptors-longtail.json'].map((fixture) => {
+    const cases = corpus(fixture);
+    let top1 = 0;
+    let empty = 0;
+    let confidentlyWrong = 0;
+    for (const c of cases) {
+      const matches = matcher.lookupUncached(c.line).matches;
+      const best = matches[0];
+      if (!best) empty++;
+      const right =
+        c.domain === null
+          ? !matches.some((m) => m.confidence >= 0.7)
+          : best?.domain === c.domain && best.confidence >= 0.7;
+      if (right) top1++;
+      if (best && best.confidence >= 0.85 && best.domain !== c.domain) confidentlyWrong++;
+    }
+    return { fixture, lines: cases.length, top1, empty, confidentlyWrong };
+  });
+}
+
 function corpusLines(): string[] {
   return ['descriptors.json', 'descriptors-longtail.json'].flatMap((name) =>
     (
@@ -220,6 +266,13 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       `${f(load.indexMs)} ms, ${f(load.heapMb, 1)} MB heap; ${result.lookups} lookups: p50 ${f(result.p50Ms, 3)} ms, ` +
       `p99 ${f(result.p99Ms, 3)} ms, max ${f(result.maxMs, 2)} ms\n`,
   );
+  for (const a of measureCorpora(new BrandMatcher(loadBrands()))) {
+    const pct = (n: number) => `${((100 * n) / a.lines).toFixed(1)}%`;
+    process.stdout.write(
+      `${a.fixture}: ${a.lines} lines, top-1 ${a.top1} (${pct(a.top1)}), answered [] ${a.empty} (${pct(a.empty)}), ` +
+        `confident false matches ${a.confidentlyWrong}\n`,
+    );
+  }
   const grown = measureMatching(100_000);
   process.stdout.write(
     `grown to ${grown.brands} brands, ${grown.aliases} aliases, indexed in ${f(grown.indexMs)} ms; ` +
