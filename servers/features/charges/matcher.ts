@@ -43,6 +43,7 @@ interface AliasEntry {
 
 const MAX_RESULTS = 5;
 const NONE_JOINED: readonly number[] = Object.freeze([]);
+const NONE_CITY: readonly string[] = Object.freeze([]);
 const EMPTY = new Int32Array(0);
 /** Lines per cache generation: at most twice as many are held. */
 const LOOKUP_CACHE_SIZE = 5_000;
@@ -156,6 +157,8 @@ export class BrandMatcher {
   private readonly maxWeight: number;
   /** Indices of the line's tokens that followed `&` or `AND` (set while a line is matched). */
   private joined: readonly number[] = NONE_JOINED;
+  /** The line's city, whose words in the store's name (`JUMBO UTRECHT`) name no one (set while matching). */
+  private cityWords: readonly string[] = NONE_CITY;
   /**
    * Recent lines that came back, with what was read from them: the answer and the descriptor it came
    * from. A line is kept from its second sighting on: a stream of lines each seen once (a statement
@@ -202,7 +205,8 @@ export class BrandMatcher {
         const variants = [folded];
         let bare = folded.length;
         while (bare > 1 && legalTails.has(folded[bare - 1] as string)) bare--;
-        if (bare < folded.length && folded.slice(0, bare).join('').length >= 4)
+        // Not after `&` (`New York & Company` is not `New York`).
+        if (bare < folded.length && !/&|\bAND\b/i.test(text) && folded.slice(0, bare).join('').length >= 4)
           variants.push(folded.slice(0, bare));
         for (const tokens of variants) {
           if (tokens.length === 0) continue;
@@ -344,10 +348,12 @@ export class BrandMatcher {
   match(line: NormalizedDescriptor, charge?: string): CardChargeMatch[] {
     const descriptor = foldedReading(line);
     this.joined = charge === undefined ? NONE_JOINED : joinedAt(charge, descriptor.tokens);
+    this.cityWords = descriptor.city === null ? NONE_CITY : descriptor.city.split(' ');
     try {
       return this.matchFolded(descriptor);
     } finally {
       this.joined = NONE_JOINED;
+      this.cityWords = NONE_CITY;
     }
   }
 
@@ -389,6 +395,11 @@ export class BrandMatcher {
       else return [this.processorOnly(processor, storeDomain, billedOnly)];
     }
 
+    // A place's name (`SANTA FE`, `NEW YORK`) said alone is a city before it is an open-data brand.
+    if (placeShaped(descriptor.merchantTokens)) {
+      for (const [index, hit] of found)
+        if (this.tier[index] !== 0 && hit.confidence > INDEX_ONE_WORD) hit.confidence = INDEX_ONE_WORD;
+    }
     const matches = [...found.entries()]
       .sort((a, b) => b[1].confidence - a[1].confidence || a[0] - b[0])
       .slice(0, MAX_RESULTS)
@@ -519,7 +530,9 @@ export class BrandMatcher {
     const weights = new Float64Array(tokens.length);
     let total = 0;
     for (let j = 0; j < named; j++) {
-      const weight = this.weight(tokens[j] as string);
+      // The city's words in a store's name (`JUMBO UTRECHT`) name no one; the first word always does.
+      const weight =
+        j > 0 && this.cityWords.includes(tokens[j] as string) ? 0 : this.weight(tokens[j] as string);
       weights[j] = weight;
       total += weight;
     }
@@ -929,6 +942,14 @@ function joinedAt(charge: string, tokens: readonly string[]): readonly number[] 
     if (j > 0 && words.has(token)) at.push(j);
   });
   return at;
+}
+
+/** First words of places' names that are rarely a brand's (`NEW` is: New Balance). */
+const placeWords = new Set('SAN SANTA LOS LAS EL LA SAINT ST FORT FT'.split(' '));
+
+/** A merchant part shaped like a place's name: `SANTA FE`, `FORT COLLINS`, `LAS VEGAS`. */
+function placeShaped(tokens: readonly string[]): boolean {
+  return tokens.length >= 2 && tokens.length <= 3 && placeWords.has(tokens[0] as string);
 }
 
 /** The reading with its tokens as matching compares them (`matchTokens`). */
