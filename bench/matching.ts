@@ -184,6 +184,15 @@ export function measureCorpora(matcher: BrandMatcher): CorpusAccuracy[] {
   });
 }
 
+/** One fixture's accuracy as the bench prints it. */
+export function corpusLine(a: CorpusAccuracy): string {
+  const pct = (n: number) => `${((100 * n) / a.lines).toFixed(1)}%`;
+  return (
+    `${a.fixture}: ${a.lines} lines, top-1 ${a.top1} (${pct(a.top1)}), answered [] ${a.empty} (${pct(a.empty)}), ` +
+    `confident false matches ${a.confidentlyWrong}`
+  );
+}
+
 function corpusLines(): string[] {
   return ['descriptors.json', 'descriptors-longtail.json'].flatMap((name) =>
     (
@@ -208,11 +217,16 @@ function timeLookups(matcher: BrandMatcher, lines: string[]): number[] {
 }
 
 /** Lookups over both corpora against the real registry, as shipped. */
-export function measureRealRegistry(): { load: RegistryLoad; result: MatchingResult } {
+export function measureRealRegistry(): {
+  load: RegistryLoad;
+  result: MatchingResult;
+  corpora: CorpusAccuracy[];
+} {
   const { matcher, load } = measureRegistryLoad();
   const samples = timeLookups(matcher, corpusLines());
   return {
     load,
+    corpora: measureCorpora(matcher),
     result: {
       brands: load.brands,
       aliases: load.aliases,
@@ -259,20 +273,14 @@ export function measureMatching(total = 100_000): MatchingResult {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { load, result } = measureRealRegistry();
+  const { load, result, corpora } = measureRealRegistry();
   const f = (n: number, d = 0) => n.toFixed(d);
   process.stdout.write(
     `real registry: ${load.brands} brands, ${load.aliases} aliases; loaded in ${f(load.loadMs)} ms, indexed in ` +
       `${f(load.indexMs)} ms, ${f(load.heapMb, 1)} MB heap; ${result.lookups} lookups: p50 ${f(result.p50Ms, 3)} ms, ` +
       `p99 ${f(result.p99Ms, 3)} ms, max ${f(result.maxMs, 2)} ms\n`,
   );
-  for (const a of measureCorpora(new BrandMatcher(loadBrands()))) {
-    const pct = (n: number) => `${((100 * n) / a.lines).toFixed(1)}%`;
-    process.stdout.write(
-      `${a.fixture}: ${a.lines} lines, top-1 ${a.top1} (${pct(a.top1)}), answered [] ${a.empty} (${pct(a.empty)}), ` +
-        `confident false matches ${a.confidentlyWrong}\n`,
-    );
-  }
+  for (const a of corpora) process.stdout.write(`${corpusLine(a)}\n`);
   const grown = measureMatching(100_000);
   process.stdout.write(
     `grown to ${grown.brands} brands, ${grown.aliases} aliases, indexed in ${f(grown.indexMs)} ms; ` +

@@ -42,7 +42,7 @@ import { discoveryConfigFile, measureDiscovery } from './discovery.ts';
 import { INSPECT_ARG, inspectorOf } from './inspector.ts';
 import { measureJsonBodies } from './json-body.ts';
 import { runLoad } from './load.ts';
-import { measureMatching, measureRealRegistry } from './matching.ts';
+import { corpusLine, measureMatching, measureRealRegistry } from './matching.ts';
 import { type OwnerMcp, ownerMcp } from './owner.ts';
 import { BENCH_PAY_TO, measurePaidRest, measurePaymentPath } from './payments.ts';
 import { measureFixtureScan, measureLeaderboard } from './scans.ts';
@@ -669,6 +669,7 @@ async function main(): Promise<void> {
       `p50 ${format(real.result.p50Ms, 3)} ms, p99 ${format(real.result.p99Ms, 3)} ms, max ${format(real.result.maxMs, 2)} ms` +
       `  (target p99 < 1 ms: ${real.result.p99Ms < 1 ? 'met' : 'MISSED'})\n`,
   );
+  for (const corpus of real.corpora) process.stdout.write(`  ${corpusLine(corpus)}\n`);
   process.stdout.write('\nDescriptor matching in process, the real registry grown to 100,000 brands:\n');
   const m = measureMatching(100_000);
   process.stdout.write(

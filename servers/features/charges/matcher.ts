@@ -111,7 +111,7 @@ const COMMON_RARITY = 0.75;
 /** A brand glued to a tail that names nothing (`WIDGETLYUSA`): `high`, not `very_high`. */
 const GLUED_TAIL = 0.9;
 /** A brand after its own billing entity (`ACMECORP WIDGETLY`, from `billed_as`). */
-const BILLED_AS = 0.95;
+const BILLED_AS = 0.92;
 /** A domain printed in the line that the registry does not hold, whose label agrees with the name. */
 const LINE_WEBSITE = 0.75;
 
