@@ -269,3 +269,14 @@ describe('no confident mistakes on lines that name no brand', () => {
     expect(plain.lookup(line).matches.filter((m) => confident(m.level))).toEqual([]);
   });
 });
+
+describe('lines that read alike', () => {
+  it('share an answer only when & joins the same words (CROWN & ANCHOR is not CROWN ANCHOR)', () => {
+    const m = new BrandMatcher(shipped);
+    const joined = m.lookup('THE CROWN & ANCHOR LONDON GB');
+    const apart = m.lookup('THE CROWN ANCHOR LONDON GB');
+    expect(joined).toEqual(m.lookupUncached('THE CROWN & ANCHOR LONDON GB'));
+    expect(apart).toEqual(m.lookupUncached('THE CROWN ANCHOR LONDON GB'));
+    expect(joined.matches.some((x) => x.confidence >= 0.7)).toBe(false);
+  });
+});

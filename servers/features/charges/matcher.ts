@@ -295,7 +295,10 @@ export class BrandMatcher {
     let entry = this.lines.get(charge);
     if (!entry) {
       const descriptor = this.readProcessor(normalizeDescriptor(charge));
-      const reading = JSON.stringify(descriptor);
+      // Where `&` joined words is part of the reading: canonical tokens do not keep a lone `&`.
+      const joined = joinedAt(charge, matchTokens(descriptor.tokens));
+      const reading =
+        joined.length === 0 ? JSON.stringify(descriptor) : `${JSON.stringify(descriptor)}&${joined}`;
       let answer = this.readings.get(reading);
       if (!answer) {
         const { charge: _line, ...rest } = this.resultFor(charge, descriptor);
