@@ -92,6 +92,23 @@ describe('a brand with extra words around it (token-level matching)', () => {
   });
 });
 
+describe('names the processor cut', () => {
+  it('reads a name cut in its last word as the brand whose alias it starts, at medium', () => {
+    const cut = madeUp('Zorblax Widget Emporium', 'zorblaxwidgets.com', { descriptors: [] });
+    const m = new BrandMatcher([...shipped, cut]);
+    expect(m.lookup('TST* ZORBLAX WIDGET EMP').matches[0]).toMatchObject({
+      domain: 'zorblaxwidgets.com',
+      level: 'medium',
+    });
+  });
+
+  it('reads an unknown short code that is the brand cut or misspelt (LIM*RIDE COST is Lime)', () => {
+    expect(plain.lookup('LIM*RIDE COST HTTPSWWW.LI.M CA').matches[0]?.domain).toBe('li.me');
+    // A code naming nothing leaves the line unmatched.
+    expect(plain.lookup('XQZ*ZORBLAX WIDGETS').matches).toEqual([]);
+  });
+});
+
 describe("the line's own website", () => {
   it('is the match when the registry holds it, very high', () => {
     expect(best('WIDGETLY.COM 866-555-0100 CA')).toMatchObject({

@@ -388,6 +388,18 @@ export class BrandMatcher {
     };
     if (below(0.7)) this.truncated(descriptor, offer);
     if (!named && below(0.5)) this.fuzzy(descriptor, offer);
+    // An unknown short code may be the brand's own name misspelt or cut (`LIM*RIDE COST`, Lime's
+    // `LIME*RIDE COST`): the line with its code is looked for too.
+    if (descriptor.processor?.kind === 'unrecognised' && below(0.5)) {
+      this.fuzzy(
+        {
+          ...descriptor,
+          tokens: [...descriptor.prefixTokens, ...descriptor.tokens],
+          merchantTokens: [...descriptor.prefixTokens, ...descriptor.merchantTokens],
+        },
+        offer,
+      );
+    }
 
     const processor = descriptor.processor;
     const storeDomain = processor?.merchantOfRecord ? processor.domain : null;
@@ -454,22 +466,30 @@ export class BrandMatcher {
     descriptor: NormalizedDescriptor,
     offer: (brand: number, confidence: number, on: CardChargeMatch['matched_on'], text: string) => void,
   ): void {
+    // The whole name cut in its last word by the name field (`HUHOT MONGOLIAN G`, `THE ORIGINAL
+    // PANCAKE H`): all its words start an alias of two words or more.
+    const name =
+      descriptor.merchantTokens[0] === 'THE' ? descriptor.merchantTokens.slice(1) : descriptor.merchantTokens;
+    const whole = name.join('');
+    if (name.length >= 2 && whole.length >= 10 && !digitsOnly.test(name.at(-1) as string)) {
+      // Not a domain glued without its dots: what follows the name there is a TLD, not a cut word.
+      const cut = this.cutOf(whole).filter((id) => !(this.aliases[id] as AliasEntry).text.includes('.'));
+      const candidates = this.preferred(cut, descriptor.country);
+      const brands = new Set(candidates.map((id) => (this.aliases[id] as AliasEntry).brand));
+      if (brands.size === 1)
+        for (const id of candidates) {
+          const alias = this.aliases[id] as AliasEntry;
+          offer(
+            alias.brand,
+            this.partial(alias.brand, 0.8, descriptor.country, name.length),
+            alias.kind,
+            alias.text,
+          );
+        }
+    }
     const word = descriptor.merchantTokens[0];
     if (!word || word.length < 8 || /^\d+$/.test(word)) return;
-    const list = this.sortedSquashed;
-    let lo = 0;
-    let hi = list.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((list[mid] as [string, number])[0] < word) lo = mid + 1;
-      else hi = mid;
-    }
-    const cut: number[] = [];
-    for (let i = lo; i < list.length && cut.length <= 3; i++) {
-      const [squashed, id] = list[i] as [string, number];
-      if (!squashed.startsWith(word)) break;
-      if (squashed.length > word.length) cut.push(id);
-    }
+    const cut = this.cutOf(word);
     const glued: number[] = [];
     for (let n = word.length - 1; n >= 5 && glued.length === 0; n--) {
       for (const id of this.spaced.get(word.slice(0, n)) ?? []) glued.push(id);
@@ -487,6 +507,25 @@ export class BrandMatcher {
         offer(alias.brand, this.partial(alias.brand, confidence, descriptor.country), alias.kind, alias.text);
       }
     }
+  }
+
+  /** Aliases (at most four) that start with `word` and go on: the name `word` cut short. */
+  private cutOf(word: string): number[] {
+    const list = this.sortedSquashed;
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((list[mid] as [string, number])[0] < word) lo = mid + 1;
+      else hi = mid;
+    }
+    const cut: number[] = [];
+    for (let i = lo; i < list.length && cut.length <= 3; i++) {
+      const [squashed, id] = list[i] as [string, number];
+      if (!squashed.startsWith(word)) break;
+      if (squashed.length > word.length) cut.push(id);
+    }
+    return cut;
   }
 
   /** A partial match on an open-data brand stands only where the brand operates. */
