@@ -333,4 +333,28 @@ describe.each(dialects)('declared statement descriptors (%s)', (dialect) => {
     expect(body.matches[0]).toMatchObject({ domain: 'netflix.com', level: 'very_high', source: 'registry' });
     expect(body.matches[1]).toMatchObject({ domain, level: 'medium', source: 'brand_declared' });
   });
+
+  it('reads the line the way a person does: its own website, a bank export form, a glued tail (issue 32)', async () => {
+    // A website the registry does not hold, agreeing with the name: a match from the line, at medium.
+    const label = `zumbro${marker.replace(/\d/g, (d) => 'ghijklmnop'[Number(d)] as string)}`;
+    const site = await lookup(`WWW.${label.toUpperCase()}.COM 866-555-0100`);
+    expect(site.merchant.website_hint).toBe(`${label}.com`);
+    expect(site.matches[0]).toMatchObject({
+      domain: `${label}.com`,
+      level: 'medium',
+      matched_on: 'domain',
+      source: 'line',
+    });
+    // One that disagrees with the name is left as the hint.
+    const other = await lookup('ZORBLAX WIDGETS QUARTLEY.COM');
+    expect(other.merchant.website_hint).toBe('quartley.com');
+    expect(other.matches.filter((m: Json) => m.domain === 'quartley.com')).toEqual([]);
+    // An ACH export line reads to its company, never to the account holder.
+    const ach = await lookup('NETFLIX DES:ENTERTAINM ID:0412 INDN:JANE DOE CO ID:1234567 WEB');
+    expect(ach.normalized).toBe('NETFLIX');
+    expect(ach.matches[0]).toMatchObject({ domain: 'netflix.com', level: 'very_high', source: 'registry' });
+    // A processor with another separator; a brand glued to a country tail.
+    expect((await lookup('PAYPAL_SPOTIFY')).matches[0]).toMatchObject({ domain: 'spotify.com' });
+    expect((await lookup('NETFLIXUSA')).matches[0]).toMatchObject({ domain: 'netflix.com', level: 'high' });
+  });
 });

@@ -86,6 +86,12 @@ export const Brand = z.strictObject({
   /** Statement descriptor forms the brand is known to use, upper case, without store numbers or cities. */
   descriptors: z.array(z.string().min(1)),
   aliases: z.array(z.string().min(1)).optional(),
+  /**
+   * Parent companies or billing entities whose name the brand's charges carry (`ACMECORP WIDGETLY`), each
+   * with the public page that says so: the brand's own "how your charge appears" page, Wikidata's
+   * owned-by (P127), a processor's documentation. Read as aliases of the brand; never guessed.
+   */
+  billed_as: z.array(z.strictObject({ name: z.string().min(1), source: httpsUrl })).optional(),
   contact: BrandContactData,
   returns: BrandReturns,
 });

@@ -46,7 +46,10 @@ export class ChargeLookup {
       return this.#registryOnly(registry, line.repeated);
     }
 
-    let matches: CardChargeMatch[] = registry.matches.map((m) => ({ ...m, source: 'registry' as const }));
+    let matches: CardChargeMatch[] = registry.matches.map((m) => ({
+      ...m,
+      source: m.source ?? ('registry' as const),
+    }));
     for (const hit of declared) matches = this.#withDeclared(matches, hit, registry.processor);
     matches.sort((a, b) => b.confidence - a.confidence);
 
@@ -81,7 +84,9 @@ export class ChargeLookup {
     if (!answer) {
       answer = {
         ...registry,
-        matches: registry.matches.map((m) => ({ ...m, source: 'registry' as const })).slice(0, MAX_RESULTS),
+        matches: registry.matches
+          .map((m) => ({ ...m, source: m.source ?? ('registry' as const) }))
+          .slice(0, MAX_RESULTS),
       };
       if (!repeated) return answer;
       Object.freeze(answer);

@@ -34,9 +34,16 @@ interface AliasEntry {
   text: string;
   /** Canonical tokens joined without spaces. */
   squashed: string;
+  /**
+   * A descriptor written with a trailing `*` or `#` (`AUDIBLE*`): the brand's own form says a reference,
+   * product or store code follows, so words after it do not count against the match.
+   */
+  open?: boolean;
 }
 
 const MAX_RESULTS = 5;
+const NONE_JOINED: readonly number[] = Object.freeze([]);
+const NONE_CITY: readonly string[] = Object.freeze([]);
 const EMPTY = new Int32Array(0);
 /** Lines per cache generation: at most twice as many are held. */
 const LOOKUP_CACHE_SIZE = 5_000;
@@ -63,12 +70,51 @@ const INDEX_UNPLACED_PARTIAL_WORDS = 0.72;
  */
 const filler = new Set(
   (
-    'INC LLC LTD LIMITED CORP CORPORATION CO COMPANY GMBH AG SA SAS SARL SRL SPA BV NV AB OY PLC PBC LP LLP ' +
+    'INC LLC LTD LIMITED CORP CORPORATION CO COMPANY GMBH AG SA SAS SARL SRL SPA BV NV AB OY PLC PBC LP LLP PTY ' +
+    'KG INCORPORATED UK GB CAN AUS EU INTERNATIONAL THE ' +
     'STORE STORES SHOP MARKET MKT SUPERCENTER SUPERSTORE USA US ONLINE COM WWW HTTPS HTTP SUBSCRIPTION SUBSCR ' +
     'MEMBERSHIP PAYMENT PAYMENTS PURCHASE BILL BILLING SERVICES FUEL GAS QSR THE INTL RECURRING MONTHLY ' +
     'ANNUAL RENEWAL ORDER RIDE RIDES TRIP'
   ).split(' '),
 );
+/**
+ * Tails glued to a brand's name by a processor's short name field (`WIDGETLYUSA`, `1STPHORMINT`,
+ * `BESTBUYCOM`): legal forms, countries, `.COM`, international. A name followed by one of these
+ * is the name.
+ */
+const gluedTails = new Set(
+  'USA US UK INC LLC LTD CORP CO GMBH INT INTL COM NET ORG IO APP AI SUB SUBS DE FR IT ES NL EU CA AU'.split(
+    ' ',
+  ),
+);
+/** Legal forms and countries after a name, for the registry and the line alike (`WIDGETLY INC` = `WIDGETLY`). */
+const legalTails = new Set(
+  (
+    'INC INCORPORATED LLC LTD LIMITED CORP CORPORATION CO COMPANY GMBH AG SA SAS SARL SRL SPA BV NV AB OY PLC ' +
+    'PBC LP LLP PTY KG USA US UK GB CAN AUS EU INTL INTERNATIONAL COM'
+  ).split(' '),
+);
+/** Legal forms that end a company's name (`LL`: `LLC` cut by the name field). */
+const companyForms = new Set(
+  'INC INCORPORATED LLC LL LTD LIMITED CORP CORPORATION GMBH AG SA SAS SARL SRL SPA BV NV PLC PBC LP LLP PTY KG'.split(
+    ' ',
+  ),
+);
+/** A brand found inside other words: at most `medium`, less the less of the line it explains. */
+const INSIDE_BASE = 0.5;
+const INSIDE_SPAN = 0.32;
+const INSIDE_CAP = 0.8;
+/** How much a partial match loses when its words are as common among brands as a word can be. */
+const COMMON_WORDS = 0.3;
+/** Below this rarity (idf / its maximum) a word is shared by a dozen brands or more. */
+const COMMON_RARITY = 0.75;
+/** A brand glued to a tail that names nothing (`WIDGETLYUSA`): `high`, not `very_high`. */
+const GLUED_TAIL = 0.9;
+/** A brand after its own billing entity (`ACMECORP WIDGETLY`, from `billed_as`). */
+const BILLED_AS = 0.92;
+/** A domain printed in the line that the registry does not hold, whose label agrees with the name. */
+const LINE_WEBSITE = 0.75;
+
 /** UN M49 Europe (150) members, for brands NSI lists as operating in "Europe". */
 const europe = new Set(
   (
@@ -106,6 +152,13 @@ export class BrandMatcher {
   /** Squashed length of each alias, for the fuzzy length filter. */
   private readonly lengths: Uint16Array;
   private maxAliasTokens = 1;
+  /** Inverse document frequency of alias words over brands; a word no brand uses weighs `maxWeight`. */
+  private readonly idf = new Map<string, number>();
+  private readonly maxWeight: number;
+  /** Indices of the line's tokens that followed `&` or `AND` (set while a line is matched). */
+  private joined: readonly number[] = NONE_JOINED;
+  /** The line's city, whose words in the store's name (`JUMBO UTRECHT`) name no one (set while matching). */
+  private cityWords: readonly string[] = NONE_CITY;
   /**
    * Recent lines that came back, with what was read from them: the answer and the descriptor it came
    * from. A line is kept from its second sighting on: a stream of lines each seen once (a statement
@@ -129,6 +182,7 @@ export class BrandMatcher {
     this.brands = brands;
     this.tier = Uint8Array.from(brands, (b) => (b.source === undefined || b.source === 'curated' ? 0 : 1));
     const postings = new Map<string, number[]>();
+    const documents = new Map<string, number>();
     brands.forEach((brand, index) => {
       if (!this.byDomain.has(brand.domain)) this.byDomain.set(brand.domain, index);
       const label = brand.domain.split('.')[0] ?? '';
@@ -140,26 +194,44 @@ export class BrandMatcher {
         ...(brand.aliases ?? [])
           .filter((a) => curated || a.replace(/[^A-Za-z0-9]/g, '').length >= 3)
           .map((a): [AliasKind, string] => ['alias', a]),
+        ...(brand.billed_as ?? []).map((b): [AliasKind, string] => ['alias', b.name]),
         ...(curated && label.length >= 4 ? [['domain', label] as [AliasKind, string]] : []),
       ];
       const seen = new Set<string>();
+      const words = new Set<string>();
       for (const [kind, text] of forms) {
-        const tokens = canonicalTokens(text.replace(/\*/g, ' '));
-        if (tokens.length === 0) continue;
-        const key = tokens.join(' ');
-        if (seen.has(key)) continue;
-        seen.add(key);
-        const id = this.aliases.length;
-        const squashed = tokens.join('');
-        this.aliases.push({ brand: index, kind, text, squashed });
-        push(this.spaced, key, id);
-        if (tokens.length > 1) push(this.squashed, squashed, id);
-        this.maxAliasTokens = Math.max(this.maxAliasTokens, tokens.length);
-        // Keyed by the alias's first letter too: a misspelling rarely hits the first letter, and
-        // the posting lists become ~25 times shorter.
-        for (const gram of trigramsOf(squashed)) push(postings, squashed[0] + gram, id);
+        const folded = matchTokens(canonicalTokens(text.replace(/\*/g, ' ')));
+        // A legal or country tail is not part of the name (`ACME WIDGETS INC` = `ACME WIDGETS`): both forms.
+        const variants = [folded];
+        let bare = folded.length;
+        while (bare > 1 && legalTails.has(folded[bare - 1] as string)) bare--;
+        // Not after `&` (`New York & Company` is not `New York`).
+        if (bare < folded.length && !/&|\bAND\b/i.test(text) && folded.slice(0, bare).join('').length >= 4)
+          variants.push(folded.slice(0, bare));
+        for (const tokens of variants) {
+          if (tokens.length === 0) continue;
+          const key = tokens.join(' ');
+          if (seen.has(key)) continue;
+          seen.add(key);
+          for (const word of tokens) words.add(word);
+          const id = this.aliases.length;
+          const squashed = tokens.join('');
+          const open = kind === 'descriptor' && /[*#]\s*$/.test(text);
+          this.aliases.push({ brand: index, kind, text, squashed, ...(open ? { open } : {}) });
+          push(this.spaced, key, id);
+          if (tokens.length > 1) push(this.squashed, squashed, id);
+          this.maxAliasTokens = Math.max(this.maxAliasTokens, tokens.length);
+          // Keyed by the alias's first letter too: a misspelling rarely hits the first letter, and
+          // the posting lists become ~25 times shorter.
+          for (const gram of trigramsOf(squashed)) push(postings, squashed[0] + gram, id);
+        }
       }
+      for (const word of words) documents.set(word, (documents.get(word) ?? 0) + 1);
     });
+    // Inverse document frequency of each word over brands: a word many brands share (CAFE, UNITED)
+    // says less about which brand a line names than a word one brand owns (NETFLIX).
+    this.maxWeight = Math.log(brands.length + 1);
+    for (const [word, count] of documents) this.idf.set(word, Math.log((brands.length + 1) / count));
     // A domain glued without its dots ("BESTBUYCOM806...") names the brand too.
     brands.forEach((brand, index) => {
       const glued = brand.domain.replace(/[^a-z0-9]/g, '').toUpperCase();
@@ -187,6 +259,7 @@ export class BrandMatcher {
    */
   brandsWithAlias(tokens: readonly string[]): Brand[] {
     if (tokens.length === 0) return [];
+    tokens = matchTokens(tokens);
     const ids =
       this.spaced.get(tokens.join(' ')) ??
       this.squashed.get(tokens.join('')) ??
@@ -222,7 +295,10 @@ export class BrandMatcher {
     let entry = this.lines.get(charge);
     if (!entry) {
       const descriptor = this.readProcessor(normalizeDescriptor(charge));
-      const reading = JSON.stringify(descriptor);
+      // Where `&` joined words is part of the reading: canonical tokens do not keep a lone `&`.
+      const joined = joinedAt(charge, matchTokens(descriptor.tokens));
+      const reading =
+        joined.length === 0 ? JSON.stringify(descriptor) : `${JSON.stringify(descriptor)}&${joined}`;
       let answer = this.readings.get(reading);
       if (!answer) {
         const { charge: _line, ...rest } = this.resultFor(charge, descriptor);
@@ -248,7 +324,7 @@ export class BrandMatcher {
       normalized: descriptor.normalized,
       processor: processor ? processorOutput(processor) : null,
       merchant: merchantOf(descriptor),
-      matches: this.match(descriptor),
+      matches: this.match(descriptor, charge),
     };
   }
 
@@ -258,7 +334,7 @@ export class BrandMatcher {
    */
   private readProcessor(descriptor: NormalizedDescriptor): NormalizedDescriptor {
     if (descriptor.processor?.kind !== 'unrecognised') return descriptor;
-    const key = descriptor.prefixTokens.join(' ');
+    const key = matchTokens(descriptor.prefixTokens).join(' ');
     if (!this.spaced.has(key) && !this.squashed.has(key.replace(/ /g, ''))) return descriptor;
     const tokens = [...descriptor.prefixTokens, ...descriptor.tokens];
     const merchantTokens = [...descriptor.prefixTokens, ...descriptor.merchantTokens];
@@ -272,20 +348,58 @@ export class BrandMatcher {
     };
   }
 
-  match(descriptor: NormalizedDescriptor): CardChargeMatch[] {
+  match(line: NormalizedDescriptor, charge?: string): CardChargeMatch[] {
+    const descriptor = foldedReading(line);
+    this.joined = charge === undefined ? NONE_JOINED : joinedAt(charge, descriptor.tokens);
+    this.cityWords = descriptor.city === null ? NONE_CITY : descriptor.city.split(' ');
+    try {
+      return this.matchFolded(descriptor);
+    } finally {
+      this.joined = NONE_JOINED;
+      this.cityWords = NONE_CITY;
+    }
+  }
+
+  private matchFolded(descriptor: NormalizedDescriptor): CardChargeMatch[] {
     const found = new Map<number, { confidence: number; on: CardChargeMatch['matched_on']; text: string }>();
     const offer = (brand: number, confidence: number, on: CardChargeMatch['matched_on'], text: string) => {
       const current = found.get(brand);
       if (!current || confidence > current.confidence) found.set(brand, { confidence, on, text });
     };
 
+    // The line's own website: a domain the registry holds names its brand (unless it is the
+    // processor's, printed for someone else's sale); one it does not hold is evidence when its
+    // label agrees with the name on the line, and is ignored otherwise.
+    const websites: string[] = [];
     for (const domain of descriptor.domains) {
+      if (domain === descriptor.processor?.domain && descriptor.tokens.length > 0) continue;
       const brand = this.byDomain.get(domain);
       if (brand !== undefined) offer(brand, 0.97, 'domain', domain);
+      else if (labelAgrees(domain, descriptor)) websites.push(domain);
     }
-    this.exact(descriptor, offer);
-    if (found.size === 0) this.truncated(descriptor, offer);
-    if (found.size === 0) this.fuzzy(descriptor, offer);
+    const named = this.exact(descriptor, offer);
+    // A cut or misspelt name is looked for when the tokens name no brand at medium or above (a word
+    // of the line found inside others does not stop it: `TICKETMASTE` holds `TICKET`).
+    // A name the exact stage already weighed and found wanting (0.5 and up) is not offered again as
+    // a near spelling of itself.
+    const below = (level: number) => {
+      for (const hit of found.values()) if (hit.confidence >= level) return false;
+      return true;
+    };
+    if (below(0.7)) this.truncated(descriptor, offer);
+    if (!named && below(0.5)) this.fuzzy(descriptor, offer);
+    // An unknown short code may be the brand's own name misspelt or cut (`LIM*RIDE COST`, Lime's
+    // `LIME*RIDE COST`): the line with its code is looked for too.
+    if (descriptor.processor?.kind === 'unrecognised' && below(0.5)) {
+      this.fuzzy(
+        {
+          ...descriptor,
+          tokens: [...descriptor.prefixTokens, ...descriptor.tokens],
+          merchantTokens: [...descriptor.prefixTokens, ...descriptor.merchantTokens],
+        },
+        offer,
+      );
+    }
 
     const processor = descriptor.processor;
     const storeDomain = processor?.merchantOfRecord ? processor.domain : null;
@@ -296,18 +410,32 @@ export class BrandMatcher {
       else return [this.processorOnly(processor, storeDomain, billedOnly)];
     }
 
-    return [...found.entries()]
+    // A place's name (`SANTA FE`, `NEW YORK`) said alone is a city before it is an open-data brand.
+    if (placeShaped(descriptor.merchantTokens)) {
+      for (const [index, hit] of found)
+        if (this.tier[index] !== 0 && hit.confidence > INDEX_ONE_WORD) hit.confidence = INDEX_ONE_WORD;
+    }
+    const matches = [...found.entries()]
       .sort((a, b) => b[1].confidence - a[1].confidence || a[0] - b[0])
       .slice(0, MAX_RESULTS)
       .map(([index, hit]) => this.toMatch(index, hit.confidence, hit.on, hit.text, processor));
+    if (websites.length === 0) return matches;
+    const fromLine = websites.map((domain) => lineWebsiteMatch(domain, processor));
+    return [...matches, ...fromLine].sort((a, b) => b.confidence - a.confidence).slice(0, MAX_RESULTS);
   }
 
   /** Longest leading run of tokens that is an alias; with a processor, also the line with its prefix. */
+  /** Whether the line starts with a known name (then a near spelling of it is not looked for). */
   private exact(
     descriptor: NormalizedDescriptor,
     offer: (brand: number, confidence: number, on: CardChargeMatch['matched_on'], text: string) => void,
-  ): void {
-    this.exactRun(descriptor.tokens, descriptor.merchantTokens.length, descriptor.country, offer);
+  ): boolean {
+    const named = this.exactRun(
+      descriptor.tokens,
+      descriptor.merchantTokens.length,
+      descriptor.country,
+      offer,
+    );
     const processor = descriptor.processor;
     if (descriptor.prefixTokens.length > 0) {
       // The line with its prefix finds brands billing under a prefix of their own (GOOGLE *ADS), never
@@ -320,11 +448,13 @@ export class BrandMatcher {
         descriptor.country,
         (brand, confidence, on, text) => {
           const own = processor !== null && (this.brands[brand] as Brand).domain === processor.domain;
-          if (!own || canonicalTokens(text.replace(/\*/g, ' ')).join('') !== prefix)
+          if (!own || matchTokens(canonicalTokens(text.replace(/\*/g, ' '))).join('') !== prefix)
             offer(brand, confidence, on, text);
         },
+        false,
       );
     }
+    return named;
   }
 
   /**
@@ -336,22 +466,30 @@ export class BrandMatcher {
     descriptor: NormalizedDescriptor,
     offer: (brand: number, confidence: number, on: CardChargeMatch['matched_on'], text: string) => void,
   ): void {
+    // The whole name cut in its last word by the name field (`HUHOT MONGOLIAN G`, `THE ORIGINAL
+    // PANCAKE H`): all its words start an alias of two words or more.
+    const name =
+      descriptor.merchantTokens[0] === 'THE' ? descriptor.merchantTokens.slice(1) : descriptor.merchantTokens;
+    const whole = name.join('');
+    if (name.length >= 2 && whole.length >= 10 && !digitsOnly.test(name.at(-1) as string)) {
+      // Not a domain glued without its dots: what follows the name there is a TLD, not a cut word.
+      const cut = this.cutOf(whole).filter((id) => !(this.aliases[id] as AliasEntry).text.includes('.'));
+      const candidates = this.preferred(cut, descriptor.country);
+      const brands = new Set(candidates.map((id) => (this.aliases[id] as AliasEntry).brand));
+      if (brands.size === 1)
+        for (const id of candidates) {
+          const alias = this.aliases[id] as AliasEntry;
+          offer(
+            alias.brand,
+            this.partial(alias.brand, 0.8, descriptor.country, name.length),
+            alias.kind,
+            alias.text,
+          );
+        }
+    }
     const word = descriptor.merchantTokens[0];
     if (!word || word.length < 8 || /^\d+$/.test(word)) return;
-    const list = this.sortedSquashed;
-    let lo = 0;
-    let hi = list.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((list[mid] as [string, number])[0] < word) lo = mid + 1;
-      else hi = mid;
-    }
-    const cut: number[] = [];
-    for (let i = lo; i < list.length && cut.length <= 3; i++) {
-      const [squashed, id] = list[i] as [string, number];
-      if (!squashed.startsWith(word)) break;
-      if (squashed.length > word.length) cut.push(id);
-    }
+    const cut = this.cutOf(word);
     const glued: number[] = [];
     for (let n = word.length - 1; n >= 5 && glued.length === 0; n--) {
       for (const id of this.spaced.get(word.slice(0, n)) ?? []) glued.push(id);
@@ -369,6 +507,25 @@ export class BrandMatcher {
         offer(alias.brand, this.partial(alias.brand, confidence, descriptor.country), alias.kind, alias.text);
       }
     }
+  }
+
+  /** Aliases (at most four) that start with `word` and go on: the name `word` cut short. */
+  private cutOf(word: string): number[] {
+    const list = this.sortedSquashed;
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((list[mid] as [string, number])[0] < word) lo = mid + 1;
+      else hi = mid;
+    }
+    const cut: number[] = [];
+    for (let i = lo; i < list.length && cut.length <= 3; i++) {
+      const [squashed, id] = list[i] as [string, number];
+      if (!squashed.startsWith(word)) break;
+      if (squashed.length > word.length) cut.push(id);
+    }
+    return cut;
   }
 
   /** A partial match on an open-data brand stands only where the brand operates. */
@@ -396,40 +553,201 @@ export class BrandMatcher {
     return confidence;
   }
 
+  /**
+   * The brand named anywhere in the line, as a run of its tokens or a glued prefix of one token. The
+   * longest run at the start comes first, as before; the rest of the line is read only when that does
+   * not explain the whole name. A run explains the words it covers: how much of the line that is,
+   * weighed by how rare each word is among the registry's brands, sets the confidence of a partial
+   * match (`medium` at most); a run preceded by a word that names something is never above `medium`,
+   * unless that word is the brand's own billing entity (`billed_as`).
+   */
   private exactRun(
     tokens: string[],
     merchantLength: number,
     country: string | null,
     offer: (brand: number, confidence: number, on: CardChargeMatch['matched_on'], text: string) => void,
-  ): void {
-    for (let k = Math.min(tokens.length, this.maxAliasTokens); k >= 1; k--) {
-      const head = tokens.slice(0, k);
-      const ids = this.spaced.get(head.join(' '));
-      const squashedKey = head.join('');
+    anywhere = true,
+  ): boolean {
+    const named = Math.min(merchantLength, tokens.length);
+    const weights = new Float64Array(tokens.length);
+    let total = 0;
+    for (let j = 0; j < named; j++) {
+      // The city's words in a store's name (`JUMBO UTRECHT`) name no one; the first word always does.
+      const weight =
+        j > 0 && this.cityWords.includes(tokens[j] as string) ? 0 : this.weight(tokens[j] as string);
+      weights[j] = weight;
+      total += weight;
+    }
+    let best = 0;
+    const found = (brand: number, confidence: number, on: CardChargeMatch['matched_on'], text: string) => {
+      if (confidence > best) best = confidence;
+      offer(brand, confidence, on, text);
+    };
+    // Past the first word only when the start does not already name a brand outright.
+    let started = false;
+    for (let i = 0; i < (anywhere ? Math.max(1, named) : 1) && i < tokens.length; i++) {
+      if (i > 0 && (best >= 0.95 || weights[i] === 0)) continue;
+      if (this.runAt(tokens, i, named, weights, total, country, found)) {
+        if (i === 0) started = true;
+        continue;
+      }
+      this.gluedAt(tokens, i, named, weights, total, country, found);
+    }
+    return started;
+  }
+
+  /** The longest alias starting at token `i`; false when there is none. */
+  private runAt(
+    tokens: string[],
+    i: number,
+    named: number,
+    weights: Float64Array,
+    total: number,
+    country: string | null,
+    offer: (brand: number, confidence: number, on: CardChargeMatch['matched_on'], text: string) => void,
+  ): boolean {
+    for (let k = Math.min(tokens.length - i, this.maxAliasTokens); k >= 1; k--) {
+      const head = k === 1 ? [tokens[i] as string] : tokens.slice(i, i + k);
+      const spacedKey = k === 1 ? (tokens[i] as string) : head.join(' ');
+      const ids = this.spaced.get(spacedKey);
+      const squashedKey = k === 1 ? spacedKey : head.join('');
       const hits =
         ids ?? this.squashed.get(squashedKey) ?? (k > 1 ? this.spaced.get(squashedKey) : undefined);
       if (!hits) continue;
-      // Merchant words the alias leaves unexplained ("DELTA" in "DELTA DENTAL INS" leaves two): another
-      // name that contains this one, so never above medium.
-      const unexplained = tokens
-        .slice(k, Math.max(k, merchantLength))
-        .filter((t) => !filler.has(t) && !/^\d+$/.test(t)).length;
-      const length = squashedKey.length;
-      let confidence = unexplained === 0 ? 0.99 : unexplained === 1 ? PARTIAL_ONE : PARTIAL_MORE;
-      if (unexplained > 0 && (length <= 3 || (k === 1 && length <= 5 && unexplained > 1))) confidence = 0.6;
-      if (!ids) confidence -= 0.02;
-      const candidates = this.preferred(hits, country);
-      if (new Set(candidates.map((id) => this.aliases[id]?.brand)).size > 1) confidence -= 0.15;
-      for (const id of [...candidates].sort((a, b) => this.rank(a) - this.rank(b))) {
-        const alias = this.aliases[id] as AliasEntry;
-        const placed =
-          unexplained > 0
-            ? this.partial(alias.brand, confidence, country, k)
-            : this.corroborated(alias.brand, confidence, k, country);
-        offer(alias.brand, placed, alias.kind, alias.text);
-      }
+      this.offerRun(hits, tokens, i, k, 1, false, named, weights, total, country, !ids, offer);
+      return true;
+    }
+    return false;
+  }
+
+  /**
+   * A brand glued to more text in one token (`WIDGETLYUSA`, `1STPHORMINT`, `U-HAULKINGS` read as `U
+   * HAULKINGS`): the longest alias of five characters or more that starts the token (or a one- or
+   * two-letter token and the next, which a hyphen split).
+   */
+  private gluedAt(
+    tokens: string[],
+    i: number,
+    named: number,
+    weights: Float64Array,
+    total: number,
+    country: string | null,
+    offer: (brand: number, confidence: number, on: CardChargeMatch['matched_on'], text: string) => void,
+  ): void {
+    const first = tokens[i] as string;
+    const span = first.length <= 2 && i + 1 < named ? 2 : 1;
+    const word = span === 2 ? first + (tokens[i + 1] as string) : first;
+    if (word.length < 6 || digitsOnly.test(word)) return;
+    for (let n = word.length - 1; n >= 5; n--) {
+      if (span === 2 && n <= first.length) break;
+      const prefix = word.slice(0, n);
+      const hits = this.spaced.get(prefix) ?? this.squashed.get(prefix);
+      if (!hits) continue;
+      const tail = word.slice(n);
+      // The tail is a legal form or country (nothing), or words the alias leaves unexplained.
+      const explained = gluedTails.has(tail) ? 1 : n / word.length;
+      this.offerRun(hits, tokens, i, span, explained, true, named, weights, total, country, false, offer);
       return;
     }
+  }
+
+  /**
+   * Offers the brands of an alias found at tokens `i` to `i + k`, of which the last is explained to
+   * the share `lastExplained` (a glued prefix explains part of its token, all of it before a legal or
+   * country tail).
+   */
+  private offerRun(
+    hits: number[],
+    tokens: string[],
+    i: number,
+    k: number,
+    lastExplained: number,
+    glued: boolean,
+    named: number,
+    weights: Float64Array,
+    total: number,
+    country: string | null,
+    squashedOnly: boolean,
+    offer: (brand: number, confidence: number, on: CardChargeMatch['matched_on'], text: string) => void,
+  ): void {
+    let before = 0;
+    for (let j = 0; j < i; j++) before += weights[j] as number;
+    let inside = 0;
+    for (let j = i; j < i + k && j < named; j++)
+      inside += (weights[j] as number) * (j === i + k - 1 ? lastExplained : 1);
+    let after = 0;
+    let unexplained = 0;
+    for (let j = i + k; j < named; j++) {
+      after += weights[j] as number;
+      if ((weights[j] as number) > 0) unexplained++;
+    }
+    for (let j = 0; j < i; j++) if ((weights[j] as number) > 0) unexplained++;
+    const candidates = this.preferred(hits, country);
+    const ambiguous = new Set(candidates.map((id) => this.aliases[id]?.brand)).size > 1;
+    let rarity = 0;
+    for (let j = i; j < i + k; j++)
+      rarity += (this.idf.get(tokens[j] as string) ?? this.maxWeight) / this.maxWeight;
+    rarity /= k;
+    const length = tokens.slice(i, i + k).join('').length;
+    for (const id of [...candidates].sort((a, b) => this.rank(a) - this.rank(b))) {
+      const alias = this.aliases[id] as AliasEntry;
+      // Words before the name that are the brand's own billing entity explain themselves.
+      const billed = before > 0 && this.billedAs(alias.brand, tokens.slice(0, i));
+      const rest = (billed ? 0 : before) + (alias.open && before === 0 ? 0 : after);
+      const left = rest === 0 ? 0 : unexplained;
+      let confidence: number;
+      if (left === 0 && lastExplained === 1) {
+        confidence = glued ? GLUED_TAIL : billed ? BILLED_AS : 0.99;
+        if (squashedOnly) confidence -= 0.02;
+        if (ambiguous) confidence -= 0.15;
+        offer(alias.brand, this.corroborated(alias.brand, confidence, k, country), alias.kind, alias.text);
+        continue;
+      }
+      // Merchant words the alias leaves unexplained ("DELTA" in "DELTA DENTAL INS"): another name that
+      // contains this one, so never above medium, and less the less of the line it explains.
+      // At the start of the line the words after a name are most often its location or product
+      // (`KOHLS MENOMONEE`); inside the line, or glued, it is only as good as the share it explains.
+      if (before === 0 && !glued) confidence = left === 1 ? PARTIAL_ONE : PARTIAL_MORE;
+      else confidence = Math.min(INSIDE_CAP, INSIDE_BASE + INSIDE_SPAN * (total > 0 ? inside / total : 1));
+      // A one-word name many brands share (UNITED, LIBERTY: a dozen or more) among other words may be
+      // any of them.
+      if (k === 1 && rarity < COMMON_RARITY) confidence -= COMMON_WORDS * (1 - rarity);
+      // `CROWN & ANCHOR`: a one-word name goes on after the run.
+      if (k === 1 && this.joined.includes(i + k)) confidence = Math.min(confidence, 0.6);
+      // Words between the name and a legal form are another company's name (`ACME PLUMBING LLC`).
+      if (this.namesAnotherCompany(tokens, i + k, named, weights)) confidence = Math.min(confidence, 0.6);
+      // Words joined by `&` count as one (`DICKS CLOTHING&SPORTNG`).
+      let words = left;
+      for (const j of this.joined) if (j >= i + k && j < named) words--;
+      if (length <= 3 || (k === 1 && length <= 5 && words > 1)) confidence = Math.min(confidence, 0.6);
+      if (squashedOnly) confidence -= 0.02;
+      if (ambiguous) confidence -= 0.15;
+      offer(alias.brand, this.partial(alias.brand, confidence, country, k), alias.kind, alias.text);
+    }
+  }
+
+  /** A named word after the run, then a legal form: the run is part of a longer company name. */
+  private namesAnotherCompany(tokens: string[], from: number, named: number, weights: Float64Array): boolean {
+    let words = 0;
+    for (let j = from; j < named; j++) {
+      if (companyForms.has(tokens[j] as string)) return words > 0;
+      if ((weights[j] as number) > 0) words++;
+    }
+    return false;
+  }
+
+  /** Whether these tokens are one of the brand's billing entities, as its registry entry records them. */
+  private billedAs(index: number, tokens: readonly string[]): boolean {
+    const entities = (this.brands[index] as Brand).billed_as;
+    if (!entities || entities.length === 0) return false;
+    const squashed = tokens.join('');
+    return entities.some((e) => matchTokens(canonicalTokens(e.name)).join('') === squashed);
+  }
+
+  /** How much a merchant word says about who the merchant is: nothing for fillers, numbers and letters. */
+  private weight(token: string): number {
+    if (token.length <= 1 || filler.has(token) || digitsOnly.test(token)) return 0;
+    return this.idf.get(token) ?? this.maxWeight;
   }
 
   /**
@@ -648,6 +966,105 @@ function contains(list: Int32Array, id: number): boolean {
     else hi = mid - 1;
   }
   return false;
+}
+
+const digitsOnly = /^\d+$/;
+
+/**
+ * Which of the line's (folded) tokens followed `&` or `AND` in the line as printed: canonical tokens
+ * drop a lone `&`, so the printed line says where a name went on (`CROWN & ANCHOR`).
+ */
+function joinedAt(charge: string, tokens: readonly string[]): readonly number[] {
+  if (!charge.includes('&') && !/\band\b/i.test(charge)) return NONE_JOINED;
+  const words = new Set<string>();
+  for (const m of charge.toUpperCase().matchAll(/(?:&|\bAND\b)\s*([A-Z0-9'’]+)/g))
+    for (const token of canonicalTokens(m[1] as string)) words.add(token);
+  const at: number[] = [];
+  tokens.forEach((token, j) => {
+    if (j > 0 && words.has(token)) at.push(j);
+  });
+  return at;
+}
+
+/** First words of places' names that are rarely a brand's (`NEW` is: New Balance). */
+const placeWords = new Set('SAN SANTA LOS LAS EL LA SAINT ST FORT FT'.split(' '));
+
+/** A merchant part shaped like a place's name: `SANTA FE`, `FORT COLLINS`, `LAS VEGAS`. */
+function placeShaped(tokens: readonly string[]): boolean {
+  return tokens.length >= 2 && tokens.length <= 3 && placeWords.has(tokens[0] as string);
+}
+
+/** The reading with its tokens as matching compares them (`matchTokens`). */
+function foldedReading(descriptor: NormalizedDescriptor): NormalizedDescriptor {
+  const tokens = matchTokens(descriptor.tokens);
+  const prefixTokens = matchTokens(descriptor.prefixTokens);
+  if (tokens === descriptor.tokens && prefixTokens === descriptor.prefixTokens) return descriptor;
+  return { ...descriptor, tokens, prefixTokens, merchantTokens: matchTokens(descriptor.merchantTokens) };
+}
+
+/**
+ * Whether a domain printed on the line is the merchant's own: its label (`widgetly` of widgetly.co.uk)
+ * is the name on the line spelled without spaces (`WIDGETLY`, `WIDGET LY`), starts with it, or is
+ * how the name starts (`THEREALWORLD TI` and therealworld.ai); the processor's code counts as the
+ * start of the name (`FLO*` and flosports.tv).
+ */
+export function labelAgrees(domain: string, descriptor: NormalizedDescriptor): boolean {
+  const label = (domain.split('.')[0] ?? '').replace(/-/g, '').toUpperCase();
+  if (label.length < 3) return false;
+  const own =
+    descriptor.merchantTokens[0] === 'THE' ? descriptor.merchantTokens.slice(1) : descriptor.merchantTokens;
+  const names = descriptor.prefixTokens.length > 0 ? [own, [...descriptor.prefixTokens, ...own]] : [own];
+  for (const name of names) {
+    let squashed = '';
+    for (const token of name) {
+      squashed += token;
+      if (squashed === label) return true;
+      // The name goes on past the label (`THEREALWORLD TI`): a cut or a location after it.
+      if (squashed.startsWith(label) && label.length >= 4) return true;
+      if (!label.startsWith(squashed)) break;
+      // The first words are how the label starts (`FLO` of flosports.tv, `MANY PETS` of manypetsinsurance).
+      if (squashed.length >= 3 && squashed !== token) return true;
+    }
+    const first = name[0] ?? '';
+    if (first.length >= 3 && label.startsWith(first)) return true;
+  }
+  return false;
+}
+
+/** A match on the line's own website, a domain the registry does not hold: `medium`, named by its domain. */
+function lineWebsiteMatch(domain: string, processor: Processor | null): CardChargeMatch {
+  return {
+    brand: domain,
+    domain,
+    category: 'other',
+    confidence: LINE_WEBSITE,
+    level: levelOf(LINE_WEBSITE),
+    matched_on: 'domain',
+    matched_text: domain,
+    ...(processor ? { processor: processorOutput(processor) } : {}),
+    contact: {},
+    returns: {},
+    source: 'line',
+  };
+}
+
+/**
+ * Tokens as matching compares them, for the registry and the line alike: `&` and `AND` fold away
+ * (`SMITH&CO` = `Smith & Co` = `SMITH AND CO`), since canonical tokens keep a glued `&` and drop a
+ * lone one.
+ */
+export function matchTokens(tokens: readonly string[]): string[] {
+  let plain = true;
+  for (const t of tokens) if (t === 'AND' || t.includes('&')) plain = false;
+  if (plain) return tokens as string[];
+  const out: string[] = [];
+  for (const t of tokens) {
+    if (t === 'AND' && tokens.length > 1) continue;
+    if (t.includes('&')) {
+      for (const part of t.split('&')) if (part !== '') out.push(part);
+    } else out.push(t);
+  }
+  return out;
 }
 
 function trigramsOf(text: string): string[] {

@@ -48,6 +48,9 @@ const issuerNoise = new RegExp(
       String.raw`PRE-?AUTHORI[ZS]ED(?: DEBIT| PAYMENT)?`,
       String.raw`PRE-?AUTH`,
       String.raw`APLPAY|APPLE ?PAY|GPAY|GOOGLE PAY|SAMSUNG PAY|CONTACTLESS|TAP`,
+      // ACH and bill-pay exports (the fields themselves are read by `bankExportMerchant`).
+      String.raw`ACH(?: DEBIT| WITHDRAWAL| PMT| PAYMENT| TRANSFER)?|ELECTRONIC (?:WITHDRAWAL|PAYMENT|PMT)|EXTERNAL WITHDRAWAL`,
+      String.raw`(?:ONLINE )?BILL ?PAY(?:MENT)?(?: TO)?|ONLINE PMT|WEB PMT|PREAUTHORIZED DEBIT`,
       String.raw`ONLINE(?: PURCHASE| PAYMENT| TRANSFER)?|INTL|INTERNATIONAL|PENDING|DEBIT|SALE|VISA|MASTERCARD|MC`,
       String.raw`CARD(?: ENDING(?: IN)?)? \d{4}|X{2,}\d{4}|\*{2,}\d{4}`,
       // UK: "CARD PAYMENT TO TESCO ... ON 12-03-2024"
@@ -85,7 +88,7 @@ const helpHosts = /^(?:HELP|SUPPORT|BILLING|BILL|PAY|PAYMENTS|ACCOUNT|ACCOUNTS|G
 /** Where DE43's merchant-name field ends (Mastercard 22, Visa 25 characters). */
 const NAME_FIELD = 25;
 const storeNumbers =
-  /(?:\b(?:STORE|STR|STO|SHOP|UNIT|LOC|LOCATION|NO|NR|NUM|FILIALE|MAGASIN)\.? ?[#:]? ?[A-Z]?\d+[A-Z0-9]*\b|#\s?\d+\b|\b[A-Z]-\d{3,}\b|\bPAS\d{3}\b)/g;
+  /(?:\b(?:STORE|STR|STO|SHOP|UNIT|LOC|LOCATION|NO|NR|NUM|FILIALE|MAGASIN)\.? ?[#:]? ?[A-Z]{0,3}\d+[A-Z0-9]*\b|#\s?\d+\b|\b[A-Z]-\d{3,}\b|\bPAS\d{3}\b)/g;
 /** Card-number and reference tails some issuers append: `S464071234567890 CARD 1234`, `5402XXXXXXXX1234`. */
 const cardTails = /\b(?:CARD(?: ENDING(?: IN)?)? \d{4}|X{2,}\d{4}|\d{4,6}X{4,}\d{4}|S\d{10,})\b/g;
 
@@ -135,6 +138,42 @@ export function canonicalTokens(text: string): string[] {
   return upper.split(/[^A-Z0-9&]+/).filter((t) => t !== '' && t !== '&');
 }
 
+/**
+ * The fields of ACH and bill-pay lines as banks export them: `COMCAST DES:CABLE ID:0412 INDN:JANE DOE
+ * CO ID:1234 PPD` (Bank of America), `ORIG CO NAME:NETFLIX ORIG ID:... CO ENTRY DESCR:... IND NAME:...`
+ * (Chase, Wells Fargo), `TYPE: ONLINE PMT ID: 0412 CO: VERIZON WIRELESS` (bill pay).
+ */
+const exportField =
+  /(?:^|\s)(ORIG CO NAME|CO NAME|CO ENTRY DESCR|ENTRY DESCR|DESC DATE|ORIG ID|CO ID|IND ID|IND NAME|INDN|DES|ID|TYPE|CO|NAME|SEC|TRACE ?#|TRN|EED|PPD ID|WEB ID|CCD ID|CONF(?:IRMATION)? ?#)\s*:\s*/g;
+/** Fields only bank exports have: a line with none of them is not read as one. */
+const exportMarker =
+  /(?:^|\s)(?:ORIG CO NAME|CO NAME|DES|INDN|IND NAME|CO ID|CO|TYPE|PPD ID|WEB ID|CCD ID)\s*:/;
+/** Fields that name the company, best first. A person's name (`INDN`, `IND NAME`) never is the merchant. */
+const companyFields = ['ORIG CO NAME', 'CO NAME', 'CO', 'NAME'];
+
+/** The merchant part of an ACH or bill-pay export line; any other line as it is. */
+export function bankExportMerchant(line: string): string {
+  if (!exportMarker.test(line)) return line;
+  const fields = new Map<string, string>();
+  let head = '';
+  let field: string | null = null;
+  let from = 0;
+  for (const m of line.matchAll(exportField)) {
+    const value = line.slice(from, m.index).trim();
+    if (field === null) head = value;
+    else if (!fields.has(field)) fields.set(field, value);
+    field = (m[1] as string).replace(/\s+/g, ' ');
+    from = (m.index as number) + m[0].length;
+  }
+  if (field !== null && !fields.has(field)) fields.set(field, line.slice(from).trim());
+  for (const name of companyFields) {
+    const value = fields.get(name);
+    if (value) return value;
+  }
+  // BofA's form: the company comes first, its fields after.
+  return head || line;
+}
+
 function digitCount(token: string): number {
   let digits = 0;
   for (let i = 0; i < token.length; i++) {
@@ -155,6 +194,7 @@ export function normalizeDescriptor(raw: string): NormalizedDescriptor {
     .trim();
 
   // The passes below that need a character the line does not have are skipped: each costs a scan.
+  if (line.includes(':')) line = bankExportMerchant(line);
   if (line.includes('%') || line.includes('DATE ')) line = line.replace(issuerTails, ' ');
   if (line.startsWith('#')) line = line.replace(referenceHead, '');
   line = line.trim();
@@ -240,6 +280,16 @@ export function normalizeDescriptor(raw: string): NormalizedDescriptor {
       merchantTokens = merchantTokens.slice(0, -1);
     }
     city = tokens.slice(merchantTokens.length).join(' ');
+  }
+
+  // A city printed twice, in the store's name and the city field (`JUMBO UTRECHT ... UTRECHT`).
+  if (city === null && merchantTokens.length > 2) {
+    const tail = merchantTokens.at(-1) as string;
+    const first = merchantTokens.indexOf(tail);
+    if (tail.length > 3 && !digit.test(tail) && first > 0 && first < merchantTokens.length - 1) {
+      merchantTokens = merchantTokens.slice(0, -1);
+      city = tail;
+    }
   }
 
   const prefixTokens = detected ? canonicalTokens(detected.prefix.replace(/\*/g, ' ')) : [];

@@ -426,7 +426,9 @@ function prefixSource(written: string): string {
   const glued = written.endsWith('+');
   const prefix = glued ? written.slice(0, -1) : written;
   const parts = prefix.split('*').map((part) => escapeRegExp(part.trimEnd()).replace(/ /g, '[ ]?'));
-  let source = parts.join('[ ]*\\*[ ]*');
+  // Any separator a processor prints between its name and the merchant: `*`, `_`, `_*`, with or
+  // without spaces (`PAYPAL *GAME`, `PAYPAL*GAME`, `PAYPAL_GAME`).
+  let source = parts.join('[ ]*(?:_?\\*|_)[ ]*');
   if (glued) return source;
   if (prefix.endsWith(' ') && !prefix.endsWith('* ')) source += ' +';
   else if (/[A-Z0-9]$/.test(prefix)) source += '(?=[^A-Z0-9]|$)';
@@ -456,7 +458,7 @@ const anyPrefix = new RegExp(
 const notProcessors = new Set(['CKE']);
 
 /** A short code before `*`, as card networks let facilitators print (`CNK*`, `DNH*`, `FLO* `). */
-const shortCode = /^([A-Z0-9]{2,5}) ?\* ?(?=[A-Z0-9#])/;
+const shortCode = /^([A-Z0-9]{2,5}) *(?:_?\*|_) *(?=[A-Z0-9#])/;
 
 export interface DetectedProcessor {
   processor: Processor;

@@ -21,8 +21,10 @@ export type ConfidenceLevel = z.infer<typeof ConfidenceLevel>;
 export const MatchedOn = z
   .enum(['descriptor', 'name', 'alias', 'domain', 'fuzzy', 'processor'])
   .describe(
-    'What matched: a known statement descriptor of the brand, its name, another alias, a domain in the line, ' +
-      'a near spelling (fuzzy), or the payment processor that is itself the merchant of record.',
+    'What matched: a known statement descriptor of the brand, its name, another alias (a billing entity the ' +
+      'registry records with its source among them), a domain in the line, a near spelling (fuzzy), or the ' +
+      'payment processor that is itself the merchant of record. A name found among other words of the line, ' +
+      "or glued to them, is at most medium unless the rest is a legal form, country or the brand's own billing entity.",
   );
 
 export const Processor = z
@@ -72,11 +74,12 @@ export const Merchant = z
 export type Merchant = z.infer<typeof Merchant>;
 
 export const MatchSource = z
-  .enum(['registry', 'brand_declared', 'live_resolution'])
+  .enum(['registry', 'brand_declared', 'live_resolution', 'line'])
   .describe(
     "Where the match comes from: the service's brand registry; a descriptor the brand itself declared for its " +
-      'verified domain; or live resolution, a website found for the merchant whose home page names it (a guess: ' +
-      'never above medium).',
+      'verified domain; live resolution, a website found for the merchant whose home page names it (a guess: ' +
+      'never above medium); or the line itself, a website printed on it that the registry does not hold and whose ' +
+      'name agrees with the merchant name on the line (medium; its brand is the domain).',
   );
 
 export const CardChargeMatch = z.object({
