@@ -216,13 +216,18 @@ export class ReturnsService {
 
   async status(requestId: string): Promise<ReturnStatusResult> {
     const { db } = this.deps;
-    const request = await findReturnRequest(db, requestId);
-    if (!request) throw notFound(`No return request ${requestId}`);
-    const [history, delivery, thread] = await Promise.all([
+    // The latest delivery is read first and the rest after it: a delivery settles in one transaction
+    // with its thread message, its status change and its history, so whatever the delivery shows,
+    // the reads that start after it see too (each statement sees every commit made before it
+    // starts). Read at once, a settle committing between them showed an email delivered whose
+    // message was not yet in the thread.
+    const delivery = await latestDelivery(db, requestId);
+    const [request, history, thread] = await Promise.all([
+      findReturnRequest(db, requestId),
       listHistory(db, requestId),
-      latestDelivery(db, requestId),
       listThread(db, requestId),
     ]);
+    if (!request) throw notFound(`No return request ${requestId}`);
     const status = request.status as ReturnStatus;
     const kit = stalled.has(status)
       ? contactKit(await this.deps.channels.rankedNow(db, request.brand_domain), request, false, (text) =>
