@@ -15,6 +15,7 @@ import { nulFields } from './input.ts';
 import type { OperationServices } from './operation-services.ts';
 import type { ProviderStatus } from './outbound/search.ts';
 import type { PaymentCredential } from './payments/credential.ts';
+import type { PaymentTerms } from './payments/requirements.ts';
 import { type PaidReceipt, paymentRequiredRefusal } from './payments/service.ts';
 import type { SignInProof } from './payments/sign-in.ts';
 import { addressProblems, type DomainPolicy } from './public-address.ts';
@@ -249,7 +250,8 @@ export interface Sku<I> {
   admit?: (services: OperationServices, input: I) => Promise<void>;
   /**
    * What the paying wallet reads again later by signing in with x402 sign-in-with-x ("the private
-   * scan"): the SKU's 402 declares the extension and its receipt names the wallet (`payments/sign-in.ts`).
+   * scan"): its receipt names the wallet (`payments/sign-in.ts`); its own 402 does not declare the
+   * extension, since each purchase is new.
    */
   readLater?: string;
   /** The lowest amount this SKU accepts right now (the auction's minimum next bid), for the live catalog. */
@@ -454,11 +456,8 @@ async function runPipeline<I extends z.ZodType, O extends z.ZodType>(
   if (!sku) return { output: await runHandler(op, ctx, input) };
   const referral = await services.payments.referralHandle(ref);
 
-  const unavailable = skuUnavailableReason(op, services);
-  if (unavailable) throw new ServiceError('sku_unavailable', { detail: `${sku.id}: ${unavailable}` });
+  const terms = saleTerms(op, ctx, input);
   await sku.check?.(ctx, input);
-  const terms = termsOf(services.config, op, ctx.request.via, input);
-  if (!terms) throw new ServiceError('sku_unavailable', { detail: `${sku.id}: no payment terms` });
   const admit = sku.admit && (() => (sku.admit as NonNullable<typeof sku.admit>)(services, input));
 
   const authorization = await services.payments.authorize(terms, credential, {
@@ -508,17 +507,28 @@ function withSignIn(
  * (an invalid one is answered 400 before any 402).
  */
 async function quote(op: AnyOperation, ctx: OperationContext): Promise<never> {
-  const { services } = ctx;
-  const unavailable = skuUnavailableReason(op, services);
-  if (unavailable) throw new ServiceError('sku_unavailable', { detail: `${op.sku?.id}: ${unavailable}` });
-  const terms = termsOf(services.config, op, ctx.request.via, undefined);
-  if (!terms) throw new ServiceError('sku_unavailable', { detail: `${op.sku?.id}: no payment terms` });
-  const authorization = await services.payments.authorize(terms, undefined, {
+  const terms = saleTerms(op, ctx, undefined);
+  const authorization = await ctx.services.payments.authorize(terms, undefined, {
     request: undefined,
     referral: null,
   });
   if (authorization.outcome === 'refused') throw authorization.refusal;
   throw paymentRequiredRefusal(terms, paymentMissing(ctx));
+}
+
+/**
+ * What one call of a paid SKU is offered for (`input` undefined: its floor price), or 503
+ * `sku_unavailable` with the reason when the SKU cannot be sold here now (`skuUnavailableReason`).
+ */
+function saleTerms(op: AnyOperation, ctx: OperationContext, input: unknown): PaymentTerms {
+  const reason = skuUnavailableReason(op, ctx.services);
+  const terms = reason === null ? termsOf(ctx.services.config, op, ctx.request.via, input) : null;
+  if (!terms) {
+    throw new ServiceError('sku_unavailable', {
+      detail: `${op.sku?.id}: ${reason ?? ctx.services.payments.unavailable() ?? 'no payment terms'}`,
+    });
+  }
+  return terms;
 }
 
 /** How the payment is sent over the caller's transport, for a 402 that has none. */
