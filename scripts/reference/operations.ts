@@ -4,7 +4,7 @@
  */
 import { argumentsOf, restRouteOf, summaryOf, toolTable } from '../../servers/adapters/tool-table.ts';
 import type { Config } from '../../servers/config.ts';
-import type { AnyOperation, Surface } from '../../servers/operation.ts';
+import { type AnyOperation, pathParamsOf, type Surface } from '../../servers/operation.ts';
 import { code, table } from './markdown.ts';
 
 export function toolBlocks(operations: readonly AnyOperation[], config: Config): Record<string, string> {
@@ -20,6 +20,13 @@ const surfaceTitles: Record<Surface, string> = {
   site: 'Main site (`site_url`)',
   functions: 'Live catalog host (`functions_url`)',
 };
+
+/** Where the arguments go: `body {a, b?}`, `query {a}`, and the ones the path carries. */
+function inputOf(op: AnyOperation): string {
+  const inPath = pathParamsOf(op.http?.path ?? '');
+  const where = `${op.http?.input ?? 'query'} ${code(argumentsOf(op))}`;
+  return inPath.length ? `${where}, in the path: ${inPath.map(code).join(', ')}` : where;
+}
 
 const accessOf = (op: AnyOperation): string =>
   op.sku ? `paid: ${op.sku.usdc} USDC${op.sku.amount ? ' at least' : ''}` : op.access;
@@ -37,7 +44,7 @@ export function restOperationsBlock(operations: readonly AnyOperation[], config:
         ops.map((op) => [
           code(restRouteOf(op, config)),
           code(op.name),
-          `${op.http?.input === 'body' ? 'body' : 'query'} ${code(argumentsOf(op))}`,
+          inputOf(op),
           accessOf(op),
           op.mcp?.length ? code(op.toolName) : '-',
           summaryOf(op),
