@@ -48,7 +48,7 @@ const secretIds = new Set([
   'Session',
 ]);
 
-/** How long a registered client lives unless a person approves it (README, "Owner-scoped MCP server and OAuth"). */
+/** How long a registered client lives unless a person approves it (docs/guides/authentication/oauth.md). */
 export const UNUSED_CLIENT_TTL_S = 24 * 60 * 60;
 
 /** Rows that live as long as their client, absent a lifetime of their own. */

@@ -250,7 +250,7 @@ export interface SitesTable {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Scanner and Signal Strength (migration 2026-11-21T1510Z_scans; scoring rules in SCORING.md)
+// Scanner and Signal Strength (migration 2026-11-21T1510Z_scans; scoring rules in docs/reference/scoring.md)
 // ---------------------------------------------------------------------------------------------
 
 /**
@@ -284,7 +284,7 @@ export interface ScansTable {
   error: string | null;
   score: number | null;
   tier: string | null;
-  /** Set when components without data were left out of the score (SCORING.md no-data rule). */
+  /** Set when components without data were left out of the score (docs/reference/scoring.md no-data rule). */
   note: string | null;
   /** JSON: ComponentResult[] (each with its checks). */
   components: string | null;

@@ -1,16 +1,18 @@
 /**
- * `npm run docs`: rewrites the README's generated blocks (the MCP tool lists) from the registry.
- * `test/unit/readme.test.ts` fails when they are out of date.
+ * `npm run docs`: rewrites the generated blocks of the reference pages (configuration, error codes,
+ * MCP tools, REST operations, data model, scoring) from the code they describe.
+ * `test/unit/docs-generated.test.ts` fails when they are out of date.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { generatedBlocks, withGeneratedBlocks } from '../servers/adapters/tool-table.ts';
-import { loadConfig, projectRoot } from '../servers/config.ts';
-import { operations } from '../servers/registry.ts';
+import { projectRoot } from '../servers/config.ts';
+import { generatedFiles } from './reference/index.ts';
+import { withGeneratedBlocks } from './reference/markdown.ts';
 
-const file = path.join(projectRoot, 'README.md');
-const before = readFileSync(file, 'utf8');
-// The documented defaults, whatever this shell's environment says.
-const after = withGeneratedBlocks(before, generatedBlocks(operations, loadConfig({ env: {} })));
-if (after !== before) writeFileSync(file, after);
-process.stdout.write(after === before ? 'README.md is up to date\n' : 'README.md updated\n');
+for (const [file, blocks] of Object.entries(generatedFiles())) {
+  const full = path.join(projectRoot, file);
+  const before = readFileSync(full, 'utf8');
+  const after = withGeneratedBlocks(before, blocks, file);
+  if (after !== before) writeFileSync(full, after);
+  process.stdout.write(`${file}: ${after === before ? 'up to date' : 'updated'}\n`);
+}

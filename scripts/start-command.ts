@@ -1,7 +1,7 @@
 /**
  * How `npm start` runs Node, read from package.json's start script (`node <flags> servers/main.ts`),
  * so that the benches and the tests that start the service in a child process run it with the
- * same flags - `--no-memory-reducer` among them (README, Performance).
+ * same flags - `--no-memory-reducer` among them (docs/development/performance.md).
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';

@@ -18,7 +18,7 @@ export function workersRefusal(config: Config): string | null {
   return (
     `WORKERS=${config.server.workers} needs PostgreSQL (DATABASE_URL=postgres://...): SQLite has one writer ` +
     'at a time, so several processes on one file would queue on its lock and fail under load. Use WORKERS=1 ' +
-    'with SQLite (see README, Running in production).'
+    'with SQLite (see docs/operations/scale-out.md).'
   );
 }
 

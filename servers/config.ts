@@ -1,5 +1,5 @@
 /**
- * Configuration: `mcp.config.json` (defaults, documented in the README) overridden by environment
+ * Configuration: `mcp.config.json` (defaults, documented in docs/reference/configuration.md, generated from this schema) overridden by environment
  * variables, validated by one zod schema. Every problem is reported at once, naming the key and
  * where its value came from (STYLE.md 8).
  */
@@ -88,7 +88,7 @@ export const CAEP_EVENT_TYPES = [
 
 /**
  * A Shared Signals transmitter whose Security Event Tokens the push endpoint
- * (`{auth_url}/ssf/push`) accepts (README "Security events"):
+ * (`{auth_url}/ssf/push`) accepts (docs/guides/authentication/caep.md):
  * - `issuer`: the SETs' `iss`, compared exactly;
  * - `jwks_uri`: its JSON Web Key Set, fetched through the SSRF-safe fetcher and cached;
  * - `audience`: the `aud` its SETs must carry; null means our issuer (`auth_url`);
@@ -121,21 +121,36 @@ const MailDomain = z
     'must be a domain name such as replies.example.com',
   );
 
-/** `returns.inbound_mail`: see the key's comment below and README "Brand replies by email". */
+/** `returns.inbound_mail`: brands' replies by email (`returns/inbound/`). */
 const InboundMail = z
   .strictObject({
-    /** Listening port; null: no listener (and the person's own address stays the Reply-To). */
-    port: z.number().int().min(0).max(65535).nullable(),
-    host: z.string().min(1),
-    /** The domain of the per-request addresses; its MX must point at this listener. */
-    domain: MailDomain.nullable(),
-    /** Largest message accepted (SMTP SIZE); a bigger one is refused with 552. */
-    max_bytes: positiveInt,
-    /** Connections at once per process; past it new ones are refused (421). */
-    max_clients: positiveInt,
-    /** STARTTLS with this PEM key and certificate chain (both, or neither: no STARTTLS). */
-    tls_key_file: z.string().min(1).nullable(),
-    tls_cert_file: z.string().min(1).nullable(),
+    port: z
+      .number()
+      .int()
+      .min(0)
+      .max(65535)
+      .nullable()
+      .describe(
+        "port of the SMTP listener that takes [brands' replies by email](../guides/customer-service/brands.md#brand-replies-by-email) (`25` behind the inbound domain's MX; `0`: any free port); set together with `INBOUND_MAIL_DOMAIN`. null: no listener, and the person's own address stays the Reply-To",
+      ),
+    host: z.string().min(1).describe('listening address of the SMTP listener'),
+    domain: MailDomain.nullable().describe(
+      "domain of the per-request addresses `returns+<request>.<token>@<domain>` (its MX points at the listener; a subdomain of `SMTP_FROM`'s domain keeps our mail DMARC-aligned). On, email deliveries carry such an address as `Reply-To` and envelope sender",
+    ),
+    max_bytes: positiveInt.describe(
+      'largest reply accepted (announced with `SIZE`); a bigger one is refused with `552`',
+    ),
+    max_clients: positiveInt.describe(
+      'SMTP connections at once per process; past it new ones are refused (`421`)',
+    ),
+    tls_key_file: z
+      .string()
+      .min(1)
+      .nullable()
+      .describe(
+        'PEM key: with `tls_cert_file`, the listener offers `STARTTLS` (both, or neither; production mode warns without them)',
+      ),
+    tls_cert_file: z.string().min(1).nullable().describe('PEM certificate chain, with `tls_key_file`'),
   })
   .refine((m) => (m.port === null) === (m.domain === null), {
     message: 'port (INBOUND_SMTP_PORT) and domain (INBOUND_MAIL_DOMAIN) are set together, or neither',
@@ -146,166 +161,232 @@ const InboundMail = z
     path: ['tls_cert_file'],
   });
 
+/** An outbox's worker: poll, batch, lease and retries with exponential backoff and jitter. */
+const OutboxDelivery = z.strictObject({
+  poll_interval_ms: positiveInt,
+  batch_size: positiveInt,
+  lease_ms: positiveInt,
+  max_attempts: positiveInt,
+  base_delay_ms: positiveInt,
+  max_delay_ms: positiveInt,
+});
+
+/** `auto`: on in production mode, off otherwise (a developer's machine does not crawl unasked). */
+const AutoFlag = z.union([z.boolean(), z.literal('auto')]);
+
+/**
+ * Every setting, its type and what it does: `docs/reference/configuration.md` is generated from
+ * these descriptions, `envBindings` and `mcp.config.json` (`npm run docs`), so each is written once.
+ * Descriptions are Markdown; their links are relative to that page.
+ */
 export const Config = z
   .object({
-    port: z.number().int().min(0).max(65535),
-    host: z.string().min(1),
-    site_url: absoluteUrl,
-    base_url: absoluteUrl,
-    public_api_url: absoluteUrl,
-    mcp_url: absoluteUrl,
-    auth_url: absoluteUrl,
-    functions_url: absoluteUrl,
-    data_dir: z.string().min(1),
+    port: z.number().int().min(0).max(65535).describe('listening port (`0`: any free port)'),
+    host: z.string().min(1).describe('listening address (`0.0.0.0` in containers)'),
+    site_url: absoluteUrl.describe(
+      'the main site: home page, discovery documents, pages, paid SKUs, the soul API ([URL map](../../README.md#url-map)). `{port}` is expanded',
+    ),
+    base_url: absoluteUrl.describe('the customer service agent; `{site_url}` and `{port}` are expanded'),
+    public_api_url: absoluteUrl.describe('the public API'),
+    mcp_url: absoluteUrl.describe('the public MCP server; the owner-scoped one is at `{mcp_url}/auth`'),
+    auth_url: absoluteUrl.describe('the authorization server, also its issuer'),
+    functions_url: absoluteUrl.describe('the live catalog host'),
+    data_dir: z.string().min(1).describe('where SQLite keeps `service.db`'),
     database_url: z
       .string()
       .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must be a postgres:// URL or sqlite:<file>')
-      .nullable(),
-    /**
-     * PostgreSQL connections each process keeps open at most (SQLite has one write and one read
-     * connection). N processes open up to N times this many: keep the sum under the server's
-     * `max_connections`.
-     */
-    database_pool_size: positiveInt.max(1000),
-    log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
-    /**
-     * `production` (NODE_ENV=production) refuses unsafe settings and warns about defaults that must
-     * change (`productionChecks`); anything else is development.
-     */
-    mode: z.enum(['development', 'production']),
-    /** Express `trust proxy`: false, true, a hop count or a list of addresses/subnets. */
-    trust_proxy: TrustProxy,
+      .nullable()
+      .describe('`postgres://...` to use PostgreSQL (or `sqlite:<file>`); null: SQLite in `data_dir`'),
+    database_pool_size: positiveInt
+      .max(1000)
+      .describe(
+        "PostgreSQL connections each process keeps at most, plus one that listens for messages between processes; N processes (or `WORKERS=N`) open up to N times as many, so keep the sum under the server's `max_connections` (SQLite has one write and one read connection)",
+      ),
+    log_level: z
+      .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+      .describe('`fatal` ... `trace`, `silent`'),
+    mode: z
+      .enum(['development', 'production'])
+      .describe(
+        '`production` (`NODE_ENV=production`) turns on [production mode](../operations/security.md#production-mode): it refuses unsafe settings and warns about defaults that must change (`productionChecks`); anything else is development',
+      ),
+    trust_proxy: TrustProxy.describe(
+      'Express `trust proxy` (hop count, `true`, or a comma list of addresses, CIDR ranges, `loopback`, `linklocal`, `uniquelocal`); decides the client address used for rate limits',
+    ),
     mcp: z.strictObject({
-      /** Host names accepted in `Host`/`Origin` of MCP requests (DNS-rebinding protection). Empty: derived. */
-      allowed_hosts: z.array(z.string().min(1)),
+      allowed_hosts: z
+        .array(z.string().min(1))
+        .describe(
+          "host names accepted in `Host`/`Origin` by the MCP endpoints (DNS-rebinding protection); empty: the MCP URL's host, plus `localhost`, `127.0.0.1`, `[::1]` when that host is local",
+        ),
     }),
-    http: z.strictObject({ body_limit_bytes: positiveInt }),
-    /** Process model: README "Running in production". */
+    http: z.strictObject({
+      body_limit_bytes: positiveInt.describe(
+        'largest JSON body accepted (413 `payload_too_large` past it; batch ingestion has its own)',
+      ),
+    }),
     server: z.strictObject({
-      /** After SIGTERM: how long in-flight requests get before their connections are closed. */
-      shutdown_timeout_ms: positiveInt,
-      /**
-       * How long a request's body may take to arrive once its headers have (408 past it); the
-       * handler's own time is not counted. Headers have Node's `headersTimeout` (60 s).
-       */
-      body_timeout_ms: positiveInt,
-      /** `npm start` forks this many workers on one port (node:cluster); past 1 needs PostgreSQL. */
-      workers: positiveInt.max(256),
+      shutdown_timeout_ms: positiveInt.describe(
+        'after `SIGTERM`, how long in-flight requests get before their connections are closed ([Running in production](../operations/production.md#health-and-shutdown))',
+      ),
+      body_timeout_ms: positiveInt.describe(
+        "how long a request's body may take to arrive once its headers have: past it the answer is `408 request_timeout` and the connection closes (a handler's own time is not counted; headers have Node's `headersTimeout`, 60 s) ([Slow and oversized requests](../operations/security.md#slow-and-oversized-requests))",
+      ),
+      workers: positiveInt
+        .max(256)
+        .describe(
+          '`npm start` forks this many workers on one port (node:cluster); more than 1 needs PostgreSQL ([Scale-out](../operations/scale-out.md))',
+        ),
     }),
-    /** Prometheus metrics at `{site_url}/metrics` (off: 404). */
-    metrics: z.strictObject({ enabled: z.boolean() }),
-    /** Points per client key and window (rate-limiter-flexible); README "Configuration" says what each counts. */
+    metrics: z.strictObject({
+      enabled: z
+        .boolean()
+        .describe(
+          'serve Prometheus metrics at `{site_url}/metrics` (off: 404) ([Metrics](../operations/production.md#metrics))',
+        ),
+    }),
     rate_limits: z.strictObject({
-      unauthenticated_writes: RateLimit,
-      /** `GET`/`POST {auth_url}/oauth/authorize` per address: each stores an interaction. */
-      authorization_requests: RateLimit,
-      /** Password sign-ins that failed, per account (the normalised email, known or not)... */
-      sign_in_failures_per_account: RateLimit,
-      /** ...and per client address, across emails. */
-      sign_in_failures_per_address: RateLimit,
-      /** One-time codes sent for the verified-email assertion, per email (`auth/assertions/email-codes.ts`)... */
-      email_codes_per_email: RateLimit,
-      /** ...and per client address, across emails (code requests and code checks both count). */
-      email_codes_per_address: RateLimit,
+      unauthenticated_writes: RateLimit.describe(
+        'writes without a service key (`POST /return`, `start_return_request`, `POST /account`, `POST /pixel-install` without a key, client registration, `POST {auth_url}/signup`, ...) per client address and window (rate-limiter-flexible)',
+      ),
+      authorization_requests: RateLimit.describe(
+        '`GET`/`POST {auth_url}/oauth/authorize` per client address (each stores an interaction)',
+      ),
+      sign_in_failures_per_account: RateLimit.describe(
+        'password sign-ins that failed (OAuth sign-in form, claim form) per account (the normalised email, known or not); see [Limits](../operations/security.md#limits)',
+      ),
+      sign_in_failures_per_address: RateLimit.describe('the same per client address, across emails'),
+      email_codes_per_email: RateLimit.describe(
+        'verified-email codes sent per email (`auth/assertions/email-codes.ts`)',
+      ),
+      email_codes_per_address: RateLimit.describe(
+        'code requests and code checks per client address, across emails (a right code gives its check back)',
+      ),
     }),
     outbound: z.strictObject({
-      /** Lets outbound fetches reach loopback and private networks. For tests and self-hosting only. */
-      allow_private_networks: z.boolean(),
-      timeout_ms: positiveInt,
-      user_agent: z.string().min(1),
-      /**
-       * DNS servers (`ip` or `ip:port`) for every outbound lookup: the safe fetchers, TXT
-       * verification, live merchant resolution, mail domains (`outbound/dns-lookup.ts`). Empty: the
-       * system resolver. The per-feature lists below override it for their feature.
-       */
-      dns_servers: z.array(DnsServer),
+      allow_private_networks: z
+        .boolean()
+        .describe(
+          'lets outbound calls (brand webhooks, callbacks) reach loopback and private networks; tests and self-hosting only',
+        ),
+      timeout_ms: positiveInt.describe(
+        'per outbound request (webhooks, A2A and MCP calls to brands, SSF pushes)',
+      ),
+      user_agent: z.string().min(1).describe("sent on outbound requests other than the scanner's"),
+      dns_servers: z
+        .array(DnsServer)
+        .describe(
+          'comma list of `ip[:port]` DNS servers for every outbound lookup: both safe fetchers (brand webhooks and callbacks, scans, brand sites), TXT ownership checks, live resolution, mail domains (MX) (`outbound/dns-lookup.ts`); empty: the system resolver. The per-feature lists override it for their feature',
+        ),
     }),
     scanner: z.strictObject({
-      /**
-       * Lets the scanner and domain verification reach loopback and private networks, and accepts
-       * `localhost:PORT` / `127.0.0.1:PORT` as domains. For tests and self-hosting only.
-       */
-      allow_private_networks: z.boolean(),
-      /** Sent on every scanner request; its product token (before `/`) is what robots.txt rules name. */
+      allow_private_networks: z
+        .boolean()
+        .describe(
+          'lets the scanner and domain verification reach loopback and private networks, and accepts `localhost:PORT` / `127.0.0.1:PORT` as a domain; tests and self-hosting only',
+        ),
       user_agent: z
         .string()
-        .regex(/^[A-Za-z0-9_-]+\/\S+/, 'must start with a product token and version (name/1.0)'),
-      /** HTML pages read by a full scan, and by the quick first check of GET /signal. */
-      max_pages: positiveInt,
-      quick_max_pages: positiveInt,
-      /** Largest body read from any response; the rest is not downloaded. */
-      max_bytes: positiveInt,
-      request_timeout_ms: positiveInt,
-      /** Whole-scan time budget; the crawl stops and scores what it has. */
-      scan_timeout_ms: positiveInt,
-      /** Requests in flight to the scanned host, and the pause after each before the next. */
-      concurrency: positiveInt,
-      delay_ms: z.number().int().min(0),
-      max_redirects: z.number().int().min(0).max(20),
-      max_sitemaps: positiveInt,
-      /** Scans one process runs at once, how often idle workers look for queued scans, the claim lease. */
-      workers: positiveInt,
-      poll_interval_ms: positiveInt,
-      lease_ms: positiveInt,
-      /** Attempts before a scan whose worker died is marked failed. */
-      max_attempts: positiveInt,
+        .regex(/^[A-Za-z0-9_-]+\/\S+/, 'must start with a product token and version (name/1.0)')
+        .describe(
+          'scanner user agent; robots.txt rules for its product token (before `/`, `agent-service-scanner`) are obeyed',
+        ),
+      max_pages: positiveInt.describe('HTML pages read by a full scan'),
+      quick_max_pages: positiveInt.describe('HTML pages read by the first quick check of `GET /signal`'),
+      max_bytes: positiveInt.describe('largest body read from any response; the rest is not downloaded'),
+      request_timeout_ms: positiveInt.describe('per scanner request'),
+      scan_timeout_ms: positiveInt.describe(
+        'whole-scan time budget: the crawl stops and scores what it read',
+      ),
+      concurrency: positiveInt.describe('politeness: requests in flight to the scanned host'),
+      delay_ms: z
+        .number()
+        .int()
+        .min(0)
+        .describe("politeness: pause after each request (raised to the site's `Crawl-delay`, at most 2 s)"),
+      max_redirects: z.number().int().min(0).max(20).describe('redirects followed per request'),
+      max_sitemaps: positiveInt.describe('sitemap documents read (indexes followed)'),
+      workers: positiveInt.describe('scans run at once per process'),
+      poll_interval_ms: positiveInt.describe('how often idle scan workers look for queued scans'),
+      lease_ms: positiveInt.describe('how long a claimed scan is held before another process may take it'),
+      max_attempts: positiveInt.describe('attempts before a scan whose worker died is marked failed'),
     }),
     sites: z.strictObject({
-      /** DNS servers (`ip` or `ip:port`) for TXT verification; empty: the system resolver. */
-      verification_dns_servers: z.array(DnsServer),
+      verification_dns_servers: z
+        .array(DnsServer)
+        .describe(
+          'comma list of `ip[:port]` DNS servers for TXT ownership checks only; empty: `outbound.dns_servers`',
+        ),
     }),
     pages: z.strictObject({
-      /**
-       * The `site_id` (POST /pixel-install) of this deployment's own site: its pages then carry the
-       * service's own traffic pixel. null: no pixel on the pages.
-       */
-      pixel_site_id: z.uuid().nullable(),
+      pixel_site_id: z
+        .uuid()
+        .nullable()
+        .describe(
+          "the `site_id` (from `POST /pixel-install`) of this deployment's own site: the home page then carries the service's own traffic pixel ([Discovery documents](discovery.md)); null: no pixel on the pages",
+        ),
     }),
     charges: z.strictObject({
-      /**
-       * Live resolution of merchants the registry does not name confidently (README "Live
-       * resolution"): candidate domains are checked through the SSRF-safe fetcher and the verdicts
-       * are stored in `resolved_merchants`.
-       */
       live_resolution: z.strictObject({
-        /** `auto`: on in production mode, off otherwise (a developer's machine does not crawl unasked). */
-        enabled: z.union([z.boolean(), z.literal('auto')]),
-        /** How long a lookup waits for a resolution before answering `pending` (it goes on in the background). */
-        time_budget_ms: z.number().int().min(0).max(30_000),
-        /** Whole-resolution deadline, background included: every fetch of it is cut off then. */
-        deadline_ms: positiveInt.max(60_000),
-        /** Candidate domains checked per merchant (the line's own domain and search results first). */
-        max_candidates: positiveInt.max(20),
-        /** Resolutions one process runs at once; beyond that and a short queue, lookups answer `pending`. */
-        max_concurrent: positiveInt.max(64),
-        /** Where a candidate's home page is fetched: `{scheme}://{domain}[:{port}]/`. */
-        home_page_scheme: z.enum(['https', 'http']),
-        /** null: the scheme's port. Tests and self-hosted setups point it at a local peer. */
-        home_page_port: z.number().int().min(1).max(65535).nullable(),
-        /** DNS servers (`ip` or `ip:port`) that resolve candidate domains; empty: the system resolver. */
-        dns_servers: z.array(DnsServer),
-        /** How long a confirmed resolution is served before it is checked again. */
-        resolved_ttl_days: positiveInt,
-        /** How long "no site names this merchant" is served before it is tried again. */
-        not_found_ttl_days: positiveInt,
+        enabled: AutoFlag.describe(
+          "[live resolution](../guides/customer-service/card-charges.md#live-resolution-of-unknown-merchants) of merchants the registry does not name confidently (verdicts stored in `resolved_merchants`): `auto` (on in production mode, off otherwise: a developer's machine does not crawl unasked), `on`, `off`",
+        ),
+        time_budget_ms: z
+          .number()
+          .int()
+          .min(0)
+          .max(30_000)
+          .describe(
+            'how long a lookup waits for a resolution before answering `pending` (it goes on in the background)',
+          ),
+        deadline_ms: positiveInt
+          .max(60_000)
+          .describe('when a resolution, background included, is cut off with every fetch of it'),
+        max_candidates: positiveInt
+          .max(20)
+          .describe(
+            "candidate domains checked per merchant (the line's own domain and search results first)",
+          ),
+        max_concurrent: positiveInt
+          .max(64)
+          .describe(
+            'resolutions at once per process (with a queue of 8 per slot, then `pending` without starting one)',
+          ),
+        home_page_scheme: z
+          .enum(['https', 'http'])
+          .describe("where a candidate's home page is fetched: `{scheme}://{domain}[:port]/`"),
+        home_page_port: z
+          .number()
+          .int()
+          .min(1)
+          .max(65535)
+          .nullable()
+          .describe("null: the scheme's port; tests and self-hosted setups point it at a local peer"),
+        dns_servers: z
+          .array(DnsServer)
+          .describe(
+            'comma list of `ip[:port]` DNS servers for candidate domains only; empty: `outbound.dns_servers`',
+          ),
+        resolved_ttl_days: positiveInt.describe('how long a found site is served before it is checked again'),
+        not_found_ttl_days: positiveInt.describe(
+          'how long "no site names this merchant" is served before it is tried again (a miss with a timeout: 1 hour)',
+        ),
       }),
     }),
-    /** Outside providers the research features call (one provider interface, `servers/outbound/search.ts`). */
     research: z.strictObject({
       search: z.strictObject({
-        /** A SearXNG instance with the `json` format enabled (`search.formats` in its settings.yml). */
-        searxng_url: absoluteUrl.nullable(),
-        /**
-         * The Brave Search API (a commercial web search with its own index), used when the
-         * environment variable named here holds a subscription token; SearXNG's fallback when both are set.
-         */
-        brave: z.strictObject({
-          url: absoluteUrl,
-          api_key_env: EnvName.nullable(),
-        }),
-        timeout_ms: positiveInt,
+        searxng_url: absoluteUrl
+          .nullable()
+          .describe(
+            'a SearXNG instance (with `json` in `search.formats` of its settings.yml) that live resolution and the [research SKUs](../guides/paid/research.md#providers) search through (`servers/outbound/search.ts`)',
+          ),
+        brave: z
+          .strictObject({ url: absoluteUrl, api_key_env: EnvName.nullable() })
+          .describe(
+            "the [Brave Search API](../guides/paid/research.md#providers) (a commercial web search with its own index): used when the environment variable named by `api_key_env` holds a subscription token; SearXNG's fallback when both are set",
+          ),
+        timeout_ms: positiveInt.describe('per search request'),
       }),
-      /** Language models: OpenAI-compatible chat-completions endpoints (`servers/outbound/llm.ts`). */
       llm: z.strictObject({
         providers: z
           .array(
@@ -323,209 +404,235 @@ export const Config = z
           .refine(
             (list) => new Set(list.map((p) => p.name)).size === list.length,
             'provider names must be unique',
+          )
+          .describe(
+            'JSON list of OpenAI-compatible chat-completions endpoints `{name, base_url, model, api_key_env}` ([providers](../guides/paid/research.md#providers), `servers/outbound/llm.ts`); keys only from the variables named',
           ),
-        /** Per request to a provider; a provider past it fails the paid call, uncharged. */
-        timeout_ms: positiveInt.max(120_000),
+        timeout_ms: positiveInt
+          .max(120_000)
+          .describe(
+            'per request to a language model; past it the paid call fails uncharged (`provider_unavailable`)',
+          ),
       }),
       people_search: z.strictObject({
-        /** Results asked of the search provider per formulation of the query. */
-        results_per_query: positiveInt.max(20),
-        /** Result pages fetched and read (robots.txt permitting). */
-        max_pages: positiveInt.max(30),
-        /** Largest body read of a result page. */
-        max_page_bytes: positiveInt,
+        results_per_query: positiveInt.max(20).describe('results asked per formulation of the query'),
+        max_pages: positiveInt.max(30).describe('result pages fetched and read (robots.txt permitting)'),
+        max_page_bytes: positiveInt.describe('largest body read of a result page'),
       }),
     }),
     returns: z.strictObject({
-      delivery: z.strictObject({
-        poll_interval_ms: positiveInt,
-        batch_size: positiveInt,
-        lease_ms: positiveInt,
-        max_attempts: positiveInt,
-        base_delay_ms: positiveInt,
-        max_delay_ms: positiveInt,
-      }),
-      /**
-       * Channel discovery from brands' own sites (`returns/channels/`, README "How a brand's
-       * channels are found"), through the scanner's fetcher and robots.txt rules.
-       */
+      delivery: OutboxDelivery.describe(
+        'the delivery outbox of return requests to brands: poll, batch, lease, and retries with exponential backoff and jitter from `base_delay_ms` up to `max_delay_ms`, `max_attempts` in all',
+      ),
       discovery: z.strictObject({
-        /** `auto`: on in production mode, off otherwise (a developer's machine does not crawl unasked). */
-        enabled: z.union([z.boolean(), z.literal('auto')]),
-        /** How long POST /return and GET /brands wait for a discovery; past it, it goes on in the background. */
-        request_budget_ms: z.number().int().min(0).max(30_000),
-        /** One discovery's whole time, background included: every fetch of it is cut off then. */
-        deadline_ms: positiveInt.max(120_000),
-        /** HTML pages one discovery reads, the home page included. */
-        max_pages: positiveInt.max(50),
-        /** Largest body read of any page, document or MCP answer; the rest is not downloaded. */
-        max_bytes: positiveInt,
-        request_timeout_ms: positiveInt,
-        /** How long a complete discovery is served; a partial or unreachable one at most an hour. */
-        ttl_hours: positiveInt,
-        /** How long delivery skips a channel that failed (`markChannelFailed`). */
-        failed_channel_hold_hours: positiveInt,
-        /** Discoveries one process runs at once; past that and a short queue, reads answer what is stored. */
-        max_concurrent: positiveInt.max(64),
-        /** Where a brand's home page is fetched: `{scheme}://{domain}[:{port}]/`. */
-        home_page_scheme: z.enum(['https', 'http']),
-        /** null: the scheme's port. Tests and self-hosted setups point it at a local peer. */
-        home_page_port: z.number().int().min(1).max(65535).nullable(),
+        enabled: AutoFlag.describe(
+          "[reading brands' sites for their channels](../guides/customer-service/brands.md#how-a-brands-channels-are-found) (`returns/channels/`, through the scanner's fetcher and robots.txt rules): `auto` (on in production mode, off otherwise), `on`, `off`",
+        ),
+        request_budget_ms: z
+          .number()
+          .int()
+          .min(0)
+          .max(30_000)
+          .describe(
+            'how long `POST /return` and `GET /brands/{domain}` wait for a discovery; past it, it goes on in the background',
+          ),
+        deadline_ms: positiveInt
+          .max(120_000)
+          .describe("one discovery's whole time, background included: every fetch of it is cut off then"),
+        max_pages: positiveInt.max(50).describe('HTML pages one discovery reads, the home page included'),
+        max_bytes: positiveInt.describe('largest body read of any page, document or MCP answer'),
+        request_timeout_ms: positiveInt.describe('per discovery request'),
+        ttl_hours: positiveInt.describe(
+          'how long a complete discovery is served before the next; a partial or unreachable one at most 1 hour',
+        ),
+        failed_channel_hold_hours: positiveInt.describe(
+          'how long delivery skips a channel that failed (`markChannelFailed`)',
+        ),
+        max_concurrent: positiveInt
+          .max(64)
+          .describe('discoveries at once per process (with a queue of 8 per slot, then none started)'),
+        home_page_scheme: z
+          .enum(['https', 'http'])
+          .describe("where a brand's home page is fetched: `{scheme}://{domain}[:port]/`"),
+        home_page_port: z
+          .number()
+          .int()
+          .min(1)
+          .max(65535)
+          .nullable()
+          .describe("null: the scheme's port; tests and self-hosted setups point it at a local peer"),
       }),
-      /**
-       * Brands' replies by email (`returns/inbound/`, README "Brand replies by email"): an SMTP
-       * listener for the per-request addresses `returns+<request>.<token>@{domain}`. Off while
-       * `port` or `domain` is null; on, email deliveries carry such an address as `Reply-To` and
-       * envelope sender.
-       */
       inbound_mail: InboundMail,
-      /**
-       * Tasks brands' A2A agents open for delivered requests (`returns/brand-tasks.ts`), followed
-       * by polling `tasks/get`: every `poll_ms` at first, then every tenth of the task's age, at most
-       * `max_poll_ms`, for `follow_days`.
-       */
       brand_tasks: z.strictObject({
-        poll_ms: positiveInt,
-        max_poll_ms: positiveInt,
-        follow_days: positiveInt.max(365),
+        poll_ms: positiveInt.describe(
+          "how soon the task a brand's A2A agent opened is first read again (`GetTask`, `returns/brand-tasks.ts`); then every tenth of its age",
+        ),
+        max_poll_ms: positiveInt.describe("the longest wait between two reads of a brand's task"),
+        follow_days: positiveInt.max(365).describe("how long a brand's task is followed"),
       }),
     }),
     traffic: z.strictObject({
-      /** Events held in memory (queued plus being written) before ingestion answers 503. */
-      queue_max_events: positiveInt,
-      /** Largest batch written in one transaction. */
-      flush_max_events: positiveInt,
-      /**
-       * Longest a write of traffic events may take before its callers (beacon hits, server-side
-       * batches) are answered 503: a database that does not answer never holds a page's pixel.
-       */
-      write_timeout_ms: positiveInt,
-      /** Raw events older than this are deleted; rollups keep the counts. */
-      raw_retention_days: positiveInt,
-      /** Rollup rows (daily counts per site, page, agent) older than this are deleted. */
-      rollup_retention_days: positiveInt,
-      /**
-       * Network-wide figures (GET /ai-search-data) are published only for periods in which at least
-       * this many sites sent traffic: with fewer, a "network" total would be one site's traffic.
-       */
-      network_min_sites: positiveInt,
+      queue_max_events: positiveInt.describe(
+        'events held in memory (queued plus being written) before ingestion answers 503',
+      ),
+      flush_max_events: positiveInt.describe('largest batch of traffic events written in one transaction'),
+      write_timeout_ms: positiveInt.describe(
+        'longest a write of beacon hits and event batches may take before its callers are answered 503 (one queued meanwhile waits for it, then for its own): a database that does not answer never holds a page',
+      ),
+      raw_retention_days: positiveInt.describe(
+        'raw traffic events are deleted after this; rollups keep the counts',
+      ),
+      rollup_retention_days: positiveInt.describe(
+        'rollup rows (daily counts per site, page, agent) are deleted after this',
+      ),
+      network_min_sites: positiveInt.describe(
+        '`GET /ai-search-data` withholds network figures for a period in which fewer sites sent traffic (they would describe one site)',
+      ),
     }),
     auth: z.strictObject({
-      /** Sessions of agents without an account (`POST {auth_url}/signup`). */
       anonymous: z.strictObject({
-        /** Scans one anonymous session may request (SPEC Limits leaves the number to us). */
-        scan_limit: z.number().int().min(0),
-        /** How long a session's bearer token and claim code are valid. */
-        session_ttl_s: positiveInt,
+        scan_limit: z
+          .number()
+          .int()
+          .min(0)
+          .describe(
+            'scans one [anonymous session](../guides/authentication/anonymous.md) (`POST {auth_url}/signup`) may request',
+          ),
+        session_ttl_s: positiveInt.describe("lifetime of an anonymous session's bearer token and claim code"),
       }),
-      /**
-       * Identity providers whose Identity Assertion JWT Authorization Grants (ID-JAG) the token
-       * endpoint accepts (`auth/assertions/`). `issuer` is compared byte for byte with the
-       * assertion's `iss`; `jwks_uri` is fetched through the SSRF-safe fetcher and cached.
-       * `trusted_for_email`: a subject with no link yet is linked to the account with the
-       * assertion's `email` (only when `email_verified` is not false).
-       */
-      trusted_issuers: z.array(
-        z.strictObject({
-          issuer: z.string().regex(/^https?:\/\//, 'must be an http(s) URL'),
-          jwks_uri: z.string().regex(/^https?:\/\//, 'must be an http(s) URL'),
-          trusted_for_email: z.boolean().default(false),
-        }),
-      ),
-      /** Transmitters whose Security Event Tokens are accepted (`TrustedTransmitter`); issuers unique. */
+      trusted_issuers: z
+        .array(
+          z.strictObject({
+            issuer: z.string().regex(/^https?:\/\//, 'must be an http(s) URL'),
+            jwks_uri: z.string().regex(/^https?:\/\//, 'must be an http(s) URL'),
+            trusted_for_email: z.boolean().default(false),
+          }),
+        )
+        .describe(
+          'identity providers whose ID-JAGs the token endpoint accepts (`auth/assertions/`): `[{"issuer": "https://idp.example.com", "jwks_uri": "https://idp.example.com/jwks", "trusted_for_email": false}]`. `issuer` is compared byte for byte with the assertion\'s `iss`; `jwks_uri` is fetched through the SSRF-safe fetcher and cached; `trusted_for_email` links a subject with no link yet to the account with the assertion\'s `email` (only when `email_verified` is not false) ([identity assertions](../guides/authentication/id-jag.md))',
+        ),
       trusted_transmitters: z
         .array(TrustedTransmitter)
         .refine(
           (list) => new Set(list.map((t) => t.issuer)).size === list.length,
           'each issuer may be listed once',
+        )
+        .describe(
+          'JSON list of Shared Signals transmitters whose SETs `{auth_url}/ssf/push` accepts (`TrustedTransmitter`; issuers unique) ([security events](../guides/authentication/caep.md#receiving-post-auth_urlssfpush))',
         ),
-      /**
-       * Client ID metadata documents (`auth/client-id-metadata.ts`): an https URL as `client_id`,
-       * its metadata fetched from there through the SSRF-safe fetcher (`outbound.*` address policy).
-       * `max_bytes` and `timeout_ms` bound one fetch; a fetched document is kept in each process for
-       * its `Cache-Control: max-age` (or `Expires`) held between `cache_min_s` and `cache_max_s`.
-       */
       client_id_metadata_documents: z
         .strictObject({
-          enabled: z.boolean(),
-          max_bytes: positiveInt,
-          timeout_ms: positiveInt,
-          cache_min_s: positiveInt,
-          cache_max_s: positiveInt,
+          enabled: z
+            .boolean()
+            .describe(
+              "an https URL may be a `client_id`: the authorization server reads the client's metadata from it through the SSRF-safe fetcher (`auth/client-id-metadata.ts`, `outbound.*` address policy; [client ID metadata documents](../guides/authentication/oauth.md))",
+            ),
+          max_bytes: positiveInt.describe(
+            "one document's size; past it the client is refused (`invalid_client`)",
+          ),
+          timeout_ms: positiveInt.describe(
+            "one document's fetch time; past it the client is refused (`invalid_client`)",
+          ),
+          cache_min_s: positiveInt.describe(
+            'how long each process keeps a fetched document at least: its `Cache-Control: max-age` (or `Expires`) held within `cache_min_s` and `cache_max_s`; refusals are not kept',
+          ),
+          cache_max_s: positiveInt.describe('how long each process keeps a fetched document at most'),
         })
         .refine((c) => c.cache_min_s <= c.cache_max_s, {
           message: 'cache_min_s must not be above cache_max_s',
           path: ['cache_min_s'],
         }),
-      /** Our own transmitter (`auth/events/`): receivers' streams and the SET delivery outbox. */
       security_events: z.strictObject({
-        /** Streams one account may hold. */
-        max_streams_per_account: positiveInt,
-        /** Pushes to receivers: poll, batch, lease and retries with exponential backoff, as for returns. */
-        delivery: z.strictObject({
-          poll_interval_ms: positiveInt,
-          batch_size: positiveInt,
-          lease_ms: positiveInt,
-          max_attempts: positiveInt,
-          base_delay_ms: positiveInt,
-          max_delay_ms: positiveInt,
-        }),
+        max_streams_per_account: positiveInt.describe(
+          'streams one account may hold at our transmitter (`auth/events/`)',
+        ),
+        delivery: OutboxDelivery.describe(
+          'SET pushes to receivers: poll, batch, lease, and retries with exponential backoff and jitter from `base_delay_ms` up to `max_delay_ms`, `max_attempts` in all',
+        ),
       }),
     }),
-    /**
-     * Keys that seal the secrets stored in the database (`servers/secrets.ts`). Environment only
-     * (`SECRETS_KEY`, `SECRETS_KEY_PREVIOUS`): a key in a file would sit next to what it protects.
-     */
     secrets: z
       .strictObject({
-        key: SecretsKeyText.nullable().default(null),
-        previous_keys: z.array(SecretsKeyText).default([]),
+        key: SecretsKeyText.nullable()
+          .default(null)
+          .describe(
+            '32 random bytes (base64 or hex) that seal the secrets stored in the database ([secrets at rest](../operations/security.md#secrets-at-rest), `servers/secrets.ts`). Environment only: a key in a file would sit next to what it protects',
+          ),
+        previous_keys: z
+          .array(SecretsKeyText)
+          .default([])
+          .describe(
+            'comma list of retired keys, still accepted to open (and reseal) values during a rotation. Environment only',
+          ),
       })
       .default({ key: null, previous_keys: [] }),
-    /** The paid catalog over x402 (`servers/payments/`, README "Paid catalog (x402)"). */
     payments: z.strictObject({
-      /** Receives every payment. Missing: paid SKUs answer 503 sku_unavailable (and a warning names it). */
-      pay_to: EvmAddress.nullable(),
-      /** `base` (eip155:8453) or `base-sepolia` (eip155:84532), each with its USDC. */
-      network: z.enum(['base', 'base-sepolia']),
-      /** A remote x402 facilitator (`/verify`, `/settle`, `/supported`); null: the embedded one. */
-      facilitator_url: absoluteUrl.nullable(),
-      /** JSON-RPC of the chain: the embedded facilitator settles through it and reconciliation reads it. */
-      rpc_url: absoluteUrl.nullable(),
-      /**
-       * Submits `transferWithAuthorization` for the embedded facilitator. Environment only
-       * (`PAYMENTS_SETTLER_PRIVATE_KEY`): a key in a file would sit next to the code.
-       */
-      settler_private_key: SettlerKeyText.nullable().default(null),
-      /** How long a payment authorization is valid after the 402 (x402 `maxTimeoutSeconds`). */
-      max_timeout_seconds: z.number().int().min(30).max(86_400),
-      /**
-       * How long a paid request waits for its work (the `scan` SKU's scan) or its settlement before
-       * answering with what is known (202 with a status URL for a scan).
-       */
-      sync_wait_seconds: z.number().int().min(0).max(120),
-      /** Share of each settled payment credited to the referral handle the call named (`ref`). */
-      referral_share: z.number().min(0).max(1),
-      /** How often the settler looks for authorized payments to settle and unknown outcomes to reconcile. */
-      settler_poll_interval_ms: positiveInt,
-      /**
-       * How long a payment reservation holds without renewal: a running paid call renews it three
-       * times per lease, so one whose process died is recovered (released, or reconciled when its
-       * result was stored) this long after its last renewal - by the settler, or at once by the
-       * payer's retry of the same payment.
-       */
-      reservation_lease_seconds: z.number().int().min(1).max(3600),
+      pay_to: EvmAddress.nullable().describe(
+        'EVM address that receives every x402 payment ([paid catalog](../guides/paid/x402.md)); an invalid one refuses to start, none logs a warning and every paid SKU answers `503 sku_unavailable`',
+      ),
+      network: z
+        .enum(['base', 'base-sepolia'])
+        .describe(
+          '`base` (eip155:8453, USDC `0x8335…2913`, domain "USD Coin") or `base-sepolia` (eip155:84532, USDC `0x036C…CF7e`, domain "USDC")',
+        ),
+      facilitator_url: absoluteUrl
+        .nullable()
+        .describe('a remote x402 facilitator (`/verify`, `/settle`, `/supported`); null: the embedded one'),
+      rpc_url: absoluteUrl
+        .nullable()
+        .describe(
+          'JSON-RPC of the chain: the embedded facilitator verifies against it (code, balance simulation), settles through it with the settler key, and the settler reconciles from it',
+        ),
+      settler_private_key: SettlerKeyText.nullable()
+        .default(null)
+        .describe(
+          'key that submits `transferWithAuthorization` for the embedded facilitator and pays gas. Environment only: never in a file, never logged (only its address)',
+        ),
+      max_timeout_seconds: z
+        .number()
+        .int()
+        .min(30)
+        .max(86_400)
+        .describe('x402 `maxTimeoutSeconds`: how long a payment authorization stays valid after the 402'),
+      sync_wait_seconds: z
+        .number()
+        .int()
+        .min(0)
+        .max(120)
+        .describe(
+          'how long a paid call waits for its work or its settlement before answering with what is known (`reconciling`, or 202 with `status_url` for SKUs that queue work, such as `scan`)',
+        ),
+      referral_share: z
+        .number()
+        .min(0)
+        .max(1)
+        .describe('share of each settled payment credited to the referral handle it named (`ref`)'),
+      settler_poll_interval_ms: positiveInt.describe(
+        'how often the settler looks for payments to settle or reconcile (and credits to pay back)',
+      ),
+      reservation_lease_seconds: z
+        .number()
+        .int()
+        .min(1)
+        .max(3600)
+        .describe(
+          "a running paid call renews its payment reservation three times per lease; a reservation whose process died is recovered (released, or reconciled when its result was stored) this long after its last renewal - by the settler, or at once by the payer's retry ([faults](../operations/faults.md))",
+        ),
     }),
-    /** The placement SKUs (README "Marketplace"). */
     marketplace: z.strictObject({
-      /** Spotlight placements shown at once; a purchase when all are taken is 409 with the next opening. */
-      spotlight_slots: z.number().int().min(1).max(1000),
-      /** What a boost campaign pays per thousand impressions reported by an ad network, in USDC. */
-      boost_cpm_usdc: z.number().positive().max(1000),
-      /**
-       * Ad networks that receive every boost campaign as a signed webhook (Standard Webhooks with
-       * `secret`) and report impressions back, signed with the same secret.
-       */
+      spotlight_slots: z
+        .number()
+        .int()
+        .min(1)
+        .max(1000)
+        .describe(
+          'spotlight placements shown at once; a purchase when all are taken is 409 `spotlight_full` with the next opening ([Marketplace](../guides/paid/marketplace.md))',
+        ),
+      boost_cpm_usdc: z
+        .number()
+        .positive()
+        .max(1000)
+        .describe('what a boost campaign pays per thousand impressions reported by an ad network, in USDC'),
       ad_networks: z
         .array(
           z.strictObject({
@@ -534,41 +641,49 @@ export const Config = z
             secret: z.string().regex(/^whsec_[A-Za-z0-9+/=]{16,}$/, 'must be whsec_ followed by base64'),
           }),
         )
-        .refine((list) => new Set(list.map((n) => n.name)).size === list.length, 'names must be unique'),
-      /**
-       * The robot operator of the embodiment SKU. Without an operator account and at least one
-       * channel the SKU is unavailable (503 sku_unavailable, no 402).
-       */
+        .refine((list) => new Set(list.map((n) => n.name)).size === list.length, 'names must be unique')
+        .describe(
+          '`[{name, webhook_url, secret}]`: ad networks that receive boost campaigns (Standard Webhooks signed with `secret`, `whsec_...`) and report impressions signed with the same secret',
+        ),
       embodiment: z
         .strictObject({
-          /** The account whose service keys move bookings (quote, schedule, ...). */
-          operator_account_email: z.email().nullable(),
-          /** New bookings are POSTed here, signed (Standard Webhooks) with `webhook_secret`. */
-          webhook_url: absoluteUrl.nullable(),
-          /** `whsec_` + base64; environment only would be better, so it is read from EMBODIMENT_WEBHOOK_SECRET too. */
+          operator_account_email: z
+            .email()
+            .nullable()
+            .describe(
+              "the robot operator's account: its service keys move embodiment bookings (quote, schedule, ...); without it and at least one channel the SKU is unavailable (503 `sku_unavailable`, no 402)",
+            ),
+          webhook_url: absoluteUrl
+            .nullable()
+            .describe('new bookings are POSTed here, signed (Standard Webhooks) with `webhook_secret`'),
           webhook_secret: z
             .string()
             .regex(/^whsec_[A-Za-z0-9+/=]{16,}$/, 'must be whsec_ followed by base64')
-            .nullable(),
-          /** New bookings are emailed here (needs smtp.url). */
-          email: z.email().nullable(),
+            .nullable()
+            .describe('`whsec_...`, required with `webhook_url`'),
+          email: z.email().nullable().describe('new bookings are emailed here (needs `smtp.url`)'),
         })
         .refine((e) => e.webhook_url === null || e.webhook_secret !== null, {
           message: 'webhook_url needs webhook_secret (EMBODIMENT_WEBHOOK_SECRET)',
           path: ['webhook_secret'],
         }),
     }),
-    /** Settings that production mode refuses unless overridden here, deliberately. */
     unsafe: z.strictObject({
-      /** Lets `*.allow_private_networks` stay on in production (a private deployment that scans its own network). */
-      allow_private_networks_in_production: z.boolean(),
+      allow_private_networks_in_production: z
+        .boolean()
+        .describe(
+          'lets production mode keep `SCAN_ALLOW_PRIVATE` / `OUTBOUND_ALLOW_PRIVATE` on (a private deployment that scans its own network)',
+        ),
     }),
     smtp: z.strictObject({
       url: z
         .string()
         .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
-        .nullable(),
-      from: z.string().min(3),
+        .nullable()
+        .describe(
+          '`smtp://user:pass@host:587` enables email: delivery to brands, verified-email codes, embodiment mail',
+        ),
+      from: z.string().min(3).describe('sender of those emails'),
     }),
   })
   .strict();
@@ -576,7 +691,7 @@ export type Config = z.infer<typeof Config>;
 
 type EnvBinding = { key: string; parse?: (raw: string) => unknown };
 
-/** Environment variable -> config key (dotted path). The README's configuration table mirrors this. */
+/** Environment variable -> config key (dotted path). docs/reference/configuration.md is generated from it. */
 export const envBindings: Record<string, EnvBinding> = {
   PORT: { key: 'port', parse: numberOrRaw },
   HOST: { key: 'host' },

@@ -376,7 +376,7 @@ export function parseInput<I extends z.ZodType>(
 
 /**
  * The field every paid call may carry besides its SKU's input: the referral handle the payment
- * credits (README "Referrals"). It is taken out before the SKU's own input is validated.
+ * credits (docs/guides/paid/x402.md, "Referrals"). It is taken out before the SKU's own input is validated.
  */
 export const REFERRAL_FIELD = 'ref';
 
@@ -607,7 +607,7 @@ async function authenticate(op: AnyOperation, ctx: OperationContext): Promise<vo
     const token = bearerToken(ctx.request.headers.authorization);
     const soulIssuer = op.access === 'soul' && token !== undefined ? soulIssuerOf(token) : null;
     if (token !== undefined && soulIssuer !== null) {
-      // A JWT the soul signed itself (README "Souls": iss = agent_id, aud = the soul API URL).
+      // A JWT the soul signed itself (docs/guides/souls.md: iss = agent_id, aud = the soul API URL).
       const verdict = await ctx.services.souls.verifySoulToken(token, soulIssuer);
       if (!verdict.ok) {
         throw new ServiceError('invalid_token', {

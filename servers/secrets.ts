@@ -9,7 +9,7 @@
  *
  * Rotation: start every process with the new key as `SECRETS_KEY` and the old one in
  * `SECRETS_KEY_PREVIOUS`; each start reseals whatever is not under the current key
- * (`resealStoredSecrets`), after which the old key can be dropped (README, "Secrets at rest").
+ * (`resealStoredSecrets`), after which the old key can be dropped (docs/operations/security.md, "Secrets at rest").
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';

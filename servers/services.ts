@@ -531,7 +531,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
   };
 }
 
-/** The pixel's 30-day summary of a verified site, in the shape Signal Strength scores (SCORING.md). */
+/** The pixel's 30-day summary of a verified site, in the shape Signal Strength scores (docs/reference/scoring.md). */
 function liveTrafficForScore(summary: SiteTrafficSummary | null): LiveTraffic | null {
   if (!summary) return null;
   return {

@@ -1,7 +1,7 @@
 /**
  * The receiver of security events: a Security Event Token (RFC 8417) pushed to `{auth_url}/ssf/push`
  * (RFC 8935) by a transmitter of `auth.trusted_transmitters` is verified, recorded once per `jti`
- * and acted on in the same transaction (README "Security events"):
+ * and acted on in the same transaction (docs/guides/authentication/caep.md):
  * - session-revoked: the subject's sign-in sessions end, its grants go with every refresh token,
  *   and its access tokens issued before now are refused by the owner MCP server (`bearer.ts`);
  * - credential-change: the subject's refresh tokens are deleted;

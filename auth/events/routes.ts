@@ -1,6 +1,5 @@
 /**
- * HTTP of security events on the authorization server (`{auth_url}/ssf/...`, README "Security
- * events"): the RFC 8935 push endpoint that receives SETs from trusted transmitters, and our
+ * HTTP of security events on the authorization server (`{auth_url}/ssf/...`, docs/guides/authentication/caep.md): the RFC 8935 push endpoint that receives SETs from trusted transmitters, and our
  * transmitter's stream management (SSF 1.0 section 8.1), its status and verification endpoints,
  * and its metadata (`/.well-known/ssf-configuration`, also mirrored on the site).
  *

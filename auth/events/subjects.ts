@@ -1,6 +1,6 @@
 /**
  * Subject identifiers of the Shared Signals Framework (RFC 9493, SSF 1.0 section 3) and how they
- * name our accounts (README "Security events"):
+ * name our accounts (docs/guides/authentication/caep.md):
  * - `email` {email}: the account with that email, when the transmitter is trusted for emails
  *   (`auth.trusted_transmitters[].email_subjects`);
  * - `iss_sub` {iss, sub}: with `iss` = our issuer (`auth_url`), `sub` is the account id (the `sub`
@@ -33,7 +33,7 @@ export const SubjectIdentifier = z.union([
 ]);
 export type SubjectIdentifier = z.infer<typeof SubjectIdentifier>;
 
-/** The formats this receiver reads, for the README and error messages. */
+/** The formats this receiver reads, for the documentation and error messages. */
 export const SUBJECT_FORMATS = ['email', 'iss_sub', 'opaque', 'complex (user)'] as const;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -1,6 +1,6 @@
 /**
  * Frozen: never edit a migration that has shipped; add a new one.
- * Signed soul logs (issue 28, item 6; README "Souls", "Checking a log"): whoever holds the
+ * Signed soul logs (issue 28, item 6; docs/guides/souls.md "Checking a log"): whoever holds the
  * database can no longer rewrite a soul's memories unseen.
  *
  * - `soul_log_keys`: the service's ES256 keys that sign entries written by accounts and payers, and

@@ -141,7 +141,7 @@ export function openApiDocument(
                       description:
                         "A JWT signed by the soul's current key (iss = agent_id, aud = " +
                         `${config.site_url}/api/soul, exp at most 300 s after iat, single-use jti), or an ` +
-                        'access token of the linked account (as bearerToken). README "Souls".',
+                        'access token of the linked account (as bearerToken). docs/guides/souls.md.',
                     },
                   }
                 : {}),

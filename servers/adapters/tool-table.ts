@@ -1,6 +1,7 @@
 /**
- * The MCP tool list of one server as a Markdown table, derived from the registry: the README's tool
- * lists are this projection (`npm run docs` writes them; a test fails when they drift).
+ * The MCP tool list of one server as a Markdown table, derived from the registry: the tool lists of
+ * docs/reference/mcp-tools.md are this projection (`npm run docs` writes them; a test fails when
+ * they drift).
  */
 import type { Config } from '../config.ts';
 import { jsonSchemaOf } from '../json-schema.ts';
@@ -44,23 +45,4 @@ export function toolTable(
     ? ['| tool | arguments | what it does | the same over REST |', '|---|---|---|---|']
     : ['| tool | arguments | what it does |', '|---|---|---|'];
   return [...header, ...rows].join('\n');
-}
-
-/** The README's generated blocks: `<!-- generated:NAME -->` ... `<!-- /generated:NAME -->`. */
-export function generatedBlocks(operations: readonly AnyOperation[], config: Config): Record<string, string> {
-  return {
-    'public-tools': toolTable(operations, 'public', config),
-    'owner-tools': toolTable(operations, 'owner', config),
-  };
-}
-
-/** `text` with each generated block replaced by its current content; throws when a marker is missing. */
-export function withGeneratedBlocks(text: string, blocks: Record<string, string>): string {
-  let out = text;
-  for (const [name, content] of Object.entries(blocks)) {
-    const pattern = new RegExp(`(<!-- generated:${name} -->\\n)[\\s\\S]*?(\\n<!-- /generated:${name} -->)`);
-    if (!pattern.test(out)) throw new Error(`README.md has no <!-- generated:${name} --> block`);
-    out = out.replace(pattern, (_m, open: string, close: string) => `${open}${content}${close}`);
-  }
-  return out;
 }

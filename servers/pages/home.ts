@@ -39,7 +39,7 @@ export interface DiscoveryLink {
   about: string;
 }
 
-/** The discovery documents of the site, in the order the home page and README list them. */
+/** The discovery documents of the site, in the order the home page and docs/reference/discovery.md list them. */
 export function discoveryLinks(config: Config): DiscoveryLink[] {
   const site = config.site_url;
   return [

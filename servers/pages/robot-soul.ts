@@ -1,5 +1,5 @@
 /**
- * `GET {site_url}/robot-soul`: the documentation of the soul API (README "Souls"), with examples
+ * `GET {site_url}/robot-soul`: the documentation of the soul API (docs/guides/souls.md), with examples
  * built from this deployment's configuration, so they run as shown against it.
  */
 import { mcpModernCall } from '../adapters/llms-txt.ts';

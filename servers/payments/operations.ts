@@ -1,6 +1,6 @@
 /**
  * The payment core's own operations: the public receipt of a payment, and referral handles with
- * their balances (README "Paid catalog (x402)").
+ * their balances (docs/guides/paid/x402.md).
  */
 import { z } from 'zod';
 import { notFound, ServiceError } from '../errors.ts';

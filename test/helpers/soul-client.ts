@@ -1,5 +1,5 @@
 /**
- * What an agent with a soul does over HTTP, as README "Souls" tells it: keys made with jose, the
+ * What an agent with a soul does over HTTP, as docs/guides/souls.md tells it: keys made with jose, the
  * challenge and registration, the short JWTs that sign its writes (with the `memory` and `new_key`
  * claims that bind what they change), and a reader's fetch of everything the log check reads.
  */

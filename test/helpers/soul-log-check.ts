@@ -1,5 +1,5 @@
 /**
- * The client check of a soul's log, written from README "Souls", "Checking a log", step by step,
+ * The client check of a soul's log, written from docs/guides/souls.md "Checking a log", step by step,
  * independently of servers/features/souls/ (only jose and node:crypto): what a reader who trusts
  * neither the database nor the service runs. Each step returns the first thing that fails, in
  * words a test can expect, or null when the log checks out.
@@ -113,7 +113,7 @@ async function checkKeys(doc: Json, jwks: { keys: JWK[] }): Promise<string | nul
   return null;
 }
 
-/** An entry's digest by the README's formula. */
+/** An entry's digest by the documented formula. */
 export const digestOf = (e: Json): string =>
   sha(
     JSON.stringify([

@@ -154,7 +154,7 @@ describe('paid SKU inputs (parseInput, as every adapter validates them before an
     expect(post('scan').responses['202'].description).toMatch(/status_url/);
     expect(post('signal').responses['202']).toBeUndefined();
     expect(post('llms-txt').responses['422'].description).toContain('site_unreachable');
-    // Findings recommend the llms-txt SKU by this tool name (SCORING.md "Recommended next tools").
+    // Findings recommend the llms-txt SKU by this tool name (docs/reference/scoring.md "Recommended next tools").
     expect(llmsTxt.toolName).toBe(nextTools.llmsTxt);
   });
 });

@@ -128,7 +128,7 @@ describe.each(dialects)('stateful features across three processes behind one fro
     ).toHaveLength(1);
   });
 
-  // On SQLite the limits are counted in memory: one process per database file (README, scale-out).
+  // On SQLite the limits are counted in memory: one process per database file (docs/operations/scale-out.md).
   it.runIf(dialect === 'postgres')(
     'counts unauthenticated writes per client address across processes',
     async () => {
@@ -263,7 +263,7 @@ describe.each(dialects)('stateful features across three processes behind one fro
     expect(again.status).toBeGreaterThanOrEqual(400);
     expect(again.status).toBeLessThan(500);
 
-    // The memory claim signs what the first write records (README "Souls"); the others replay it.
+    // The memory claim signs what the first write records (docs/guides/souls.md); the others replay it.
     const memory = {
       content_digest: createHash('sha256').update('from process 0').digest('hex'),
       layer: 'episodic',

@@ -1,5 +1,5 @@
 /**
- * The CAEP receiver (README "Security events"): a real local transmitter with its own keys and
+ * The CAEP receiver (docs/guides/authentication/caep.md): a real local transmitter with its own keys and
  * JWKS on loopback pushes SETs (RFC 8935) to `{auth_url}/ssf/push`; each event's effect is seen at
  * once on the owner MCP server through the MCP SDK client holding a real access token, and forged,
  * misdirected and replayed SETs are refused with the RFC 8935 error codes.

@@ -1,5 +1,5 @@
 /**
- * Our transmitter (README "Security events"): SSF metadata, stream management for a receiver,
+ * Our transmitter (docs/guides/authentication/caep.md): SSF metadata, stream management for a receiver,
  * the verification event, and the SETs an account's own actions emit - revoke all tokens, change
  * password, change email - pushed through the durable outbox to a real receiver on loopback that
  * verifies them against our JWKS with jose, retried when the receiver fails at first.

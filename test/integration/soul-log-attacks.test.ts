@@ -1,8 +1,8 @@
 /**
  * Issue 28, item 6, written as the attack, once per dialect: someone who holds the database - but
  * neither a soul's private key nor SECRETS_KEY - rewrites a soul's memory log, and the client
- * check of README "Souls", "Checking a log" (test/helpers/soul-log-check.ts, written from the
- * README, not from the service's code) must see it. An entry rewritten with every digest
+ * check of docs/guides/souls.md "Checking a log" (test/helpers/soul-log-check.ts, written from the
+ * documentation, not from the service's code) must see it. An entry rewritten with every digest
  * recomputed fails on its signature; re-signed with the attacker's own key, on the key; a cut tail,
  * on the checkpoint, and an older checkpoint put back, for a reader who kept the newer one. Also:
  * soul writes that do not sign what they write are refused, a rotated service key keeps verifying
@@ -40,7 +40,7 @@ const MIGRATION = '2026-11-27T2300Z_soul_memory_signatures';
 
 /**
  * What the database holder does: entry `sequence` gets new content, and every digest from it on
- * is recomputed by the README's formula, so the chain is consistent again. `resign` may put a
+ * is recomputed by the documented formula, so the chain is consistent again. `resign` may put a
  * signature of the attacker's making on the rewritten entry.
  */
 async function rewrite(

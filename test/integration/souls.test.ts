@@ -3,7 +3,7 @@
  * register through the challenge, are read back (document, registry, GET /agents, public MCP tools),
  * write with their own short JWTs and with OAuth access tokens of a linked account (a real code flow),
  * rotate, retire. Every refusal the issue names is exercised. The memory log is checked by a reader
- * written from the README's client check (test/helpers/soul-log-check.ts, not the service's code),
+ * written from the client check of docs/guides/souls.md (test/helpers/soul-log-check.ts, not the service's code),
  * which also catches a tampered row; soul-log-attacks.test.ts runs the attacks on the signatures.
  * soul-write is bought with the stock @x402/fetch client.
  */

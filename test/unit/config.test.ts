@@ -16,17 +16,13 @@ import {
 } from '../../servers/config.ts';
 
 describe('configuration', () => {
-  it('documents every environment variable in the README configuration table, and every key has a default', () => {
-    const readme = readFileSync(path.join(projectRoot, 'README.md'), 'utf8');
-    const table = readme.slice(
-      readme.indexOf('## Configuration'),
-      readme.indexOf('\n## ', readme.indexOf('## Configuration') + 1),
-    );
-    const rows = table.split('\n').filter((line) => line.startsWith('|'));
+  it('documents every environment variable in docs/reference/configuration.md, and every key has a default', () => {
+    const page = readFileSync(path.join(projectRoot, 'docs/reference/configuration.md'), 'utf8');
+    const rows = page.split('\n').filter((line) => line.startsWith('|'));
     for (const name of Object.keys(envBindings)) {
       expect(
         rows.some((row) => row.includes(`\`${name}\``)),
-        `${name} in README "Configuration"`,
+        `${name} in docs/reference/configuration.md`,
       ).toBe(true);
     }
     // mcp.config.json holds a default for every key: loading it with no environment is valid.

@@ -1,5 +1,5 @@
 /**
- * Scoring version 2 against one fixture site per archetype (SCORING.md "Profiles"), each with the
+ * Scoring version 2 against one fixture site per archetype (docs/reference/scoring.md "Profiles"), each with the
  * exact score, tier, profile and findings it must get, and the four lies the verification catches:
  * a server card that lists a tool the server does not serve, an OAuth chain whose OpenID
  * configuration names another issuer, markdown without Vary: Accept, and llms.txt with dead links.

@@ -73,8 +73,8 @@ describe('Signal Strength scoring', () => {
     }
   });
 
-  it('SCORING.md documents every check with its weight, every component and every tier', () => {
-    const doc = readFileSync(path.join(projectRoot, 'SCORING.md'), 'utf8');
+  it('docs/reference/scoring.md documents every check with its weight, every component and every tier', () => {
+    const doc = readFileSync(path.join(projectRoot, 'docs/reference/scoring.md'), 'utf8');
     for (const c of components) expect(doc).toContain(`| ${c.name} | ${c.weight} |`);
     for (const k of checks) expect(doc, k.id).toMatch(new RegExp(`\\| \`${k.id}\` \\| ${k.weight} \\|`));
     for (const t of tiers) expect(doc).toContain(`| ${t.name} | ${t.min}-${t.max} |`);

@@ -1,5 +1,5 @@
 /**
- * The signal SKU's recommendations: what a fix is worth in overall points follows SCORING.md's
+ * The signal SKU's recommendations: what a fix is worth in overall points follows docs/reference/scoring.md's
  * renormalization (no-data components and checks left out), and the list is the most valuable first.
  */
 import { describe, expect, it } from 'vitest';

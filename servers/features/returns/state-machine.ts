@@ -1,6 +1,6 @@
 /**
  * The life of a return request (the specification leaves it open; this table is the design, and
- * the README draws it). Each transition names who may make it; anything not listed is refused.
+ * docs/guides/customer-service/returns.md draws it). Each transition names who may make it; anything not listed is refused.
  *
  *   received --> delivered --> acknowledged --> approved --> refunded --> closed
  *      |  ^          |              |      \--> denied ------------------^

@@ -1,6 +1,6 @@
 /**
  * Evidence: every request a scan makes is recorded (method, URL, status, the headers a judgement
- * reads, the start of the body, how long it took) under a topic, and each check of SCORING.md
+ * reads, the start of the body, how long it took) under a topic, and each check of docs/reference/scoring.md
  * names the topics its judgement rests on, so a result shows the requests behind every score.
  */
 

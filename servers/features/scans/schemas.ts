@@ -1,7 +1,7 @@
 /**
  * Inputs and outputs of the scanner's operations (schema and type share one name, STYLE.md 9).
  * Field meanings are in the `.describe()` texts, which the OpenAPI documents and MCP tool schemas
- * carry; the scoring rules behind the numbers are in SCORING.md.
+ * carry; the scoring rules behind the numbers are in docs/reference/scoring.md.
  */
 import { z } from 'zod';
 import { addressField } from '../../public-address.ts';
@@ -38,7 +38,7 @@ export const ComponentId = z.enum([
 export const ProfileId = z
   .enum(['content', 'shop', 'api'])
   .describe(
-    'Site profile (SCORING.md "Profiles"): content (a blog, news, docs), shop (sells products), api (an API or SaaS product with machine interfaces). Checks that do not fit a profile are not_applicable and their weight is renormalized away.',
+    'Site profile (docs/reference/scoring.md "Profiles"): content (a blog, news, docs), shop (sells products), api (an API or SaaS product with machine interfaces). Checks that do not fit a profile are not_applicable and their weight is renormalized away.',
   );
 
 export const RequestEvidence = z
@@ -56,7 +56,7 @@ export const RequestEvidence = z
   .describe('One request the scan made');
 
 export const Check = z.object({
-  id: z.string().describe('Check id, as listed in SCORING.md'),
+  id: z.string().describe('Check id, as listed in docs/reference/scoring.md'),
   title: z.string(),
   weight: z.number().describe('Weight within its component (weights of a component sum to 100)'),
   score: z
@@ -171,7 +171,9 @@ export const ScoreBreakdown = z.object({
   scoring_version: z
     .number()
     .int()
-    .describe('The scoring version (SCORING.md "Versions"); stored scans of older versions are re-scored'),
+    .describe(
+      'The scoring version (docs/reference/scoring.md "Versions"); stored scans of older versions are re-scored',
+    ),
   profile: Profile,
   next_level: NextLevel.nullable(),
   note: z

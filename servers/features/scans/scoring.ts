@@ -1,8 +1,8 @@
 /**
  * Signal Strength: a 0-100 score from five components (SPEC "What each SKU delivers", scan), each
  * 0-100 from weighted checks. The checks, their weights, the tiers and the no-data rule are
- * documented in SCORING.md at the repository root; this file is their only implementation and the
- * two must change together (a unit test pins the weights against SCORING.md).
+ * documented in docs/reference/scoring.md, whose tables `npm run docs` generates from this file (a
+ * unit test fails when they drift); its prose and this file change together.
  *
  * No-data rule: a check that has nothing to judge (traffic without a pixel, a trend without a
  * previous scan) scores `null`, not zero. A component whose checks are all `null` reports
@@ -113,7 +113,7 @@ export interface Tier {
   max: number;
 }
 
-/** Site profiles (SCORING.md "Profiles"): which checks apply. */
+/** Site profiles (docs/reference/scoring.md "Profiles"): which checks apply. */
 export type ProfileId = 'content' | 'shop' | 'api';
 
 export interface ProfileChoice {
@@ -147,7 +147,7 @@ export interface SignalScore {
   next_level: NextLevel | null;
 }
 
-/** Tiers by overall score, highest first (SCORING.md "Tiers"). */
+/** Tiers by overall score, highest first (docs/reference/scoring.md "Tiers"). */
 /**
  * Live traffic counts only for a verified owner's site whose pixel or server feed has sent events
  * (`TrafficService.liveTraffic`): a pixel on the pages of an unverified or silent site is no data.
@@ -166,7 +166,7 @@ export function tierOf(score: number): Tier {
   return tiers.find((t) => score >= t.min) ?? (tiers.at(-1) as Tier);
 }
 
-/** Component weights in the overall score (SCORING.md "Components"). */
+/** Component weights in the overall score (docs/reference/scoring.md "Components"). */
 export const components: readonly { id: ComponentId; name: string; weight: number }[] = [
   { id: 'technical_foundation', name: 'Technical Foundation', weight: 30 },
   { id: 'live_ai_traffic', name: 'Live AI Traffic', weight: 20 },
@@ -174,6 +174,24 @@ export const components: readonly { id: ComponentId; name: string; weight: numbe
   { id: 'citation_signals', name: 'Citation Signals', weight: 20 },
   { id: 'engagement_velocity', name: 'Engagement Velocity', weight: 10 },
 ];
+
+/** The question each component asks (docs/reference/scoring.md "Components"). */
+export const componentQuestions: Readonly<Record<ComponentId, string>> = {
+  technical_foundation: 'Can agents reach, read and use the site?',
+  live_ai_traffic: 'Do AI agents actually visit (measured by the pixel)?',
+  content_depth: 'Is there substance an agent can read?',
+  citation_signals: 'Can an AI answer name and cite the site correctly?',
+  engagement_velocity: 'Is AI attention growing?',
+};
+
+/** What each tier means (docs/reference/scoring.md "Tiers"). */
+export const tierMeanings: Readonly<Record<Tier['id'], string>> = {
+  beacon: 'agents find, read, cite and use the site',
+  strong: 'ready, with a few gaps',
+  emerging: 'the basics are there; discovery and citation lag',
+  faint: 'agents can read some of it, with effort',
+  dark: 'close to invisible to AI agents',
+};
 
 /**
  * Operations of this service a finding points to (their tool names; a test pins each to an
@@ -208,6 +226,11 @@ interface CheckDef {
   title: string;
   weight: number;
   severity: Severity;
+  /**
+   * How the score of 0..1 is reached, for people: docs/reference/scoring.md is generated from it
+   * (`npm run docs`), so the rule is written here, beside the code that applies it.
+   */
+  rule: string;
   /** What the check is for, in one sentence. */
   goal: string;
   fix: string;
@@ -225,7 +248,7 @@ interface CheckDef {
 }
 
 /**
- * The scoring version stored with every scan (SCORING.md "Versions"). Raise it with every change
+ * The scoring version stored with every scan (docs/reference/scoring.md "Versions"). Raise it with every change
  * to a check, a weight or a rule; stored scans of an older version are re-scored from their facts.
  */
 export const SCORING_VERSION = 2;
@@ -271,7 +294,7 @@ const linkRels = new Set([
   'llms-txt',
 ]);
 
-/** Every check, grouped by component in SCORING.md order. Weights within a component sum to 100. */
+/** Every check, grouped by component in docs/reference/scoring.md order. Weights within a component sum to 100. */
 export const checks: readonly CheckDef[] = [
   // Technical Foundation: can agents reach, read and use the site.
   {
@@ -280,6 +303,7 @@ export const checks: readonly CheckDef[] = [
     title: 'robots.txt is served',
     weight: 6,
     severity: 'warning',
+    rule: '1 when `/robots.txt` answers 2xx with a body that is not HTML (by content type or by its start) and is not the [soft-404](#soft-404s) answer',
     goal: 'Tell crawlers and agents what they may fetch, in the one file every one of them reads first.',
     fix: 'Serve /robots.txt as text/plain with explicit groups for the crawlers you want (RFC 9309).',
     spec: 'https://www.rfc-editor.org/rfc/rfc9309',
@@ -296,6 +320,7 @@ export const checks: readonly CheckDef[] = [
     title: 'robots.txt names AI agents',
     weight: 4,
     severity: 'info',
+    rule: 'groups naming AI agent tokens (GPTBot, OAI-SearchBot, ChatGPT-User, ClaudeBot, Claude-SearchBot, Claude-User, PerplexityBot, Perplexity-User, Google-Extended, Applebot-Extended, CCBot, Bytespider, meta-externalagent, Amazonbot, MistralAI-User, DuckAssistBot): number named / 4, at most 1',
     goal: 'State per AI agent what it may fetch, so search and answer agents are not caught by rules meant for others.',
     fix: 'Add User-agent groups for AI agents (GPTBot, OAI-SearchBot, ClaudeBot, PerplexityBot, Google-Extended ...) stating what each may fetch.',
     spec: 'https://www.rfc-editor.org/rfc/rfc9309#section-2.2.1',
@@ -315,6 +340,7 @@ export const checks: readonly CheckDef[] = [
     title: 'AI search and user-triggered agents may fetch the site',
     weight: 10,
     severity: 'critical',
+    rule: 'share of AI search and user-triggered agents (not training crawlers) allowed to fetch `/` under the rules that apply to them; blocking training crawlers costs nothing',
     goal: 'Let AI search and user-triggered agents read the site so answers can cite it.',
     fix: 'Allow AI search and user-triggered agents (OAI-SearchBot, ChatGPT-User, Claude-SearchBot, Claude-User, PerplexityBot, Perplexity-User) at / so answers can cite you; training crawlers can stay blocked.',
     spec: 'https://www.rfc-editor.org/rfc/rfc9309',
@@ -339,6 +365,7 @@ export const checks: readonly CheckDef[] = [
     title: 'AI agents are served like a browser',
     weight: 8,
     severity: 'critical',
+    rule: 'the [door test](#the-door-test): share of the AI search and user-triggered agents asked as (OAI-SearchBot, ChatGPT-User, Claude-User) that were served; `unable_to_check` when none could be measured',
     goal: 'Serve the home page to AI search and user-triggered agents as it is served to a browser; robots.txt says what is allowed, the server must not say otherwise.',
     fix: 'Stop refusing AI agent user agents at the server, CDN or firewall (403, 401, challenge pages): allow OAI-SearchBot, ChatGPT-User, Claude-User and PerplexityBot, or verify them with Web Bot Auth instead of blocking by name.',
     spec: 'https://datatracker.ietf.org/doc/draft-meunier-web-bot-auth-architecture/',
@@ -376,6 +403,7 @@ export const checks: readonly CheckDef[] = [
     title: 'Content-Signal preferences are declared',
     weight: 3,
     severity: 'info',
+    rule: '1 when robots.txt has a `Content-Signal:` line (contentsignals.org)',
     goal: 'Say how content may be used once fetched: search, AI input, AI training.',
     fix: 'State how content may be used with a Content-Signal line in robots.txt, e.g. "Content-Signal: search=yes, ai-input=yes, ai-train=no" (contentsignals.org).',
     spec: 'https://contentsignals.org/',
@@ -397,6 +425,7 @@ export const checks: readonly CheckDef[] = [
     title: 'robots.txt agrees with itself and the site',
     weight: 4,
     severity: 'warning',
+    rule: '1 minus 0.4 when a Content-Signal line says `search=yes` / `ai-input=yes` (any `=yes`) for an agent that may not fetch `/`, 0.3 when llms.txt is disallowed for `*` or an AI search or user agent, 0.3 when a sitemap is; no value without robots.txt',
     goal: 'Keep what robots.txt allows consistent with its Content-Signal lines and with the documents the site publishes for agents.',
     fix: 'Do not disallow / for an agent whose group says search=yes or ai-input=yes, and never disallow /llms.txt or the sitemaps for AI search and user agents.',
     spec: 'https://contentsignals.org/',
@@ -432,6 +461,7 @@ export const checks: readonly CheckDef[] = [
     title: 'An XML sitemap lists the pages',
     weight: 5,
     severity: 'warning',
+    rule: '1 when the sitemaps (from `Sitemap:` lines, else `/sitemap.xml`, indexes followed up to `scanner.max_sitemaps` documents) list at least one URL; 0.5 for an index with no readable URLs',
     goal: 'List every page an agent should know about in one machine-readable place.',
     fix: 'Publish /sitemap.xml (or a sitemap index) and reference it with a Sitemap: line in robots.txt.',
     spec: 'https://www.sitemaps.org/protocol.html',
@@ -451,6 +481,7 @@ export const checks: readonly CheckDef[] = [
     title: 'Sitemap entries carry lastmod',
     weight: 2,
     severity: 'info',
+    rule: 'share of sitemap URLs with a `lastmod` in W3C Datetime format; no value without sitemap URLs',
     goal: 'Tell agents which pages changed, so they refetch those and not the rest.',
     fix: 'Give every <url> in the sitemap a <lastmod> in W3C Datetime format (2026-11-26 or 2026-11-26T10:00:00Z).',
     spec: 'https://www.sitemaps.org/protocol.html#lastmoddef',
@@ -472,6 +503,7 @@ export const checks: readonly CheckDef[] = [
     title: 'No X-Robots-Tag keeps pages out',
     weight: 3,
     severity: 'warning',
+    rule: 'share of pages read whose `X-Robots-Tag` header does not say `noindex` or `none`',
     goal: 'Do not tell indexes and answer engines, in a header nobody sees, to leave the pages out.',
     fix: 'Remove noindex / none from the X-Robots-Tag response header of public pages (often set by a CDN or framework default).',
     spec: 'https://developers.google.com/search/docs/crawling-indexing/robots-meta-tag#xrobotstag',
@@ -495,6 +527,7 @@ export const checks: readonly CheckDef[] = [
     title: 'Pages are served as markdown on request',
     weight: 10,
     severity: 'warning',
+    rule: "the home page requested with `Accept: text/markdown` comes back as `text/markdown` and is not HTML: 0.5; one other page read does too: 0.2; `Vary: Accept` on those answers: 0.15; their words overlap the HTML page's by at least half (shared words over the smaller set): 0.15. Without another page to ask, its part is left out and the rest renormalized; 0 when the home page is not served as markdown",
     goal: 'Give agents the text of any page without the HTML around it, from the same URL.',
     fix: 'Answer requests with "Accept: text/markdown" on every page (not only the home page) with a markdown rendering of the same content (Content-Type: text/markdown), and send Vary: Accept on both representations so caches keep them apart.',
     spec: 'https://www.rfc-editor.org/rfc/rfc9110#section-12.5.5',
@@ -551,6 +584,7 @@ export const checks: readonly CheckDef[] = [
     title: 'Pages link their markdown version',
     weight: 2,
     severity: 'info',
+    rule: 'share of pages with `<link rel="alternate" type="text/markdown">`',
     goal: 'Let an agent that reads the HTML find the markdown version without guessing.',
     fix: 'Add <link rel="alternate" type="text/markdown" href="..."> to the head of every page.',
     spec: 'https://html.spec.whatwg.org/multipage/links.html#rel-alternate',
@@ -563,6 +597,7 @@ export const checks: readonly CheckDef[] = [
     title: 'Link headers point at agent resources',
     weight: 3,
     severity: 'info',
+    rule: "the home page's `Link` header (RFC 8288, parsed with http-link-header): 1 when a link has rel `api-catalog`, `service-desc`, `service-doc`, `describedby`, `alternate`, `sitemap` or `llms-txt`; 0.5 for other links; 0 without",
     goal: 'Let an agent find the discovery documents from any response, without parsing HTML.',
     fix: 'Send a Link header (RFC 8288) on the home page naming your agent resources, e.g. Link: </.well-known/api-catalog>; rel="api-catalog", </llms.txt>; rel="describedby"; type="text/markdown".',
     spec: 'https://www.rfc-editor.org/rfc/rfc8288',
@@ -594,6 +629,7 @@ export const checks: readonly CheckDef[] = [
     title: 'Served over HTTPS',
     weight: 3,
     severity: 'warning',
+    rule: '1 when the crawl ended on an `https:` origin',
     goal: 'Serve agents content they can trust was not changed on the way.',
     fix: 'Serve the site over HTTPS and redirect http:// to it.',
     spec: 'https://www.rfc-editor.org/rfc/rfc9110#section-4.2.2',
@@ -610,6 +646,7 @@ export const checks: readonly CheckDef[] = [
     title: 'API catalog (RFC 9727)',
     weight: 6,
     severity: 'info',
+    rule: '`/.well-known/api-catalog` (RFC 9727): 1 for a linkset whose entries have anchors, 0.5 for a [present](#soft-404s) JSON object that is not such a linkset',
     goal: 'List the APIs of the site, with their descriptions and docs, at one well-known address.',
     fix: 'Publish /.well-known/api-catalog as an application/linkset+json linkset pointing at your API descriptions (service-desc) and docs.',
     spec: 'https://www.rfc-editor.org/rfc/rfc9727',
@@ -623,6 +660,7 @@ export const checks: readonly CheckDef[] = [
     title: 'OpenAPI description, and its servers answer',
     weight: 4,
     severity: 'info',
+    rule: 'an OpenAPI document found through the api-catalog `service-desc`, the home page\'s `Link` header `service-desc`, a `<link rel="service-desc">` or page link, or `/openapi.json` / `/openapi.yaml`, with an `openapi` (or `swagger`) field: 1 when it parses in full and every server in `servers[]` (up to two, asked with GET) answers below 500; 0.75 when it does not parse in full (cut at the byte limit) or a server does not answer; a [present](#soft-404s) JSON object or YAML mapping without the field: 0.5',
     goal: 'Describe the API so an agent can call it, and make sure the servers it names are there.',
     fix: 'Link an OpenAPI document from the api-catalog (service-desc) or a <link rel="service-desc">; its servers[] must be URLs that answer.',
     spec: 'https://spec.openapis.org/oas/v3.1.0#server-object',
@@ -660,6 +698,7 @@ export const checks: readonly CheckDef[] = [
     title: 'OAuth discovery metadata',
     weight: 4,
     severity: 'info',
+    rule: '0.5 for valid `/.well-known/oauth-protected-resource` (RFC 9728, has `resource`) + 0.5 for valid `/.well-known/oauth-authorization-server` (RFC 8414, has `issuer`); no partial credit',
     goal: 'Let an agent learn how to get a token without reading documentation.',
     fix: 'If agents sign in, publish /.well-known/oauth-protected-resource (RFC 9728) and /.well-known/oauth-authorization-server (RFC 8414).',
     spec: 'https://www.rfc-editor.org/rfc/rfc9728',
@@ -682,6 +721,7 @@ export const checks: readonly CheckDef[] = [
     title: 'The OAuth discovery chain holds together',
     weight: 5,
     severity: 'warning',
+    rule: '[the OAuth chain](#the-oauth-chain): share of its links that hold; no value when there is no protected resource metadata and no 401',
     goal: 'Make every link of OAuth discovery agree: the resource names itself, each authorization server resolves under every layout clients use with the same issuer, and a 401 points back at the metadata.',
     fix: 'Set "resource" in each protected resource metadata document to the exact URL it describes; serve the authorization server metadata at /.well-known/oauth-authorization-server{issuer path}, at {issuer}/.well-known/oauth-authorization-server and at {issuer}/.well-known/openid-configuration, each with "issuer" equal to the issuer URL; send WWW-Authenticate: Bearer resource_metadata="..." on 401.',
     spec: 'https://www.rfc-editor.org/rfc/rfc8414#section-3.3',
@@ -708,6 +748,7 @@ export const checks: readonly CheckDef[] = [
     title: 'MCP server card',
     weight: 6,
     severity: 'info',
+    rule: '`/.well-known/mcp/server-card.json` (SEP-1649) or `/.well-known/mcp.json` naming the server and a URL to reach it: 1; a [present](#soft-404s) JSON object lacking either: 0.5. Without either, the SEP-2127 MCP Catalog `/.well-known/mcp/catalog.json` (SEP-2127 superseded SEP-1649 and moved cards to `<streamable-http-url>/server-card`): 1 when the first card it lists on the same site names the server and a URL; a present catalog without such a card: 0.5',
     goal: 'Let an agent find the MCP server and what it is before connecting.',
     fix: 'Describe your MCP server with a server card (SEP-2127: <endpoint>/server-card, listed in /.well-known/mcp/catalog.json; or /.well-known/mcp/server-card.json) naming it and its URL.',
     spec: 'https://github.com/modelcontextprotocol/modelcontextprotocol/pull/2127',
@@ -721,6 +762,7 @@ export const checks: readonly CheckDef[] = [
     title: 'The MCP server answers as its card says',
     weight: 6,
     severity: 'warning',
+    rule: "[the MCP server](#the-mcp-server) the card names: 1 when `initialize` and `tools/list` answer and the card lists no tools or the same tools; 1 when it answers 401 with `resource_metadata`, 0.5 with a 401 without it; 0.25 when the card's tools and the served tools differ; 0 when it does not answer; no value without a valid card on this site",
     goal: 'Make the MCP server the card advertises answer initialize and tools/list, with the tools the card lists.',
     fix: 'Point the card at the live Streamable HTTP endpoint, keep it answering initialize and tools/list (401 with resource_metadata when it needs a token), and list on the card exactly the tools the server lists (or none).',
     spec: 'https://modelcontextprotocol.io/specification/2025-11-25/server/tools#listing-tools',
@@ -769,6 +811,7 @@ export const checks: readonly CheckDef[] = [
     title: 'A2A agent card',
     weight: 2,
     severity: 'info',
+    rule: '`/.well-known/agent-card.json` (A2A 1.0, the well-known URI; earlier versions used `/.well-known/agent.json`, not read): 1 with `name`, `url` (or `supportedInterfaces`) and a `skills` array; a present JSON object lacking them 0.5',
     goal: 'Let other agents discover this one and its skills (Agent2Agent protocol).',
     fix: 'Publish /.well-known/agent-card.json with name, description, url (or supportedInterfaces), version, capabilities and skills.',
     spec: 'https://a2a-protocol.org/latest/topics/agent-discovery/',
@@ -785,6 +828,7 @@ export const checks: readonly CheckDef[] = [
     title: 'Agent Skills index',
     weight: 2,
     severity: 'info',
+    rule: '`/.well-known/agent-skills/index.json` (Agent Skills Discovery): 1 when its `skills` (or the array itself) list entries with `name` and `url`; present but not so 0.5',
     goal: 'Publish the skills that teach an agent to use the site, where agents look for them.',
     fix: 'Publish /.well-known/agent-skills/index.json listing each SKILL.md with name, type, description, url and sha256.',
     spec: 'https://agentskills.io/',
@@ -801,6 +845,7 @@ export const checks: readonly CheckDef[] = [
     title: 'Web Bot Auth key directory',
     weight: 0,
     severity: 'info',
+    rule: '`/.well-known/http-message-signatures-directory` (Web Bot Auth, draft-meunier-webbotauth-httpsig-directory): a JWKS whose keys have `kty`. Informational (no weight): only sites that run agents of their own publish one, so it is a finding only when a document is there but broken',
     goal: 'For sites that run agents of their own: publish the keys they sign requests with, so other sites can let them in.',
     fix: 'Serve /.well-known/http-message-signatures-directory as a JWKS (application/http-message-signatures-directory+json) of the Ed25519 keys your agents sign with.',
     spec: 'https://datatracker.ietf.org/doc/draft-meunier-webbotauth-httpsig-directory/',
@@ -818,6 +863,7 @@ export const checks: readonly CheckDef[] = [
     title: 'x402 payment discovery, and resources that ask for payment',
     weight: 2,
     severity: 'info',
+    rule: '`/.well-known/x402.json` or `/.well-known/x402` listing resources (or giving `x402Version`): 1, unless a listed resource on the site (up to three, asked with GET without payment) answers anything but 402 with complete requirements - v2 `PAYMENT-REQUIRED` (base64 JSON) or a v1 JSON body whose `accepts` has scheme, network, amount, asset and payTo - or 400/422 (it asks for input before a price): then 0.5; a [present](#soft-404s) JSON object listing none: 0.5',
     goal: 'Let agents find what they can pay for, and get a valid 402 when they ask for it unpaid.',
     fix: 'List paid resources at /.well-known/x402.json (or /.well-known/x402); each must answer an unpaid request with 402 and complete payment requirements (PAYMENT-REQUIRED).',
     spec: 'https://github.com/coinbase/x402/blob/main/specs/x402-specification.md',
@@ -848,6 +894,7 @@ export const checks: readonly CheckDef[] = [
     title: 'Share of traffic from AI agents',
     weight: 35,
     severity: 'info',
+    rule: 'AI agent events / all events, 10% or more scores 1 (linear below)',
     goal: 'Have AI agents actually visit: a real share of the traffic.',
     fix: 'Make pages easy for AI agents to fetch (markdown, llms.txt, no blocks on AI search agents).',
     spec: null,
@@ -867,6 +914,7 @@ export const checks: readonly CheckDef[] = [
     title: 'Distinct AI agents visiting',
     weight: 30,
     severity: 'info',
+    rule: 'distinct AI agents seen / 6, at most 1',
     goal: 'Be visited by many different AI agents, not one.',
     fix: 'Allow more AI search and user-triggered agents in robots.txt.',
     spec: null,
@@ -885,6 +933,7 @@ export const checks: readonly CheckDef[] = [
     title: 'Visits referred by AI assistants',
     weight: 35,
     severity: 'info',
+    rule: 'human visits referred by AI assistants: log10(1 + n) / 3, so 999 or more scores 1',
     goal: 'Receive people sent by AI answers that cite the site.',
     fix: 'Earn citations in AI answers: clear facts, structured data and an llms.txt summary.',
     spec: null,
@@ -905,6 +954,7 @@ export const checks: readonly CheckDef[] = [
     title: 'HTML pages could be read',
     weight: 15,
     severity: 'critical',
+    rule: 'HTML pages read / 5, at most 1',
     goal: 'Have pages an agent can read without a browser, a login or a challenge.',
     fix: 'Make pages reachable without JavaScript, login or bot challenges, and link them from the home page or the sitemap.',
     spec: null,
@@ -921,6 +971,7 @@ export const checks: readonly CheckDef[] = [
     title: 'Pages carry substantial text',
     weight: 20,
     severity: 'warning',
+    rule: 'median words per page / 300, at most 1 (scripts and styles not counted)',
     goal: 'Put the substance in the HTML: text an agent can quote.',
     fix: 'Give key pages real text (300+ words): what you offer, for whom, prices, policies - rendered in the HTML.',
     spec: null,
@@ -941,6 +992,7 @@ export const checks: readonly CheckDef[] = [
     title: 'Pages have one H1 and section headings',
     weight: 10,
     severity: 'info',
+    rule: 'share of pages with exactly one `<h1>` and at least one `<h2>`',
     goal: 'Structure pages so an agent can find the part it needs.',
     fix: 'Give every page exactly one <h1> and structure it with <h2> sections.',
     spec: 'https://html.spec.whatwg.org/multipage/sections.html#headings-and-outlines',
@@ -953,6 +1005,7 @@ export const checks: readonly CheckDef[] = [
     title: 'Pages have titles',
     weight: 15,
     severity: 'warning',
+    rule: 'share of pages with a `<title>`',
     goal: 'Name every page, so a citation can say what it points at.',
     fix: 'Give every page a distinct <title>.',
     spec: 'https://html.spec.whatwg.org/multipage/semantics.html#the-title-element',
@@ -965,6 +1018,7 @@ export const checks: readonly CheckDef[] = [
     title: 'Pages have meta descriptions',
     weight: 10,
     severity: 'info',
+    rule: 'share of pages with `<meta name="description">`',
     goal: 'Summarise every page in a sentence an agent can reuse.',
     fix: 'Add a <meta name="description"> summarising each page in one or two sentences.',
     spec: 'https://html.spec.whatwg.org/multipage/semantics.html#meta-description',
@@ -977,6 +1031,7 @@ export const checks: readonly CheckDef[] = [
     title: 'Pages declare their language',
     weight: 5,
     severity: 'info',
+    rule: 'share of pages whose `<html>` has a `lang` attribute',
     goal: 'Say what language each page is in, so agents answer in it and quote it right.',
     fix: 'Set <html lang="..."> (a BCP 47 tag such as en or pt-PT) on every page.',
     spec: 'https://html.spec.whatwg.org/multipage/dom.html#attr-lang',
@@ -989,6 +1044,7 @@ export const checks: readonly CheckDef[] = [
     title: 'Pages are not marked noindex',
     weight: 10,
     severity: 'warning',
+    rule: 'share of pages without `<meta name="robots">` saying noindex',
     goal: 'Keep public pages in the indexes answer engines draw from.',
     fix: 'Remove <meta name="robots" content="noindex"> from pages you want found (keep it only on private or duplicate pages).',
     spec: 'https://developers.google.com/search/docs/crawling-indexing/robots-meta-tag',
@@ -1015,6 +1071,7 @@ export const checks: readonly CheckDef[] = [
     title: 'llms-full.txt carries the full text',
     weight: 15,
     severity: 'info',
+    rule: '1 when `/llms-full.txt` is served',
     goal: 'Give agents the whole site as one markdown file.',
     fix: 'Publish /llms-full.txt with the full text of your key pages in markdown.',
     spec: 'https://llmstxt.org/',
@@ -1034,6 +1091,7 @@ export const checks: readonly CheckDef[] = [
     title: 'llms.txt per llmstxt.org',
     weight: 20,
     severity: 'warning',
+    rule: '`/llms.txt` per llmstxt.org: valid with a `>` summary 1, valid without a summary 0.8, present but not following the format 0.4',
     goal: 'Tell agents in one short file who you are and where the key pages are.',
     fix: 'Publish /llms.txt: an H1 with your name, a > summary, and ## sections of "- [name](url): notes" links to your key pages.',
     spec: 'https://llmstxt.org/',
@@ -1055,6 +1113,7 @@ export const checks: readonly CheckDef[] = [
     title: 'llms.txt links resolve, and it is served as text',
     weight: 8,
     severity: 'warning',
+    rule: '0.8 x the share of llms.txt links checked that resolve (1 when none on the site) + 0.2 when it is served as `text/plain` or `text/markdown`; no value without llms.txt',
     goal: 'Make every link in llms.txt lead somewhere, and serve the file as text.',
     fix: 'Fix or remove llms.txt links that do not answer 2xx, and serve /llms.txt as text/plain or text/markdown.',
     spec: 'https://llmstxt.org/',
@@ -1089,6 +1148,7 @@ export const checks: readonly CheckDef[] = [
     title: 'Pages carry schema.org JSON-LD',
     weight: 10,
     severity: 'info',
+    rule: 'share of pages with schema.org JSON-LD (types read through `@graph` and nesting)',
     goal: 'State the facts of each page in structured data an agent reads without guessing.',
     fix: 'Describe pages with schema.org JSON-LD (<script type="application/ld+json">).',
     spec: 'https://schema.org/docs/gs.html',
@@ -1101,6 +1161,7 @@ export const checks: readonly CheckDef[] = [
     title: 'JSON-LD parses',
     weight: 5,
     severity: 'warning',
+    rule: 'share of pages whose every `application/ld+json` script parses as JSON',
     goal: 'Make sure the structured data is read at all: one syntax error hides the whole block.',
     fix: 'Fix the <script type="application/ld+json"> blocks that are not valid JSON (trailing commas, unescaped quotes, comments).',
     spec: 'https://www.w3.org/TR/json-ld11/',
@@ -1127,6 +1188,7 @@ export const checks: readonly CheckDef[] = [
     title: 'The publisher is identified (Organization)',
     weight: 12,
     severity: 'warning',
+    rule: '1 when some page declares Organization (or Corporation, LocalBusiness, OnlineStore, NewsMediaOrganization, EducationalOrganization, NGO)',
     goal: 'Say who is behind the site, so answers name it right.',
     fix: 'Add an Organization (or LocalBusiness) JSON-LD node with name, url, logo and sameAs links.',
     spec: 'https://schema.org/Organization',
@@ -1147,6 +1209,7 @@ export const checks: readonly CheckDef[] = [
     title: 'The site names itself the same way everywhere',
     weight: 10,
     severity: 'warning',
+    rule: "share of these that hold, for the home page's organisation JSON-LD: its `name` names the same organisation as `og:site_name` and as the llms.txt H1 (names compared as the entity SKU compares them: legal forms and punctuation aside, one containing the other), its `url` is on this site, its `sameAs` are https URLs; no value without an organisation name or anything to compare it with",
     goal: 'Give the organisation one name and one home: JSON-LD, og:site_name and llms.txt agree, and its url and sameAs point where they should.',
     fix: 'Use the same name in the Organization JSON-LD, og:site_name and the llms.txt H1; set the Organization url to this site and sameAs to absolute https URLs of your profiles elsewhere.',
     spec: 'https://schema.org/sameAs',
@@ -1194,6 +1257,7 @@ export const checks: readonly CheckDef[] = [
     title: 'Products or FAQs are structured',
     weight: 8,
     severity: 'info',
+    rule: '1 when some page declares Product, FAQPage, Service or SoftwareApplication',
     goal: 'Make offers and answers machine-readable.',
     fix: 'Mark up offers with Product JSON-LD and common questions with FAQPage.',
     spec: 'https://schema.org/Product',
@@ -1213,6 +1277,7 @@ export const checks: readonly CheckDef[] = [
     title: 'OpenGraph title and image',
     weight: 12,
     severity: 'info',
+    rule: 'share of pages with `og:title` and `og:image`',
     goal: 'Give every page a title and image for previews and citations.',
     fix: 'Add og:title, og:description and og:image to every page.',
     spec: 'https://ogp.me/',
@@ -1226,6 +1291,7 @@ export const checks: readonly CheckDef[] = [
     title: 'Canonical URLs',
     weight: 8,
     severity: 'info',
+    rule: 'share of pages with `<link rel="canonical">`',
     goal: 'Give each page one URL, so citations point at one place.',
     fix: 'Give every page a <link rel="canonical"> so citations point at one URL.',
     spec: 'https://www.rfc-editor.org/rfc/rfc6596',
@@ -1238,6 +1304,7 @@ export const checks: readonly CheckDef[] = [
     title: 'ai.txt states AI usage preferences',
     weight: 7,
     severity: 'info',
+    rule: '1 when `/ai.txt` (Spawning) is served',
     goal: 'State which media AI may use, in the file Spawning-compatible crawlers read.',
     fix: 'Publish /ai.txt (Spawning format) saying which media may be used by AI.',
     spec: 'https://site.spawning.ai/spawning-ai-txt',
@@ -1257,6 +1324,7 @@ export const checks: readonly CheckDef[] = [
     title: 'AI traffic is growing',
     weight: 60,
     severity: 'info',
+    rule: 'AI events this window against the window before: 0.5 + growth, clamped to 0..1 (flat 0.5, +50% or more 1, -50% or less 0); no data without a pixel or without the previous window',
     goal: 'Grow AI attention window over window.',
     fix: 'Keep content fresh and reachable; growth is measured window over window by the pixel.',
     spec: null,
@@ -1277,6 +1345,7 @@ export const checks: readonly CheckDef[] = [
     title: 'Signal Strength is improving',
     weight: 40,
     severity: 'info',
+    rule: "this overall score (computed without this check) against the domain's previous full public scan: 0.5 + delta / 20, clamped (10 points better scores 1); no data on a first scan",
     goal: 'Improve the score scan over scan.',
     fix: 'Work through the findings and scan again.',
     spec: null,
@@ -1391,7 +1460,7 @@ const shopTypes = new Set(['Product', 'Offer', 'AggregateOffer', 'OnlineStore', 
 const apiTypes = new Set(['WebAPI', 'SoftwareApplication', 'WebApplication']);
 
 /**
- * The site's profile (SCORING.md "Profiles"): an API or SaaS product publishes machine interfaces
+ * The site's profile (docs/reference/scoring.md "Profiles"): an API or SaaS product publishes machine interfaces
  * (api-catalog, OpenAPI, OAuth, an MCP server card, an A2A card, x402) or says it is software; a
  * shop marks up products or offers; everything else is a content site.
  */
@@ -1416,7 +1485,7 @@ export function detectProfile(facts: SiteFacts): { id: ProfileId; reasons: strin
 
 /**
  * A site that refuses every AI search and user-triggered agent it was asked as (door_test 0) is
- * capped in Faint: whatever it publishes, those agents cannot read it (SCORING.md "The door cap").
+ * capped in Faint: whatever it publishes, those agents cannot read it (docs/reference/scoring.md "The door cap").
  */
 export const DOOR_CLOSED_CAP = 49;
 const doorCheck = checks.find((k) => k.id === 'door_test') as CheckDef;

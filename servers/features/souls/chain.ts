@@ -10,7 +10,7 @@
  *   previous_digest = the digest of entry sequence - 1 (null for sequence 1)
  *
  * `recorded_at` is the ISO 8601 text with milliseconds and `Z` (as `Date.toISOString` writes it).
- * README "Souls" states the same for readers; test/integration/souls.test.ts checks logs with its
+ * docs/guides/souls.md states the same for readers; test/integration/souls.test.ts checks logs with its
  * own implementation of it.
  */
 import { createHash } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * The service's keys that sign the soul log (README "Souls", "Checking a log"): the entries an
+ * The service's keys that sign the soul log (docs/guides/souls.md "Checking a log"): the entries an
  * account or a payer writes, the checkpoints, and nothing else. ES256 keys made and sealed as the
  * authorization server's are (`auth/keys.ts`), but a set of their own, published at
  * `{site_url}/api/soul/jwks.json`: a log signature must verify for as long as the log exists,

@@ -1,5 +1,5 @@
 /**
- * The soul API (issue 11, README "Souls"): the challenge and the registry on the public API,
+ * The soul API (issue 11, docs/guides/souls.md): the challenge and the registry on the public API,
  * registration, identity documents, memories and writes under `{site_url}/api/soul`. Reads are
  * public MCP tools too; writes take a Bearer token (`access: 'soul'`).
  */

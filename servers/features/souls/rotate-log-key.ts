@@ -1,8 +1,8 @@
 /**
  * `npm run rotate-soul-log-key`: retires the key the service signs soul logs with and makes a new
  * one; prints its key id. Every process signs with the new key once it restarts; the retired key
- * stays published in `{site_url}/api/soul/jwks.json`, so what it signed keeps verifying (README
- * "Souls", "Checking a log").
+ * stays published in `{site_url}/api/soul/jwks.json`, so what it signed keeps verifying (docs/guides/souls.md
+ * "Checking a log").
  */
 import { openDatabase } from '../../../db/database.ts';
 import { loadConfig, secretBoxOf, sqliteFile } from '../../config.ts';

@@ -97,7 +97,7 @@ export const Signature = z
     signer: z.enum(['soul', 'service']).describe(SIGNERS),
     kid: z.string().describe('The key that verifies jws.'),
     origin: z.enum(['writer', 'migration']).describe(ORIGINS),
-    jws: z.string().describe('Compact JWS (README "Souls": checking a log).'),
+    jws: z.string().describe('Compact JWS (docs/guides/souls.md, "Checking a log").'),
   })
   .describe('Who vouches for this, and the signature to check it with.');
 export type Signature = z.infer<typeof Signature>;
@@ -131,7 +131,7 @@ export const Memory = z.object({
   previous_digest: z.string().nullable().describe('Digest of the entry before this one; null for the first.'),
   digest: z
     .string()
-    .describe('SHA-256 of this entry (README "Souls": the chain), which the next entry names, hex.'),
+    .describe('SHA-256 of this entry (docs/guides/souls.md, the chain), which the next entry names, hex.'),
   writer: Writer,
   recorded_at: z.iso.datetime(),
   signature: Signature.nullable().describe(
@@ -145,7 +145,7 @@ export type Memory = z.infer<typeof Memory>;
 const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, 'must be a hex SHA-256 (64 lower case digits)');
 
 /**
- * The claim `memory` a soul's JWT carries to write an entry (README "Souls"): the JWT is kept as the
+ * The claim `memory` a soul's JWT carries to write an entry (docs/guides/souls.md): the JWT is kept as the
  * entry's signature, so it must bind what is written.
  */
 export const MemoryClaim = z.strictObject({
@@ -320,7 +320,7 @@ export const LinkRegistrationInput = z.strictObject({
   signature: z
     .string()
     .regex(/^0x[0-9a-fA-F]{130}$/, 'must be a 65-byte hex signature')
-    .describe('EIP-191 personal_sign by the owner of the link message (README "Souls": ERC-8004).'),
+    .describe('EIP-191 personal_sign by the owner of the link message (docs/guides/souls.md, ERC-8004).'),
 });
 
 export const LogJwks = z.object({

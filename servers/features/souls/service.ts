@@ -1,5 +1,5 @@
 /**
- * Souls (issue 11, README "Souls"): permanent agent identities bound to a key, registered by
+ * Souls (issue 11, docs/guides/souls.md): permanent agent identities bound to a key, registered by
  * answering a challenge with that key; their profile, key rotation and retirement; and each soul's
  * append-only, hash-chained memories (`chain.ts`), written by the soul, its linked account, or
  * anyone who pays (the soul-write SKU).

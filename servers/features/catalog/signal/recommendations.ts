@@ -2,7 +2,7 @@
  * The signal SKU's recommendations: the findings whose fix can add the most to the overall score.
  *
  * A check's share of the overall score is its component's weight among the components that have
- * data, times its own weight among its component's checks that have data (SCORING.md "How a score
+ * data, times its own weight among its component's checks that have data (docs/reference/scoring.md "How a score
  * is made": no-data components and checks are left out and the rest renormalized). What a fix can
  * add is that share times what the check fell short of 1.
  */
