@@ -4,10 +4,11 @@
  * PostgreSQL schema dropped afterwards.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { inject } from 'vitest';
 import { type DatabaseHandle, type Dialect, openDatabase, quoteIdent } from '../../db/database.ts';
 import { migrateToLatest } from '../../db/migrate.ts';
 
@@ -54,6 +55,7 @@ export async function createTestDatabase(
   } else {
     const dir = mkdtempSync(path.join(tmpdir(), 'agent-service-test-'));
     const file = path.join(dir, 'service.db');
+    if (options.migrate !== false) copyFileSync(await migratedSqliteTemplate(), file);
     const handle = openDatabase({ sqliteFile: file });
     db = {
       dialect,
@@ -65,6 +67,41 @@ export async function createTestDatabase(
       },
     };
   }
-  if (options.migrate !== false) await migrateToLatest(db.handle.db);
+  if (options.migrate !== false && dialect === 'postgres') await migrateToLatest(db.handle.db);
   return db;
+}
+
+/**
+ * A SQLite file migrated once for the whole run (`global-setup.ts` provides it), copied for each
+ * migrated test database: the bytes `migrateToLatest` writes (closing its handle checkpoints the
+ * WAL into the file), without 30-odd committed, fsynced migrations for each of the suite's ~150
+ * SQLite databases. Outside a vitest run, one is made for the process. `migrate: false` databases
+ * still see every migration run (the migration tests use them).
+ */
+function migratedSqliteTemplate(): Promise<string> {
+  const provided = inject('sqliteTemplate');
+  if (provided) return Promise.resolve(provided);
+  sqliteTemplate ??= createSqliteTemplate().then(({ file, remove }) => {
+    process.once('exit', remove);
+    return file;
+  });
+  return sqliteTemplate;
+}
+let sqliteTemplate: Promise<string> | undefined;
+
+/** Migrates a fresh SQLite file to the latest schema; `remove` deletes it. */
+export async function createSqliteTemplate(): Promise<{ file: string; remove: () => void }> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'agent-service-template-'));
+  const file = path.join(dir, 'service.db');
+  const handle = openDatabase({ sqliteFile: file });
+  await migrateToLatest(handle.db);
+  await handle.close();
+  return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** The migrated SQLite file test databases are copied from (`createSqliteTemplate`). */
+    sqliteTemplate: string;
+  }
 }

@@ -1,10 +1,20 @@
 /**
- * Under CI an unreachable PostgreSQL is a failure, not a skip: CI must set TEST_DATABASE_URL and
- * the database must answer before any suite runs.
+ * Once per run: the migrated SQLite template every test database is copied from, and, under CI, an
+ * unreachable PostgreSQL is a failure, not a skip: CI must set TEST_DATABASE_URL and the database
+ * must answer before any suite runs.
  */
 import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import { createSqliteTemplate } from './databases.ts';
 
-export default async function setup(): Promise<void> {
+export default async function setup(project: TestProject): Promise<() => void> {
+  const template = await createSqliteTemplate();
+  project.provide('sqliteTemplate', template.file);
+  await checkPostgres();
+  return template.remove;
+}
+
+async function checkPostgres(): Promise<void> {
   const url = process.env.TEST_DATABASE_URL;
   if (!url) {
     if (process.env.CI === 'true')
