@@ -226,6 +226,14 @@ export const Config = z
        * `localhost:PORT` / `127.0.0.1:PORT` as domains. For tests and self-hosting only.
        */
       allow_private_networks: z.boolean(),
+      /**
+       * Accepts the local names `localhost[:PORT]`, `127.x.x.x[:PORT]` and `[::1][:PORT]` as domains
+       * (scans, site verification, listings, placements) and lets the scanner and verification reach
+       * loopback addresses: this machine only, not the other private networks `allow_private_networks`
+       * opens. `auto`: on in development mode, so a developer scans and verifies the service itself
+       * out of the box; off in production.
+       */
+      allow_local_sites: z.union([z.boolean(), z.literal('auto')]),
       /** Sent on every scanner request; its product token (before `/`) is what robots.txt rules name. */
       user_agent: z
         .string()
@@ -806,6 +814,11 @@ export function productionChecks(config: Config): { problems: string[]; warnings
         `scanner.allow_private_networks: lets anyone scan this network's private addresses; turn off SCAN_ALLOW_PRIVATE in production, ${overrides}`,
       );
     }
+    if (config.scanner.allow_local_sites === true) {
+      problems.push(
+        `scanner.allow_local_sites: lets anyone scan and verify this machine's own addresses; set it to auto or false in production, ${overrides}`,
+      );
+    }
     if (config.outbound.allow_private_networks) {
       problems.push(
         `outbound.allow_private_networks: lets brand webhooks reach this network's private addresses; turn off OUTBOUND_ALLOW_PRIVATE in production, ${overrides}`,
@@ -920,6 +933,17 @@ export function sqliteFile(config: Config): string {
 export function liveResolutionEnabled(config: Config): boolean {
   const enabled = config.charges.live_resolution.enabled;
   return enabled === 'auto' ? config.mode === 'production' : enabled;
+}
+
+/**
+ * Whether local names (`localhost:PORT`...) are domains and loopback addresses are reachable for
+ * the scanner and site verification: `scanner.allow_local_sites` (`auto`: in development mode
+ * only), and always with `scanner.allow_private_networks`, which opens loopback with the rest.
+ */
+export function localSitesAllowed(config: Config): boolean {
+  if (config.scanner.allow_private_networks) return true;
+  const allowed = config.scanner.allow_local_sites;
+  return allowed === 'auto' ? config.mode === 'development' : allowed;
 }
 
 /** Whether brands' sites are read for their channels: `auto` means in production mode only. */
