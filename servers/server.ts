@@ -91,11 +91,13 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   for (const warning of warnings) log.warn({ mode: config.mode }, warning);
   if (developmentPayTo) {
     const example = `npm run pay -- signal '{"domain":"${new URL(config.site_url).host}"}'`;
+    const offline = !config.payments.facilitator_url && !config.payments.rpc_url;
     log.info(
       { mode: config.mode, pay_to: developmentPayTo.address, key_file: developmentPayTo.file },
       `development mode: paid SKUs answer 402 payable to the development address ${developmentPayTo.address} ` +
         `(generated once, key in ${developmentPayTo.file}; never used in production, which needs PAY_TO). ` +
-        `Pay one locally with ${example} - the embedded facilitator checks the signature offline and nothing moves on chain`,
+        `Pay one locally with ${example}` +
+        (offline ? ' - the embedded facilitator checks the signature offline and nothing moves on chain' : ''),
     );
   }
   const ownsDatabase = !options.database;
