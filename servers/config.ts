@@ -285,6 +285,11 @@ export const Config = z
         .describe(
           'lets the scanner and domain verification reach loopback and private networks, and accepts `localhost:PORT` / `127.0.0.1:PORT` as a domain; tests and self-hosting only',
         ),
+      allow_local_sites: z
+        .union([z.boolean(), z.literal('auto')])
+        .describe(
+          'accepts the local names `localhost[:PORT]`, `127.x.x.x[:PORT]` and `[::1][:PORT]` as domains (scans, site verification, listings, placements) and lets the scanner and verification reach loopback only, not the other private networks `allow_private_networks` opens. `auto`: on in development mode (a developer scans and verifies the service itself out of the box), off in production; `true` in production needs ALLOW_PRIVATE_NETWORKS_IN_PRODUCTION',
+        ),
       user_agent: z
         .string()
         .regex(/^[A-Za-z0-9_-]+\/\S+/, 'must start with a product token and version (name/1.0)')
@@ -741,6 +746,7 @@ export const envBindings: Record<string, EnvBinding> = {
   OUTBOUND_ALLOW_PRIVATE: { key: 'outbound.allow_private_networks', parse: flag },
   OUTBOUND_DNS_SERVERS: { key: 'outbound.dns_servers', parse: list },
   SCAN_ALLOW_PRIVATE: { key: 'scanner.allow_private_networks', parse: flag },
+  SCAN_ALLOW_LOCAL: { key: 'scanner.allow_local_sites', parse: flag },
   SCAN_USER_AGENT: { key: 'scanner.user_agent' },
   SCAN_MAX_PAGES: { key: 'scanner.max_pages', parse: numberOrRaw },
   SCAN_CONCURRENCY: { key: 'scanner.concurrency', parse: numberOrRaw },
@@ -921,6 +927,11 @@ export function productionChecks(config: Config): { problems: string[]; warnings
         `scanner.allow_private_networks: lets anyone scan this network's private addresses; turn off SCAN_ALLOW_PRIVATE in production, ${overrides}`,
       );
     }
+    if (config.scanner.allow_local_sites === true) {
+      problems.push(
+        `scanner.allow_local_sites: lets anyone scan and verify this machine's own addresses; set it to auto or false in production, ${overrides}`,
+      );
+    }
     if (config.outbound.allow_private_networks) {
       problems.push(
         `outbound.allow_private_networks: lets brand webhooks reach this network's private addresses; turn off OUTBOUND_ALLOW_PRIVATE in production, ${overrides}`,
@@ -1035,6 +1046,17 @@ export function sqliteFile(config: Config): string {
 export function liveResolutionEnabled(config: Config): boolean {
   const enabled = config.charges.live_resolution.enabled;
   return enabled === 'auto' ? config.mode === 'production' : enabled;
+}
+
+/**
+ * Whether local names (`localhost:PORT`...) are domains and loopback addresses are reachable for
+ * the scanner and site verification: `scanner.allow_local_sites` (`auto`: in development mode
+ * only), and always with `scanner.allow_private_networks`, which opens loopback with the rest.
+ */
+export function localSitesAllowed(config: Config): boolean {
+  if (config.scanner.allow_private_networks) return true;
+  const allowed = config.scanner.allow_local_sites;
+  return allowed === 'auto' ? config.mode === 'development' : allowed;
 }
 
 /** Whether brands' sites are read for their channels: `auto` means in production mode only. */

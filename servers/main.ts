@@ -28,7 +28,7 @@ try {
 
 /** One whole service in this process (`WORKERS=1`, or a worker of the primary). */
 async function serve(): Promise<void> {
-  const service = await startService();
+  const service = await startService({ developmentPayTo: true });
   const { config, services } = service;
   services.log.info(
     {

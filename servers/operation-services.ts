@@ -95,7 +95,7 @@ export interface OperationServices {
   publicApiBearer: BearerVerifier;
   /** SSRF-safe fetch for brand webhooks (address policy `outbound.allow_private_networks`). */
   fetch: SafeFetch;
-  /** SSRF-safe fetch for site owners' domains (address policy `scanner.allow_private_networks`). */
+  /** SSRF-safe fetch for site owners' domains (address policy `scanner.allow_private_networks`, `localSitesAllowed`). */
   siteFetch: SafeFetch;
   /** The clock every service reads (tests may fix it); reads outside a service use it too. */
   now: () => Date;

@@ -2,10 +2,10 @@
  * The one public-address rule. Every domain or URL an operation publishes (a featured slot, a
  * spotlight, a listing, a soul's profile), redirects to (a boost's click) or scans is a public name:
  * a registrable domain under an ICANN suffix, never an IP literal, `localhost` or a special-use name
- * (`.local`, `.internal`, `.localhost`...). Only a deployment whose scanner may reach private
- * networks (`scanner.allow_private_networks`: tests, self-hosting) also takes `localhost[:PORT]`,
- * `127.x.x.x[:PORT]` and `[::1][:PORT]`, so a local fixture site can be registered, scanned and
- * placed. Fetching checks the addresses a name resolves to again, at connect time
+ * (`.local`, `.internal`, `.localhost`...). Only a deployment whose scanner may reach this machine
+ * (`localSitesAllowed`: development mode, or `scanner.allow_private_networks` for tests and
+ * self-hosting) also takes `localhost[:PORT]`, `127.x.x.x[:PORT]` and `[::1][:PORT]`, so the service
+ * itself or a local site can be registered, scanned, verified and placed. Fetching checks the addresses a name resolves to again, at connect time
  * (`outbound/safe-fetch.ts`): a public name may point anywhere tomorrow.
  *
  * Input fields that hold a domain or a URL say so in their schema (`addressField`), and
@@ -14,6 +14,7 @@
  */
 import { parse } from 'tldts';
 import { z } from 'zod';
+import { type Config, localSitesAllowed } from './config.ts';
 import type { FieldError } from './errors.ts';
 
 export interface DomainPolicy {
@@ -21,9 +22,9 @@ export interface DomainPolicy {
   allowLocal: boolean;
 }
 
-/** The deployment's policy: the scanner's (`scanner.allow_private_networks`), for every operation. */
-export const domainPolicyOf = (config: { scanner: { allow_private_networks: boolean } }): DomainPolicy => ({
-  allowLocal: config.scanner.allow_private_networks,
+/** The deployment's policy: the scanner's (`localSitesAllowed`), for every operation. */
+export const domainPolicyOf = (config: Config): DomainPolicy => ({
+  allowLocal: localSitesAllowed(config),
 });
 
 export type DomainResult = { ok: true; domain: string } | { ok: false; message: string };

@@ -10,6 +10,7 @@ import { migrateToLatest } from '../db/migrate.ts';
 import { createApp } from './app.ts';
 import {
   type Config,
+  ConfigError,
   type LoadConfigOptions,
   loadConfig,
   payToMissing,
@@ -21,6 +22,7 @@ import type { LiveTrafficProvider } from './features/scans/scoring.ts';
 import { guardConnections } from './http-refusals.ts';
 import { createLogger } from './logger.ts';
 import type { AnyOperation } from './operation.ts';
+import { type DevelopmentKey, developmentKey, readDevelopmentKey } from './payments/development-keys.ts';
 import type { PaymentFacilitator } from './payments/facilitator.ts';
 import { createServices, type Services } from './services.ts';
 
@@ -39,6 +41,12 @@ export interface StartOptions extends LoadConfigOptions {
   facilitator?: PaymentFacilitator;
   /** The clock every service reads (tests move it instead of sleeping). */
   now?: () => Date;
+  /**
+   * In development mode without `PAY_TO`, sell the paid SKUs for the development address kept in
+   * `DATA_DIR` (`payments/development-keys.ts`), announced in a log line: `npm start` does, so a
+   * newcomer pays locally out of the box. Production mode never does.
+   */
+  developmentPayTo?: boolean;
 }
 
 export interface RunningService {
@@ -61,12 +69,37 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     server.listen(config.port, config.host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
-  if (config.port === 0) config = loadConfig({ ...options, overrides: { ...options.overrides, port } });
+  const resolved: Record<string, unknown> = {};
+  if (config.port === 0) resolved.port = port;
+  let developmentPayTo: DevelopmentKey | null = null;
+  try {
+    if (options.developmentPayTo && config.mode === 'development' && !config.payments.pay_to) {
+      developmentPayTo = developmentKey(config.data_dir, 'pay-to');
+      resolved['payments.pay_to'] = developmentPayTo.address;
+    }
+    if (config.mode === 'production') refuseDevelopmentPayTo(config);
+  } catch (err) {
+    server.close();
+    throw err;
+  }
+  if (Object.keys(resolved).length > 0)
+    config = loadConfig({ ...options, overrides: { ...options.overrides, ...resolved } });
 
   const log = options.log ?? createLogger(config);
   const { warnings } = productionChecks(config);
   if (config.mode !== 'production' && !config.payments.pay_to) warnings.push(payToMissing);
   for (const warning of warnings) log.warn({ mode: config.mode }, warning);
+  if (developmentPayTo) {
+    const example = `npm run pay -- signal '{"domain":"${new URL(config.site_url).host}"}'`;
+    const offline = !config.payments.facilitator_url && !config.payments.rpc_url;
+    log.info(
+      { mode: config.mode, pay_to: developmentPayTo.address, key_file: developmentPayTo.file },
+      `development mode: paid SKUs answer 402 payable to the development address ${developmentPayTo.address} ` +
+        `(generated once, key in ${developmentPayTo.file}; never used in production, which needs PAY_TO). ` +
+        `Pay one locally with ${example}` +
+        (offline ? ' - the embedded facilitator checks the signature offline and nothing moves on chain' : ''),
+    );
+  }
   const ownsDatabase = !options.database;
   const database =
     options.database ??
@@ -134,6 +167,27 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     server.close();
     if (ownsDatabase) await database.close();
     throw err;
+  }
+}
+
+/**
+ * A production `PAY_TO` that is the development address of this `DATA_DIR` was copied from a
+ * development start: its key sits in a file beside the data, so production refuses it.
+ */
+function refuseDevelopmentPayTo(config: Config): void {
+  const payTo = config.payments.pay_to?.toLowerCase();
+  if (!payTo) return;
+  let development: DevelopmentKey | null = null;
+  try {
+    development = readDevelopmentKey(config.data_dir, 'pay-to');
+  } catch {
+    return; // A damaged development file names no address; production does not need it.
+  }
+  if (development?.address.toLowerCase() === payTo) {
+    throw new ConfigError([
+      `payments.pay_to (PAY_TO): ${config.payments.pay_to} is the development address of ${development.file}, ` +
+        'whose key lies beside the data; production takes an address whose key is kept safe',
+    ]);
   }
 }
 

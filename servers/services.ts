@@ -27,7 +27,7 @@ import {
 import type { DatabaseHandle } from '../db/database.ts';
 import type { Database } from '../db/schema.ts';
 import { type Broadcast, createBroadcast } from './broadcast.ts';
-import { type Config, inboundMailEnabled, secretBoxOf } from './config.ts';
+import { type Config, inboundMailEnabled, localSitesAllowed, secretBoxOf } from './config.ts';
 import { AccountsService } from './features/accounts/service.ts';
 import { BoostCampaigns } from './features/catalog/boost/campaigns.ts';
 import { EmbodimentBookings } from './features/catalog/embodiment/bookings.ts';
@@ -162,6 +162,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
   });
   const siteFetch = createSafeFetch({
     allowPrivateNetworks: config.scanner.allow_private_networks,
+    allowLoopback: localSitesAllowed(config),
     timeoutMs: config.outbound.timeout_ms,
     userAgent: config.outbound.user_agent,
     lookup: dns.lookup,

@@ -8,11 +8,12 @@ import express, { type RequestHandler, type Response } from 'express';
 import { descriptorUrl, signupUrl, skillUrl } from '../../auth/descriptor.ts';
 import { clientRegistrationMetadata, METADATA_CACHE_CONTROL, siteResource } from '../../auth/provider.ts';
 import { SERVICE_SCOPE } from '../../auth/scopes.ts';
-import { serviceVersion } from '../config.ts';
+import { localSitesAllowed, serviceVersion } from '../config.ts';
 import { VERIFICATION_NAME, VERIFICATION_PATH } from '../features/sites/service.ts';
 import type { AnyOperation, McpServerName } from '../operation.ts';
 import { homePage, OG_IMAGE_PATH, ogImage, pagePaths } from '../pages/home.ts';
 import { sendWithFeaturedBrand } from '../pages/marketplace.ts';
+import { isLocalDomain } from '../public-address.ts';
 import type { Services } from '../services.ts';
 import { agentSkills } from './agent-skills.ts';
 import {
@@ -29,6 +30,12 @@ import { llmsFullTxt, llmsTxt } from './llms-txt.ts';
 import { LEGACY_SERVER_CARD_PATH, MCP_CATALOG_PATH, mcpCatalog, mcpServerCard } from './mcp-server-card.ts';
 
 const DISCOVERY_CACHE_CONTROL = 'public, max-age=300';
+
+/**
+ * Registrations of its own name a development deployment vouches for at once, newest first: their
+ * lines stay within what the verifier reads of the file (4 KiB).
+ */
+const DEVELOPMENT_VOUCHED_SITES = 50;
 
 /** RFC 9727 section 3: where the api-catalog is, as a Link header. */
 export const apiCatalogLink = (siteUrl: string): string =>
@@ -104,16 +111,30 @@ export function discoveryRouter(services: Services, operations: readonly AnyOper
   });
   // The deployment's own site (PIXEL_SITE_ID) proves control of its domain by serving its token
   // (sites/service.ts), so the traffic its pixel sees counts towards its own public score.
+  // In development mode the deployment vouches for every registration of the local name it was
+  // reached by (`localhost:8787`, `127.0.0.1:8787`) or of its own host: whoever runs a development
+  // service runs its accounts too, and the proof is still fetched over HTTP from the name registered,
+  // so a name that does not reach this process never verifies. Production never serves these.
   const ownSiteId = config.pages.pixel_site_id;
-  if (ownSiteId) {
-    const ownHost = new URL(config.site_url).host.toLowerCase();
-    router.get(VERIFICATION_PATH, async (_req, res, next) => {
-      const own = await services.sites.get(ownSiteId);
-      if (!own || (own.domain !== ownHost.replace(/^www\./, '') && own.domain !== ownHost)) return next();
+  const ownHost = new URL(config.site_url).host.toLowerCase();
+  const vouchesForLocalNames = config.mode === 'development' && localSitesAllowed(config);
+  if (ownSiteId || vouchesForLocalNames) {
+    router.get(VERIFICATION_PATH, async (req, res, next) => {
+      const tokens: string[] = [];
+      if (ownSiteId) {
+        const own = await services.sites.get(ownSiteId);
+        if (own && (own.domain === ownHost.replace(/^www\./, '') || own.domain === ownHost))
+          tokens.push(own.verification_token);
+      }
+      const host = (req.headers.host ?? '').toLowerCase();
+      if (vouchesForLocalNames && (host === ownHost || isLocalDomain(host))) {
+        tokens.push(...(await services.sites.tokensFor(host, DEVELOPMENT_VOUCHED_SITES)));
+      }
+      if (tokens.length === 0) return next();
       res
         .set('Cache-Control', 'no-store')
         .type('text/plain; charset=utf-8')
-        .send(`${VERIFICATION_NAME}=${own.verification_token}\n`);
+        .send([...new Set(tokens)].map((token) => `${VERIFICATION_NAME}=${token}\n`).join(''));
     });
   }
   router.get(OG_IMAGE_PATH, document('image/svg+xml', ogImage()));

@@ -28,8 +28,23 @@ export function isPublicAddress(address: string): boolean {
   return parsed.range() === 'unicast';
 }
 
+/** True for this machine's own addresses: 127.0.0.0/8, ::1 and their IPv4-mapped forms. */
+export function isLoopbackAddress(address: string): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  let parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
+    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  }
+  return parsed.range() === 'loopback';
+}
+
 export interface SafeFetchOptions {
   allowPrivateNetworks: boolean;
+  /**
+   * Lets connections reach loopback addresses (this machine) and nothing else private: the
+   * scanner's `localSitesAllowed` in development mode. Implied by `allowPrivateNetworks`.
+   */
+  allowLoopback?: boolean;
   timeoutMs: number;
   userAgent: string;
   /** Overrides the address policy (tests exercise redirect checks with it). */
@@ -51,7 +66,11 @@ export interface SafeFetch {
 
 export function createSafeFetch(options: SafeFetchOptions): SafeFetch {
   const allowed =
-    options.allowAddress ?? ((address: string) => options.allowPrivateNetworks || isPublicAddress(address));
+    options.allowAddress ??
+    ((address: string) =>
+      options.allowPrivateNetworks ||
+      isPublicAddress(address) ||
+      (options.allowLoopback === true && isLoopbackAddress(address)));
   const resolve = options.lookup ?? dnsLookup;
   const guardedLookup: LookupFunction = (hostname, lookupOptions, callback) => {
     resolve(hostname, { ...lookupOptions, all: true }, (err, addresses) => {

@@ -243,14 +243,15 @@ describe.each(dialects)('accounts and sites (%s)', (dialect) => {
   });
 });
 
-describe('local domains need scanner.allow_private_networks', () => {
+describe('local domains need scanner.allow_local_sites (or allow_private_networks)', () => {
   let service: TestService;
   beforeAll(async () => {
-    service = await startTestService('sqlite');
+    // As in production mode, where `auto` is off (development mode allows local names by default).
+    service = await startTestService('sqlite', { 'scanner.allow_local_sites': false });
   });
   afterAll(() => service?.close());
 
-  it('refuses localhost:PORT by default', async () => {
+  it('refuses localhost:PORT with them off', async () => {
     const res = await fetch(`${service.config.public_api_url}/pixel-install`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -20,6 +20,8 @@ const PORT = 31_337;
 const production = (payTo: string) => ({
   'payments.pay_to': payTo,
   'scanner.allow_private_networks': false,
+  // Development mode allows local names by default (`auto`); production mode does not.
+  'scanner.allow_local_sites': false,
   'outbound.allow_private_networks': false,
 });
 

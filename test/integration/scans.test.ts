@@ -460,7 +460,10 @@ describe.each(dialects)('scanner with private networks off (%s)', (dialect) => {
 
   beforeAll(async () => {
     site = await startFixtureSite('bare');
-    service = await startTestService(dialect, { 'scanner.allow_private_networks': false });
+    service = await startTestService(dialect, {
+      'scanner.allow_private_networks': false,
+      'scanner.allow_local_sites': false,
+    });
   });
   afterAll(async () => {
     await service?.close();

@@ -9,6 +9,7 @@ import {
   ConfigError,
   envBindings,
   loadConfig,
+  localSitesAllowed,
   mcpAllowedHosts,
   productionChecks,
   projectRoot,
@@ -235,6 +236,31 @@ describe('production mode (NODE_ENV=production)', () => {
       env: { ...https, SCAN_ALLOW_PRIVATE: '1', ALLOW_PRIVATE_NETWORKS_IN_PRODUCTION: '1' },
     });
     expect(config.scanner.allow_private_networks).toBe(true);
+  });
+
+  it('reaches local sites in development mode only, unless set deliberately', () => {
+    expect(localSitesAllowed(loadConfig({ env: {} }))).toBe(true);
+    expect(localSitesAllowed(loadConfig({ env: https }))).toBe(false);
+    expect(
+      localSitesAllowed(loadConfig({ env: {}, overrides: { 'scanner.allow_local_sites': false } })),
+    ).toBe(false);
+    // Private networks include this machine.
+    expect(
+      localSitesAllowed(
+        loadConfig({
+          env: {},
+          overrides: { 'scanner.allow_local_sites': false, 'scanner.allow_private_networks': true },
+        }),
+      ),
+    ).toBe(true);
+    expect(() => loadConfig({ env: https, overrides: { 'scanner.allow_local_sites': true } })).toThrow(
+      /scanner\.allow_local_sites: lets anyone scan and verify this machine's own addresses/,
+    );
+    const deliberate = loadConfig({
+      env: { ...https, ALLOW_PRIVATE_NETWORKS_IN_PRODUCTION: '1' },
+      overrides: { 'scanner.allow_local_sites': true },
+    });
+    expect(localSitesAllowed(deliberate)).toBe(true);
   });
 
   it('warns about every default that must change, and about nothing once they are set', () => {

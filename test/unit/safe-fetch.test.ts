@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSafeFetch, isPublicAddress } from '../../servers/outbound/safe-fetch.ts';
+import { createSafeFetch, isLoopbackAddress, isPublicAddress } from '../../servers/outbound/safe-fetch.ts';
 
 let server: http.Server;
 let port: number;
@@ -55,6 +55,33 @@ describe('SSRF-safe fetch', () => {
       }
       await expect(safe('file:///etc/passwd')).rejects.toThrow(/only http and https/);
       await expect(safe('http://user:pw@example.com/')).rejects.toThrow(/credentials/);
+    } finally {
+      await safe.close();
+    }
+  });
+
+  it('with allowLoopback reaches this machine and nothing else private (development mode scans)', async () => {
+    for (const a of ['127.0.0.1', '127.0.0.2', '::1', '::ffff:127.0.0.1'])
+      expect(isLoopbackAddress(a), a).toBe(true);
+    for (const a of ['10.1.2.3', '192.168.1.1', '169.254.169.254', 'fc00::1', '0.0.0.0', '93.184.216.34'])
+      expect(isLoopbackAddress(a), a).toBe(false);
+    const safe = createSafeFetch({
+      allowPrivateNetworks: false,
+      allowLoopback: true,
+      timeoutMs: 2000,
+      userAgent: 'test',
+    });
+    try {
+      expect(await (await safe(`http://127.0.0.1:${port}/ok`)).text()).toBe('ok');
+      expect(await (await safe(`http://127.0.0.2:${port}/ok`)).text()).toBe('ok');
+      for (const url of [
+        'http://169.254.169.254/latest/meta-data/',
+        'http://10.0.0.1/',
+        'http://192.168.1.1/',
+      ]) {
+        const refused = await safe(url).catch((err: Error) => err);
+        expect((refused as Error & { cause?: Error }).cause?.name, url).toBe('BlockedDestinationError');
+      }
     } finally {
       await safe.close();
     }

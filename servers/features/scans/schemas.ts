@@ -12,7 +12,7 @@ export const DomainInput = addressField(
     .min(1)
     .max(300)
     .describe(
-      'Domain name such as example.com (a URL is accepted and its host used). With scanner.allow_private_networks on, also localhost:PORT or 127.0.0.1:PORT.',
+      'Domain name such as example.com (a URL is accepted and its host used). In development mode (scanner.allow_local_sites) or with scanner.allow_private_networks on, also localhost:PORT or 127.0.0.1:PORT.',
     ),
   'domain',
 );

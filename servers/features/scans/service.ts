@@ -92,7 +92,7 @@ export interface ScansDeps {
   dialect: Dialect;
   config: Config;
   log: Logger;
-  /** SSRF-safe fetch with the `scanner.allow_private_networks` policy. */
+  /** SSRF-safe fetch with the scanner's address policy (`scanner.allow_private_networks`, `localSitesAllowed`). */
   fetch: SafeFetch;
   /** Live traffic of a domain with the pixel; the sites feature provides it. */
   traffic: LiveTrafficProvider;

@@ -2,7 +2,8 @@
  * Sites registered by accounts, and proof that an account controls a domain: a token served at
  * `/.well-known/agent-service-verification.txt` on the site, or a DNS TXT record
  * `agent-service-verification=<token>` on the domain. Fetches go through the SSRF-safe fetcher
- * with the scanner's address policy (private networks only when `scanner.allow_private_networks`).
+ * with the scanner's address policy (private networks only when `scanner.allow_private_networks`,
+ * this machine's loopback addresses in development mode too: `localSitesAllowed`).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
@@ -131,6 +132,22 @@ export class SitesService {
       .where('domain', '=', domain)
       .where('verified_at', 'is not', null)
       .executeTakeFirst();
+  }
+
+  /**
+   * The verification tokens of the newest registrations of `domain`, across accounts: what a
+   * deployment serves for its own host in development mode (`adapters/discovery.ts`).
+   */
+  async tokensFor(domain: string, limit: number): Promise<string[]> {
+    const rows = await this.#db
+      .selectFrom('sites')
+      .select('verification_token')
+      .where('domain', '=', domain)
+      .orderBy('created_at', 'desc')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map((row) => row.verification_token);
   }
 
   /** Checks both proofs (the file first) and records the first that passes. */
