@@ -97,7 +97,9 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       `development mode: paid SKUs answer 402 payable to the development address ${developmentPayTo.address} ` +
         `(generated once, key in ${developmentPayTo.file}; never used in production, which needs PAY_TO). ` +
         `Pay one locally with ${example}` +
-        (offline ? ' - the embedded facilitator checks the signature offline and nothing moves on chain' : ''),
+        (offline
+          ? ' - the embedded facilitator checks the signature offline and nothing moves on chain'
+          : ''),
     );
   }
   const ownsDatabase = !options.database;
