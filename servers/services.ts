@@ -156,6 +156,9 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
   const dns = outboundResolver(config.outbound.dns_servers);
   const fetch = createSafeFetch({
     allowPrivateNetworks: config.outbound.allow_private_networks,
+    // Development mode: a brand agent, webhook or callback on this machine (`localhost:PORT`) is
+    // reachable, as local sites are to the scanner; never another private network, never in production.
+    allowLoopback: localSitesAllowed(config),
     timeoutMs: config.outbound.timeout_ms,
     userAgent: config.outbound.user_agent,
     lookup: dns.lookup,

@@ -204,6 +204,7 @@ describe.each(dialects)('ID-JAG at the token endpoint (%s)', (dialect) => {
       dialect,
       {
         'outbound.allow_private_networks': false,
+        'scanner.allow_local_sites': false,
         'auth.trusted_issuers': [{ issuer: idp.issuer, jwks_uri: idp.jwksUri, trusted_for_email: true }],
       },
       { database: service.db },

@@ -364,7 +364,10 @@ describe.each(dialects)('client ID metadata documents without private networks (
 
   beforeAll(async () => {
     site = await startClientDocumentSite();
-    service = await startTestService(dialect, { 'outbound.allow_private_networks': false });
+    service = await startTestService(dialect, {
+      'outbound.allow_private_networks': false,
+      'scanner.allow_local_sites': false,
+    });
   });
   afterAll(async () => {
     await service?.close();

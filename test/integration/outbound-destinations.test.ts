@@ -35,6 +35,7 @@ describe.each(dialects)('outbound destinations are checked when registered (%s)'
   beforeAll(async () => {
     service = await startTestService(dialect, {
       'outbound.allow_private_networks': false,
+      'scanner.allow_local_sites': false,
       'rate_limits.unauthenticated_writes.points': 1000,
     });
     const account = await post(`${service.config.public_api_url}/account`, {

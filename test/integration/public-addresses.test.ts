@@ -90,6 +90,18 @@ describe.each(dialects)('placements on private addresses, attacked (%s)', (diale
     expect(fieldsOf(answer.body)).toEqual(expect.arrayContaining(['domain', 'url']));
   });
 
+  it('refuses a return request to a loopback brand, which development mode takes', async () => {
+    for (const host of [`localhost:${PORT}`, `127.0.0.1:${PORT}`]) {
+      const res = await fetch(`${service.config.base_url}/return`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ brand_domain: host, name: 'Jane Doe', contact: 'jane@example.com' }),
+      });
+      expect(res.status).toBe(400);
+      expect(fieldsOf((await res.json()) as Json)).toEqual(['brand_domain']);
+    }
+  });
+
   it('took no payment for any of them', async () => {
     const count = await service.services.db
       .selectFrom('payments')

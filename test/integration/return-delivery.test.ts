@@ -162,6 +162,7 @@ describe.each(dialects)('return request delivery by email and outbound safety (%
       'smtp.url': smtp.url,
       'smtp.from': 'Returns desk <returns@agents.example>',
       'outbound.allow_private_networks': false,
+      'scanner.allow_local_sites': false,
       'returns.delivery.max_attempts': 2,
     });
   });

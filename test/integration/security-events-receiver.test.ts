@@ -349,6 +349,7 @@ describe.each(dialects)('CAEP receiver behind the outbound address policy (%s)',
     transmitter = await startTransmitter(() => service.config.auth_url);
     service = await startTestService(dialect, {
       'outbound.allow_private_networks': false,
+      'scanner.allow_local_sites': false,
       'auth.trusted_transmitters': [{ issuer: transmitter.issuer, jwks_uri: transmitter.jwksUri }],
     });
   });

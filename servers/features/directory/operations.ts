@@ -5,6 +5,7 @@
  */
 
 import { getDomain } from 'tldts';
+import { localSitesAllowed } from '../../config.ts';
 import { invalid } from '../../errors.ts';
 import { defineOperation, type OperationContext, requireAccount } from '../../operation.ts';
 import { requireCallableDestination } from '../../outbound/safe-fetch.ts';
@@ -75,11 +76,13 @@ export const searchListings = defineOperation({
 
 /**
  * The brand agent's endpoint: https to a public host, unless outbound calls may reach private
- * networks (tests, self-hosting). Deliveries are checked again at connect time by the safe fetch.
+ * networks (tests, self-hosting) or it is on this machine in development mode (`localhost:PORT`,
+ * where local sites are allowed). Deliveries are checked again at connect time by the safe fetch.
  */
-/** The brand's endpoint: https, and a destination our outbound calls may reach (checked now, and again on each delivery). */
 async function endpointField(ctx: OperationContext, raw: string): Promise<string> {
-  if (!ctx.services.config.outbound.allow_private_networks && new URL(raw).protocol !== 'https:') {
+  const url = new URL(raw);
+  const local = localSitesAllowed(ctx.services.config) && isLocalDomain(url.host);
+  if (!ctx.services.config.outbound.allow_private_networks && !local && url.protocol !== 'https:') {
     throw invalid([{ field: 'endpoint', message: 'must be an https URL' }]);
   }
   await requireCallableDestination(ctx.services.fetch, raw, 'endpoint');

@@ -1,6 +1,9 @@
+import { localSitesAllowed } from '../../config.ts';
+import { invalid } from '../../errors.ts';
 import { idempotencyKeyFrom } from '../../idempotency.ts';
 import { defineOperation } from '../../operation.ts';
 import { requireCallableDestination } from '../../outbound/safe-fetch.ts';
+import { isLocalDomain } from '../../public-address.ts';
 import {
   CancelReturnRequestInput,
   ReturnStatusInput,
@@ -50,6 +53,8 @@ export const startReturnRequest = defineOperation({
   errors: ['validation_failed', 'idempotency_key_reused', 'rate_limited'],
   tags: ['customer service'],
   handler: async (ctx, input) => {
+    if (isLocalDomain(input.brand_domain) && !localSitesAllowed(ctx.services.config))
+      throw invalid([{ field: 'brand_domain', message: 'must be a public domain name' }]);
     // Stored now, called later: refuse a callback our outbound calls could not (or must not) reach.
     if (input.callback_url)
       await requireCallableDestination(ctx.services.fetch, input.callback_url, 'callback_url');

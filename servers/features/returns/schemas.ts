@@ -11,6 +11,7 @@ import { getDomain } from 'tldts';
 import { z } from 'zod';
 import { calendarDate, dateTime } from '../../input.ts';
 import { Cursor, Limit, NextCursor } from '../../pagination.ts';
+import { isLocalDomain } from '../../public-address.ts';
 import { BrandContact, BrandReturns } from '../charges/brand-registry.ts';
 import { ContactKit } from './kit.ts';
 import { NextStep, ReturnStatus, statusesSetBy } from './state-machine.ts';
@@ -80,10 +81,15 @@ export type ApprovalProof = z.infer<typeof ApprovalProof>;
 
 export const StartReturnRequestInput = z
   .strictObject({
+    // A local name (`localhost:8787`) passes here; the operation takes it only where local sites
+    // are allowed (development mode), so a brand on this machine can be tried end to end.
     brand_domain: z
       .string()
       .max(253)
-      .refine(isRegistrableDomain, 'must be a registrable domain in lower case, such as netflix.com')
+      .refine(
+        (v) => isRegistrableDomain(v) || isLocalDomain(v),
+        'must be a registrable domain in lower case, such as netflix.com',
+      )
       .describe('Registrable domain of the brand (lookup_card_charge returns it as domain).')
       .meta({ examples: ['netflix.com'] }),
     name: z
