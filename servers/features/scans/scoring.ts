@@ -14,8 +14,9 @@ import LinkHeader from 'http-link-header';
 import { compareField } from './collectors/entity.ts';
 import { organizationTypes } from './collectors/page.ts';
 import { aiAgents } from './collectors/robots.ts';
-import { type SiteFacts, sameSite } from './crawler.ts';
+import { sameSite } from './crawl/session.ts';
 import { evidenceOf, type RequestEvidence } from './evidence.ts';
+import type { SiteFacts } from './site-facts.ts';
 
 /**
  * Live traffic of a site that has the pixel (and server-side ingestion) installed, over the last
