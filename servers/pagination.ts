@@ -2,7 +2,8 @@
  * Pagination of lists (listings, agents, a brand's return requests): keyset pagination over
  * `(created_at desc, id desc)`, stable while rows are added (new rows sort before every cursor) and
  * the same on both dialects. The cursor is opaque to callers (base64url JSON), so the order can
- * change without breaking their code.
+ * change without breaking their code. Lists in another order (the leaderboard's score and domain)
+ * write their position with the same codec (`cursorCodec`), a tuple of their own.
  */
 import { sql } from 'kysely';
 import { z } from 'zod';
@@ -14,26 +15,44 @@ export interface Position {
   id: string;
 }
 
-const Decoded = z.tuple([dateTime(), z.uuid()]);
-
 export const DEFAULT_LIMIT = 20;
 
+/**
+ * Cursors holding a position as a base64url JSON tuple. Decoding is of client text that reaches a
+ * query as is, so only a tuple `position` accepts passes; anything else is a 400 on `cursor`.
+ */
+export function cursorCodec<T extends z.ZodTuple>(position: T) {
+  return {
+    encode(values: z.output<T>): string {
+      return Buffer.from(JSON.stringify(values)).toString('base64url');
+    },
+    /** The position a cursor names (null without one); 400 for anything this service did not issue. */
+    decode(cursor: string | undefined): z.output<T> | null {
+      if (cursor === undefined) return null;
+      let raw: unknown;
+      try {
+        raw = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+      } catch {
+        raw = null;
+      }
+      const parsed = position.safeParse(raw);
+      if (!parsed.success)
+        throw invalid([{ field: 'cursor', message: 'is not a cursor from a previous page' }]);
+      return parsed.data;
+    },
+  };
+}
+
+const positions = cursorCodec(z.tuple([dateTime(), z.uuid()]));
+
 export function encodeCursor(position: Position): string {
-  return Buffer.from(JSON.stringify([position.at, position.id])).toString('base64url');
+  return positions.encode([position.at, position.id]);
 }
 
 /** The position a cursor names; 400 on the `cursor` field for anything this service did not issue. */
 export function decodeCursor(cursor: string | undefined): Position | null {
-  if (cursor === undefined) return null;
-  let raw: unknown;
-  try {
-    raw = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    raw = null;
-  }
-  const parsed = Decoded.safeParse(raw);
-  if (!parsed.success) throw invalid([{ field: 'cursor', message: 'is not a cursor from a previous page' }]);
-  return { at: parsed.data[0], id: parsed.data[1] };
+  const decoded = positions.decode(cursor);
+  return decoded && { at: decoded[0], id: decoded[1] };
 }
 
 /** Rows of `table` after `after` in `(created_at desc, id desc)` order, spelled out for both dialects. */

@@ -258,7 +258,7 @@ describe.each(dialects)('scans and Signal Strength (%s)', (dialect) => {
       }, 20_000);
       expect((await fetch(accepted.status_url)).status).toBe(404);
       expect((await fetch(`${api}/scan-score?domain=${site.domain}`)).status).toBe(404);
-      const own = await service.services.scans.scansOf(account.account_id);
+      const own = await service.services.scans.reads.scansOf(account.account_id);
       expect(own.map((s) => s.scan_id)).toContain(accepted.scan_id);
       const row = await service.database.db
         .selectFrom('scans')

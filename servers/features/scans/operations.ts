@@ -51,9 +51,9 @@ export const requestScan = defineOperation({
     const scans = ctx.services.scans;
     const account = ctx.account ?? null;
     const anonymous = ctx.anonymous ?? null;
-    const scan = await scans.request(input, account, 'full', anonymous);
+    const scan = await scans.requests.request(input, account, 'full', anonymous);
     if (ctx.request.via !== 'mcp') return scan;
-    return scans.wait(
+    return scans.requests.wait(
       scan.scan_id,
       account,
       async (s) => {
@@ -95,7 +95,7 @@ export const getScan = defineOperation({
   tags,
   handler: async (ctx, input) =>
     readScan(ctx, input, (payer) =>
-      ctx.services.scans.get(
+      ctx.services.scans.reads.get(
         input.scan_id,
         ctx.account ?? null,
         ctx.anonymous ?? null,
@@ -117,7 +117,7 @@ function readScan<T>(
 ): Promise<T> {
   return ctx.services.signIn.read(ctx.signIn, {
     linkGiven: input.token !== undefined,
-    paid: () => ctx.services.scans.paidResource(input.scan_id),
+    paid: () => ctx.services.scans.reads.paidResource(input.scan_id),
     read,
   });
 }
@@ -151,7 +151,7 @@ export const getScanFixes = defineOperation({
   tags,
   handler: async (ctx, input) =>
     readScan(ctx, input, (payer) =>
-      ctx.services.scans.fixes(
+      ctx.services.scans.reads.fixes(
         input.scan_id,
         {
           account: ctx.account ?? null,
@@ -180,7 +180,7 @@ export const getSignal = defineOperation({
   errors: ['validation_failed', 'rate_limited'],
   tags,
   handler: async (ctx, input) =>
-    ctx.services.scans.signal(
+    ctx.services.scans.requests.signal(
       input.domain,
       async () => {
         if (!ctx.account) await ctx.services.rateLimits.consume('unauthenticated_writes', ctx.request.ip);
@@ -206,7 +206,7 @@ export const getScanScore = defineOperation({
   mcp: ['public'],
   errors: ['validation_failed', 'not_found'],
   tags,
-  handler: async (ctx, input) => ctx.services.scans.scanScore(input.domain, input.profile ?? null),
+  handler: async (ctx, input) => ctx.services.scans.reads.scanScore(input.domain, input.profile ?? null),
 });
 
 export const getLeaderboard = defineOperation({
@@ -231,7 +231,7 @@ export const getLeaderboard = defineOperation({
   errors: ['validation_failed'],
   tags,
   handler: async (ctx, input) => ({
-    ...(await ctx.services.scans.leaderboard(input.limit, input.cursor)),
+    ...(await ctx.services.scans.reads.leaderboard(input.limit, input.cursor)),
     spotlight: await ctx.services.spotlights.active(),
   }),
 });
@@ -250,7 +250,7 @@ export const getReadinessIndex = defineOperation({
   http: { surface: 'public_api', method: 'GET', path: '/readiness-index', input: 'query' },
   mcp: ['public'],
   tags,
-  handler: async (ctx) => ctx.services.scans.readinessIndex(),
+  handler: async (ctx) => ctx.services.scans.reads.readinessIndex(),
 });
 
 export const scanOperations = [

@@ -11,7 +11,7 @@ import pLimit from 'p-limit';
 import { readLimitedBody, type SafeFetch } from '../../outbound/safe-fetch.ts';
 import { robotsParser } from './collectors/robots.ts';
 import { isHtmlAnswer } from './collectors/soft-404.ts';
-import { productToken } from './crawler.ts';
+import { productToken } from './crawl/session.ts';
 
 export interface ReadPage {
   /** The URL asked for. */

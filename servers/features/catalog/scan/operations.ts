@@ -58,9 +58,9 @@ export const scan = defineSku({
     const account = ctx.account ?? null;
     // Started before the wait is measured: the wait is what the caller is promised, not the queueing.
     // Once per payment: the same payment sent again after its process died answers the same scan.
-    const started = await scans.requestPaid(input, account, ctx.payment?.id);
+    const started = await scans.requests.requestPaid(input, account, ctx.payment?.id);
     const deadline = Date.now() + config.payments.sync_wait_seconds * 1000;
-    const current = await scans.waitUntil(
+    const current = await scans.requests.waitUntil(
       started.scan.scan_id,
       { account, readToken: started.readToken },
       deadline,

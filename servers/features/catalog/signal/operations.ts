@@ -58,7 +58,7 @@ export const signal = defineSku({
   sku: { id: 'signal', example: { domain: 'example.com' }, usdc: 0.1, unavailable: () => null },
   errors: ['validation_failed', 'site_unreachable'],
   handler: async (ctx, input) => {
-    const scan = await ctx.services.scans.freshQuickCheck(input.domain, ctx.signal);
+    const scan = await ctx.services.scans.requests.freshQuickCheck(input.domain, ctx.signal);
     const result = scan.result;
     if (!result || !scan.finished_at) {
       throw new ServiceError('internal_error', {

@@ -96,8 +96,8 @@ export const buySpotlight = defineSku({
     // The full scan comes with the placement: queued now, public, followed at its status_url (the
     // one already queued when this payment's placement was made before).
     const scan = placed.scan_id
-      ? await services.scans.get(placed.scan_id, null, null, null)
-      : await services.scans.request({ domain: domain.domain, public: true }, null);
+      ? await services.scans.reads.get(placed.scan_id, null, null, null)
+      : await services.scans.requests.request({ domain: domain.domain, public: true }, null);
     if (!placed.scan_id) await services.spotlights.attachScan(placed.id, scan.scan_id);
     const { config } = services;
     return {
