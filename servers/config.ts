@@ -28,6 +28,20 @@ const absoluteUrl = z
   .transform((u) => u.replace(/\/+$/, ''));
 
 const positiveInt = z.number().int().positive();
+
+/**
+ * An outbox's worker (`servers/outbox-worker.ts`): how often it polls, how many rows it claims at
+ * once and for how long, and its retries (exponential backoff with jitter from `base_delay_ms` up
+ * to `max_delay_ms`, `max_attempts` in all).
+ */
+const outboxSettings = z.strictObject({
+  poll_interval_ms: positiveInt,
+  batch_size: positiveInt,
+  lease_ms: positiveInt,
+  max_attempts: positiveInt,
+  base_delay_ms: positiveInt,
+  max_delay_ms: positiveInt,
+});
 const RateLimit = z.strictObject({ points: positiveInt, duration_s: positiveInt });
 
 /**
@@ -337,14 +351,7 @@ export const Config = z
       }),
     }),
     returns: z.strictObject({
-      delivery: z.strictObject({
-        poll_interval_ms: positiveInt,
-        batch_size: positiveInt,
-        lease_ms: positiveInt,
-        max_attempts: positiveInt,
-        base_delay_ms: positiveInt,
-        max_delay_ms: positiveInt,
-      }),
+      delivery: outboxSettings,
       /**
        * Channel discovery from brands' own sites (`returns/channels/`, README "How a brand's
        * channels are found"), through the scanner's fetcher and robots.txt rules.
@@ -462,14 +469,7 @@ export const Config = z
         /** Streams one account may hold. */
         max_streams_per_account: positiveInt,
         /** Pushes to receivers: poll, batch, lease and retries with exponential backoff, as for returns. */
-        delivery: z.strictObject({
-          poll_interval_ms: positiveInt,
-          batch_size: positiveInt,
-          lease_ms: positiveInt,
-          max_attempts: positiveInt,
-          base_delay_ms: positiveInt,
-          max_delay_ms: positiveInt,
-        }),
+        delivery: outboxSettings,
       }),
     }),
     /**
@@ -557,6 +557,8 @@ export const Config = z
           message: 'webhook_url needs webhook_secret (EMBODIMENT_WEBHOOK_SECRET)',
           path: ['webhook_secret'],
         }),
+      /** The marketplace outbox (`catalog/marketplace-outbox.ts`): bookings to the operator, campaigns to ad networks. */
+      delivery: outboxSettings,
     }),
     /** Settings that production mode refuses unless overridden here, deliberately. */
     unsafe: z.strictObject({

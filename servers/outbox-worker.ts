@@ -5,10 +5,12 @@
  * failures back off exponentially with jitter (never sooner than `Retry-After`) until
  * `max_attempts`; an attempt that was not made (its row waits on another) is put back uncounted.
  *
- * Both outboxes of return requests use it (brand deliveries, the requester's notifications), with
- * the two transports they share: a Standard Webhooks POST and an SMTP mail.
+ * Every outbox is one, each with its own settings (`OutboxSettings`): brand deliveries and the
+ * requester's notifications (`returns.delivery`), the brand tasks they follow, the marketplace's
+ * (`marketplace.delivery`) and security events (`auth.security_events.delivery`); with the two
+ * transports most share: a Standard Webhooks POST and an SMTP mail.
  */
-import type { Kysely } from 'kysely';
+import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
 import type { SendMailOptions, Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
 import type { Dialect } from '../db/database.ts';
@@ -79,6 +81,9 @@ export abstract class OutboxWorker<T extends LeasedTable, R = never> extends Pol
     return this.outbox.log;
   }
 
+  /** Which due rows may be claimed now (a paused stream's wait); all of them when absent. */
+  protected claimable?(eb: ExpressionBuilder<Database, T>): Expression<SqlBool>;
+
   /** Sends one row; throwing counts as a retryable failure. */
   protected abstract attempt(row: LeasedRow<T>): Promise<OutboxAttempt<R>>;
 
@@ -103,12 +108,15 @@ export abstract class OutboxWorker<T extends LeasedTable, R = never> extends Pol
   async tick(): Promise<number> {
     const { db, dialect, now } = this.outbox;
     const at = now();
-    const claimed = await claimLeased(db, dialect, this.table, {
+    const iso = at.toISOString();
+    const claimable = this.claimable?.bind(this);
+    const claimed = (await claimLeased(db, dialect, this.table, {
       owner: this.owner,
-      now: at.toISOString(),
+      now: iso,
       leaseUntil: new Date(at.getTime() + this.settings.lease_ms).toISOString(),
       limit: this.settings.batch_size,
-    });
+      ...(claimable ? { where: claimable } : {}),
+    })) as LeasedRow<T>[];
     await Promise.all(claimed.map((row) => this.#process(row)));
     return claimed.length;
   }

@@ -9,6 +9,7 @@
  */
 import type { Kysely, Transaction, UpdateQueryBuilder, UpdateResult } from 'kysely';
 import { type Dialect, isUniqueViolation } from '../../db/database.ts';
+import { claimLeased } from '../../db/leases.ts';
 import type { Database, PaymentRow, PaymentsTable } from '../../db/schema.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -241,21 +242,14 @@ export function claimForSettlement(
   leaseUntil: string,
   limit: number,
 ): Promise<PaymentRow[]> {
-  return db
-    .updateTable('payments')
-    .set((eb) => ({ lease_owner: owner, lease_expires_at: leaseUntil, attempts: eb('attempts', '+', 1) }))
-    .where('id', 'in', (eb) =>
-      eb
-        .selectFrom('payments')
-        .select('id')
-        .where('status', 'in', ['authorized', 'reconciling'])
-        .where((w) => w.or([w('lease_expires_at', 'is', null), w('lease_expires_at', '<', now)]))
-        .orderBy('updated_at')
-        .limit(limit)
-        .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked()),
-    )
-    .returningAll()
-    .execute();
+  return claimLeased(db, dialect, 'payments', {
+    owner,
+    now,
+    leaseUntil,
+    limit,
+    due: (eb) => eb('status', 'in', ['authorized', 'reconciling']),
+    orderBy: 'updated_at',
+  });
 }
 
 /** Moves a claimed payment from `from` to its new status and frees the lease; false if the lease was lost. */
