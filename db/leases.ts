@@ -55,11 +55,20 @@ type Loose = Kysely<any>;
 // biome-ignore lint/suspicious/noExplicitAny: as above
 type LooseBuilder = ExpressionBuilder<any, any>;
 
-export interface LeaseClaim<T extends LeaseTable> {
+/** Who claims, as of when, until when, and how many rows at most. */
+export interface Lease {
   owner: string;
   now: string;
   leaseUntil: string;
   limit: number;
+}
+
+/** A lease of `ms` from `at` for up to `limit` rows. */
+export function leaseOf(owner: string, at: Date, ms: number, limit: number): Lease {
+  return { owner, now: at.toISOString(), leaseUntil: new Date(at.getTime() + ms).toISOString(), limit };
+}
+
+export interface LeaseClaim<T extends LeaseTable> extends Lease {
   /**
    * Which rows are work, besides holding no live lease. Default: an outbox row that is `pending`
    * and whose `next_attempt_at` has come.

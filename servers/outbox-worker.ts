@@ -14,7 +14,7 @@ import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
 import type { SendMailOptions, Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
 import type { Dialect } from '../db/database.ts';
-import { claimLeased, type LeasedRow, type LeasedTable, settleLeased } from '../db/leases.ts';
+import { claimLeased, type LeasedRow, type LeasedTable, leaseOf, settleLeased } from '../db/leases.ts';
 import type { Database } from '../db/schema.ts';
 import { parseRetryAfter } from './outbound/retry-after.ts';
 import type { SafeFetch } from './outbound/safe-fetch.ts';
@@ -108,13 +108,9 @@ export abstract class OutboxWorker<T extends LeasedTable, R = never> extends Pol
   async tick(): Promise<number> {
     const { db, dialect, now } = this.outbox;
     const at = now();
-    const iso = at.toISOString();
     const claimable = this.claimable?.bind(this);
     const claimed = (await claimLeased(db, dialect, this.table, {
-      owner: this.owner,
-      now: iso,
-      leaseUntil: new Date(at.getTime() + this.settings.lease_ms).toISOString(),
-      limit: this.settings.batch_size,
+      ...leaseOf(this.owner, at, this.settings.lease_ms, this.settings.batch_size),
       ...(claimable ? { where: claimable } : {}),
     })) as LeasedRow<T>[];
     await Promise.all(claimed.map((row) => this.#process(row)));

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import { z } from 'zod';
 import type { Dialect } from '../../db/database.ts';
-import { claimLeased } from '../../db/leases.ts';
+import { claimLeased, type Lease } from '../../db/leases.ts';
 import type { Database, MarketplaceCreditRow } from '../../db/schema.ts';
 import { usdcOf } from './networks.ts';
 
@@ -70,19 +70,9 @@ export async function voidUncollected(db: Db, now: string): Promise<number> {
  * Claims credits to pay: `owed` ones whose source payment is settled, and `sending` ones whose lease
  * ran out (their process stopped before reading the receipt), leased to `owner`.
  */
-export function claimCredits(
-  db: Db,
-  dialect: Dialect,
-  owner: string,
-  now: string,
-  leaseUntil: string,
-  limit: number,
-): Promise<MarketplaceCreditRow[]> {
+export function claimCredits(db: Db, dialect: Dialect, lease: Lease): Promise<MarketplaceCreditRow[]> {
   return claimLeased(db, dialect, 'marketplace_credits', {
-    owner,
-    now,
-    leaseUntil,
-    limit,
+    ...lease,
     due: (w) =>
       w.or([
         w.and([

@@ -9,7 +9,7 @@
  */
 import type { Kysely, Transaction, UpdateQueryBuilder, UpdateResult } from 'kysely';
 import { type Dialect, isUniqueViolation } from '../../db/database.ts';
-import { claimLeased } from '../../db/leases.ts';
+import { claimLeased, type Lease } from '../../db/leases.ts';
 import type { Database, PaymentRow, PaymentsTable } from '../../db/schema.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -234,19 +234,9 @@ export async function releasePayment(db: Db, id: string, token: string, now: str
  * Claims payments the settler should work on: `authorized` ones (settle before they expire) and
  * `reconciling` ones (read the chain), each leased to `owner` so that one process works on it.
  */
-export function claimForSettlement(
-  db: Db,
-  dialect: Dialect,
-  owner: string,
-  now: string,
-  leaseUntil: string,
-  limit: number,
-): Promise<PaymentRow[]> {
+export function claimForSettlement(db: Db, dialect: Dialect, lease: Lease): Promise<PaymentRow[]> {
   return claimLeased(db, dialect, 'payments', {
-    owner,
-    now,
-    leaseUntil,
-    limit,
+    ...lease,
     due: (eb) => eb('status', 'in', ['authorized', 'reconciling']),
     orderBy: 'updated_at',
   });
