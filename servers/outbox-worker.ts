@@ -63,14 +63,25 @@ export type Settled<R = never> =
   | { state: 'delivered'; at: string; result?: R }
   | { state: 'failed'; error: string; at: string; result?: R };
 
+/** What one outbox is: its name in logs, its table, and its own settings. */
+export interface Outbox<T extends LeasedTable> {
+  name: string;
+  table: T;
+  settings: OutboxSettings;
+}
+
 export abstract class OutboxWorker<T extends LeasedTable, R = never> extends PollingWorker {
-  protected abstract readonly table: T;
-  protected abstract readonly settings: OutboxSettings;
+  protected readonly name: string;
+  protected readonly table: T;
+  protected readonly settings: OutboxSettings;
   protected readonly outbox: OutboxWorkerDeps;
 
-  constructor(outbox: OutboxWorkerDeps) {
+  constructor(outbox: OutboxWorkerDeps, { name, table, settings }: Outbox<T>) {
     super();
     this.outbox = outbox;
+    this.name = name;
+    this.table = table;
+    this.settings = settings;
   }
 
   protected get pollIntervalMs(): number {
@@ -87,8 +98,8 @@ export abstract class OutboxWorker<T extends LeasedTable, R = never> extends Pol
   /** Sends one row; throwing counts as a retryable failure. */
   protected abstract attempt(row: LeasedRow<T>): Promise<OutboxAttempt<R>>;
 
-  /** What a delivered or finally failed row changes besides itself, in the same transaction. */
-  protected abstract settled(trx: Kysely<Database>, row: LeasedRow<T>, outcome: Settled<R>): Promise<void>;
+  /** What a delivered or finally failed row changes besides itself, in the same transaction. Nothing by default. */
+  protected async settled(_trx: Kysely<Database>, _row: LeasedRow<T>, _outcome: Settled<R>): Promise<void> {}
 
   /**
    * What a row put back uncounted changes, in the transaction that puts it back (a task followed

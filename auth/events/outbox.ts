@@ -17,7 +17,6 @@ import type { SafeFetch } from '../../servers/outbound/safe-fetch.ts';
 import {
   type Attempt,
   networkFailure,
-  type OutboxSettings,
   OutboxWorker,
   type OutboxWorkerDeps,
 } from '../../servers/outbox-worker.ts';
@@ -32,25 +31,20 @@ export interface SetOutboxDeps extends OutboxWorkerDeps {
 
 export class SetDeliveryWorker extends OutboxWorker<'ssf_deliveries'> {
   readonly #deps: SetOutboxDeps;
-  protected readonly name = 'security event delivery';
-  protected readonly table = 'ssf_deliveries';
 
   constructor(deps: SetOutboxDeps) {
-    super(deps);
+    super(deps, {
+      name: 'security event delivery',
+      table: 'ssf_deliveries',
+      settings: deps.config.auth.security_events.delivery,
+    });
     this.#deps = deps;
-  }
-
-  protected get settings(): OutboxSettings {
-    return this.#deps.config.auth.security_events.delivery;
   }
 
   /** A paused stream's SETs wait for it to be enabled again. */
   protected override claimable(eb: ExpressionBuilder<Database, 'ssf_deliveries'>): Expression<SqlBool> {
     return eb('stream_id', 'in', eb.selectFrom('ssf_streams').select('id').where('status', '=', 'enabled'));
   }
-
-  /** A SET changes nothing else once it is delivered or given up. */
-  protected async settled(): Promise<void> {}
 
   protected async attempt(delivery: SsfDeliveryRow): Promise<Attempt> {
     const { db, secrets, fetch, now } = this.#deps;

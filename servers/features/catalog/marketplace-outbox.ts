@@ -11,7 +11,6 @@ import type { Config } from '../../config.ts';
 import type { SafeFetch } from '../../outbound/safe-fetch.ts';
 import {
   type Attempt,
-  type OutboxSettings,
   OutboxWorker,
   type OutboxWorkerDeps,
   postSignedWebhook,
@@ -36,21 +35,16 @@ interface Notice {
 export const clickUrl = (config: Config, campaignId: string): string => `${config.site_url}/r/${campaignId}`;
 
 export class MarketplaceDeliveryWorker extends OutboxWorker<'marketplace_deliveries'> {
-  protected readonly name = 'marketplace delivery';
-  protected readonly table = 'marketplace_deliveries';
   private readonly deps: OutboxDeps;
 
   constructor(deps: OutboxDeps) {
-    super(deps);
+    super(deps, {
+      name: 'marketplace delivery',
+      table: 'marketplace_deliveries',
+      settings: deps.config.marketplace.delivery,
+    });
     this.deps = deps;
   }
-
-  protected get settings(): OutboxSettings {
-    return this.deps.config.marketplace.delivery;
-  }
-
-  /** A booking or campaign notice changes nothing else once it is delivered or given up. */
-  protected async settled(): Promise<void> {}
 
   protected async attempt(delivery: MarketplaceDeliveryRow): Promise<Attempt> {
     const built =
