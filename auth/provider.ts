@@ -16,9 +16,9 @@ import Provider, { type Configuration, errors, type KoaContextWithOIDC } from 'o
 import type { Logger } from 'pino';
 import type { Database } from '../db/schema.ts';
 import type { Config } from '../servers/config.ts';
-import type { AccountsService } from '../servers/features/accounts/service.ts';
 import type { SafeFetch } from '../servers/outbound/safe-fetch.ts';
 import type { SecretBox } from '../servers/secrets.ts';
+import type { Accounts } from './accounts.ts';
 import { KyselyAdapter } from './adapter.ts';
 import {
   clientIdMetadataDocumentFeature,
@@ -135,7 +135,7 @@ export function clientRegistrationMetadata(authz: AuthorizationServer) {
 export interface AuthorizationServerDeps {
   config: Config;
   db: Kysely<Database>;
-  accounts: Pick<AccountsService, 'get'>;
+  accounts: Pick<Accounts, 'get'>;
   log: Logger;
   secrets: SecretBox;
   /** SSRF-safe fetch for client ID metadata documents. */

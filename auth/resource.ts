@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import type { RequestHandler } from 'express';
 import type { Config } from '../servers/config.ts';
-import type { AccountPrincipal } from '../servers/features/accounts/service.ts';
+import type { AccountPrincipal } from './accounts.ts';
 import type { BearerResult, BearerVerifier, OwnerGrant } from './bearer.ts';
 import { type AuthorizationServer, clientRegistrationMetadata, METADATA_CACHE_CONTROL } from './provider.ts';
 import { resourceScopes, SERVICE_SCOPE } from './scopes.ts';

@@ -1,19 +1,32 @@
 /**
- * Leased queues: tables whose rows are work items claimed by one worker at a time. A row is due when
- * it is `pending`, its `next_attempt_at` has come and no live lease holds it; claiming sets the
- * lease and counts the attempt; settling is conditional on still holding the lease, so a worker
- * whose lease expired (a slow attempt, a paused process) cannot overwrite what another recorded.
+ * Leased work: tables whose rows are claimed by one worker at a time. Claiming sets the lease
+ * (`lease_owner`, `lease_expires_at`) and counts the attempt; a row whose lease ran out (its worker
+ * died, or paused past it) can be claimed again. `claimLeased` is the one claim query of the
+ * service: the outboxes (`deliveries`, `return_notifications`, `brand_tasks`, `marketplace_deliveries`,
+ * `ssf_deliveries`), the scan queue, the settler's payments and the credits it pays back.
  *
- * Used by both outboxes of return requests (`deliveries`, `return_notifications`) and the brand
- * tasks they follow (`brand_tasks`); the other
- * outboxes keep their own copies until issue 34 moves them here.
+ * An outbox row is due when it is `pending`, its `next_attempt_at` has come and no live lease holds
+ * it; settling it (`settleLeased`) is conditional on still holding the lease, so a worker whose
+ * lease expired (a slow attempt, a paused process) cannot overwrite what another recorded.
  */
-import type { Kysely, Selectable } from 'kysely';
+import type { Expression, ExpressionBuilder, Kysely, Selectable, SqlBool, UpdateObject } from 'kysely';
 import type { Dialect } from './database.ts';
 import type { Database, OutboxColumns } from './schema.ts';
 
-/** Tables with the leased-queue columns (`state`, `next_attempt_at`, `lease_owner`, `lease_expires_at`, `attempts`). */
-export type LeasedTable = 'deliveries' | 'return_notifications' | 'brand_tasks';
+/** Tables whose rows are claimed under a lease (`lease_owner`, `lease_expires_at`, `attempts`). */
+export type LeaseTable = {
+  [K in keyof Database]: Database[K] extends { lease_owner: string | null; lease_expires_at: string | null }
+    ? K
+    : never;
+}[keyof Database];
+
+/** Tables with the leased-outbox columns (`OutboxColumns`: `state`, `next_attempt_at`, ...). */
+export type LeasedTable =
+  | 'deliveries'
+  | 'return_notifications'
+  | 'brand_tasks'
+  | 'marketplace_deliveries'
+  | 'ssf_deliveries';
 
 /** The columns every leased queue has. */
 export interface LeasedColumns {
@@ -37,42 +50,78 @@ export function newOutboxRow(at: string): OutboxColumns {
   };
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: the leased columns are the same on each table of LeasedTable
+// biome-ignore lint/suspicious/noExplicitAny: the leased columns are the same on each table of LeaseTable
 type Loose = Kysely<any>;
+// biome-ignore lint/suspicious/noExplicitAny: as above
+type LooseBuilder = ExpressionBuilder<any, any>;
+
+/** Who claims, as of when, until when, and how many rows at most. */
+export interface Lease {
+  owner: string;
+  now: string;
+  leaseUntil: string;
+  limit: number;
+}
+
+/** A lease of `ms` from `at` for up to `limit` rows. */
+export function leaseOf(owner: string, at: Date, ms: number, limit: number): Lease {
+  return { owner, now: at.toISOString(), leaseUntil: new Date(at.getTime() + ms).toISOString(), limit };
+}
+
+export interface LeaseClaim<T extends LeaseTable> extends Lease {
+  /**
+   * Which rows are work, besides holding no live lease. Default: an outbox row that is `pending`
+   * and whose `next_attempt_at` has come.
+   */
+  due?: (eb: ExpressionBuilder<Database, T>) => Expression<SqlBool>;
+  /** Of the due rows, only these (an outbox's rows whose receiver is not paused). */
+  where?: (eb: ExpressionBuilder<Database, T>) => Expression<SqlBool>;
+  /** Oldest first by this column; default `next_attempt_at`. */
+  orderBy?: keyof Database[T] & string;
+  /** What else the claim sets on the row (a scan starts running). */
+  set?: (eb: ExpressionBuilder<Database, T>) => UpdateObject<Database, T>;
+}
 
 /**
- * Claims up to `limit` due rows for `owner` until `leaseUntil`, counting the attempt.
+ * Claims up to `limit` due rows of `table` for `owner` until `leaseUntil`, counting the attempt.
  * PostgreSQL skips rows other processes hold (`FOR UPDATE SKIP LOCKED`); SQLite has one writer.
  */
-export async function claimLeased<T extends LeasedTable>(
+export async function claimLeased<T extends LeaseTable>(
   db: Kysely<Database>,
   dialect: Dialect,
   table: T,
-  claim: { owner: string; now: string; leaseUntil: string; limit: number },
-): Promise<LeasedRow<T>[]> {
+  claim: LeaseClaim<T>,
+): Promise<Selectable<Database[T]>[]> {
   const loose = db as unknown as Loose;
   const name: string = table;
-  const due = loose
+  const due = (claim.due ?? outboxDue(claim.now)) as unknown as (eb: LooseBuilder) => Expression<SqlBool>;
+  const only = claim.where as unknown as ((eb: LooseBuilder) => Expression<SqlBool>) | undefined;
+  const extra = claim.set as unknown as ((eb: LooseBuilder) => Record<string, unknown>) | undefined;
+  const claimable = loose
     .selectFrom(name)
     .select('id')
-    .where('state', '=', 'pending')
-    .where('next_attempt_at', '<=', claim.now)
+    .where(due)
+    .$if(only !== undefined, (q) => q.where(only as (eb: LooseBuilder) => Expression<SqlBool>))
     .where((w) => w.or([w('lease_expires_at', 'is', null), w('lease_expires_at', '<', claim.now)]))
-    .orderBy('next_attempt_at')
+    .orderBy(claim.orderBy ?? 'next_attempt_at')
     .limit(claim.limit)
     .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked());
   const rows = await loose
     .updateTable(name)
     .set((eb) => ({
+      ...extra?.(eb),
       lease_owner: claim.owner,
       lease_expires_at: claim.leaseUntil,
       attempts: eb('attempts', '+', 1),
     }))
-    .where('id', 'in', due)
+    .where('id', 'in', claimable)
     .returningAll()
     .execute();
-  return rows as LeasedRow<T>[];
+  return rows as Selectable<Database[T]>[];
 }
+
+const outboxDue = (now: string) => (eb: LooseBuilder) =>
+  eb.and([eb('state', '=', 'pending'), eb('next_attempt_at', '<=', now)]);
 
 /** How a claimed row ends its attempt. `pending` puts it back for `nextAttemptAt`. */
 export type LeaseOutcome =

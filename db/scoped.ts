@@ -13,7 +13,6 @@
  *   policies are a second, independent line.
  */
 import { type Kysely, sql } from 'kysely';
-import { rollupReads, type TrafficReads } from '../servers/features/traffic/rollups.ts';
 import type { Dialect } from './database.ts';
 import type { Database } from './schema.ts';
 
@@ -35,9 +34,14 @@ export class OwnerScope {
     return this.#db.selectFrom('sites').where('sites.account_id', '=', this.accountId);
   }
 
-  /** Traffic rollups of the account's sites (the reads behind GET /pixel and GET /site-stats). */
-  traffic(): TrafficReads {
-    return rollupReads(this.#db, this.accountId);
+  /**
+   * A feature's reads that take the account and keep only its rows, bound to this scope: traffic's
+   * rollups (`features/traffic/rollups.ts`, the reads behind GET /pixel and GET /site-stats). The
+   * reader is the feature's, so the data layer imports no feature; it must filter by the account
+   * it is given, as the builders above do (on PostgreSQL the policies hold whatever it reads).
+   */
+  reads<R>(reader: (db: Kysely<Database>, accountId: string) => R): R {
+    return reader(this.#db, this.accountId);
   }
 
   /** Scans the account requested (anonymous scans have no account and are never included). */

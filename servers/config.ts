@@ -28,6 +28,7 @@ const absoluteUrl = z
   .transform((u) => u.replace(/\/+$/, ''));
 
 const positiveInt = z.number().int().positive();
+
 const RateLimit = z.strictObject({ points: positiveInt, duration_s: positiveInt });
 
 /**
@@ -161,7 +162,11 @@ const InboundMail = z
     path: ['tls_cert_file'],
   });
 
-/** An outbox's worker: poll, batch, lease and retries with exponential backoff and jitter. */
+/**
+ * An outbox's worker (`servers/outbox-worker.ts`): how often it polls, how many rows it claims at
+ * once and for how long, and its retries (exponential backoff with jitter from `base_delay_ms` up
+ * to `max_delay_ms`, `max_attempts` in all). Every outbox has its own.
+ */
 const OutboxDelivery = z.strictObject({
   poll_interval_ms: positiveInt,
   batch_size: positiveInt,
@@ -672,6 +677,9 @@ export const Config = z
           message: 'webhook_url needs webhook_secret (EMBODIMENT_WEBHOOK_SECRET)',
           path: ['webhook_secret'],
         }),
+      delivery: OutboxDelivery.describe(
+        'the marketplace outbox (`catalog/marketplace-outbox.ts`): bookings to the operator, campaigns to ad networks; poll, batch, lease, and retries with exponential backoff and jitter',
+      ),
     }),
     unsafe: z.strictObject({
       allow_private_networks_in_production: z

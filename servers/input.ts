@@ -99,3 +99,21 @@ export function calendarDate(message?: string) {
 export function dateTime(options?: Parameters<typeof z.iso.datetime>[0]) {
   return z.iso.datetime(options).refine(storable, DATE_RANGE_MESSAGE);
 }
+
+/** zod issues -> field errors that name the field and never echo the value (it may be personal data). */
+export function fieldErrors(error: z.ZodError): FieldError[] {
+  const out: FieldError[] = [];
+  for (const issue of error.issues) {
+    const field = issue.path.map(String).join('.') || '(body)';
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) {
+        out.push({ field: issue.path.length ? `${field}.${key}` : key, message: 'is not a known field' });
+      }
+    } else if (issue.code === 'invalid_type' && issue.input === undefined) {
+      out.push({ field, message: 'is required' });
+    } else {
+      out.push({ field, message: issue.message });
+    }
+  }
+  return out;
+}

@@ -5,13 +5,13 @@
  */
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import type { AccountPrincipal } from '../auth/accounts.ts';
 import { type AnonymousPrincipal, invalidToken } from '../auth/anonymous/sessions.ts';
 import type { OwnerGrant } from '../auth/bearer.ts';
 import { bearerChallenge } from '../auth/public-api-challenge.ts';
-import { type ErrorCode, type FieldError, invalid, ServiceError } from './errors.ts';
-import type { AccountPrincipal } from './features/accounts/service.ts';
+import { type ErrorCode, invalid, ServiceError } from './errors.ts';
 import { type SoulToken, soulIssuerOf } from './features/souls/keys.ts';
-import { nulFields } from './input.ts';
+import { fieldErrors, nulFields } from './input.ts';
 import type { OperationServices } from './operation-services.ts';
 import type { ProviderStatus } from './outbound/search.ts';
 import type { PaymentCredential } from './payments/credential.ts';
@@ -327,24 +327,6 @@ export function defineSku<I extends z.ZodType, O extends z.ZodType>(
     mcp: ['public'],
     tags: ['paid catalog'],
   });
-}
-
-/** zod issues -> field errors that name the field and never echo the value (it may be personal data). */
-export function fieldErrors(error: z.ZodError): FieldError[] {
-  const out: FieldError[] = [];
-  for (const issue of error.issues) {
-    const field = issue.path.map(String).join('.') || '(body)';
-    if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) {
-        out.push({ field: issue.path.length ? `${field}.${key}` : key, message: 'is not a known field' });
-      }
-    } else if (issue.code === 'invalid_type' && issue.input === undefined) {
-      out.push({ field, message: 'is required' });
-    } else {
-      out.push({ field, message: issue.message });
-    }
-  }
-  return out;
 }
 
 /**

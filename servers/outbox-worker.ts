@@ -5,14 +5,16 @@
  * failures back off exponentially with jitter (never sooner than `Retry-After`) until
  * `max_attempts`; an attempt that was not made (its row waits on another) is put back uncounted.
  *
- * Both outboxes of return requests use it (brand deliveries, the requester's notifications), with
- * the two transports they share: a Standard Webhooks POST and an SMTP mail.
+ * Every outbox is one, each with its own settings (`OutboxSettings`): brand deliveries and the
+ * requester's notifications (`returns.delivery`), the brand tasks they follow, the marketplace's
+ * (`marketplace.delivery`) and security events (`auth.security_events.delivery`); with the two
+ * transports most share: a Standard Webhooks POST and an SMTP mail.
  */
-import type { Kysely } from 'kysely';
+import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
 import type { SendMailOptions, Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
 import type { Dialect } from '../db/database.ts';
-import { claimLeased, type LeasedRow, type LeasedTable, settleLeased } from '../db/leases.ts';
+import { claimLeased, type LeasedRow, type LeasedTable, leaseOf, settleLeased } from '../db/leases.ts';
 import type { Database } from '../db/schema.ts';
 import { parseRetryAfter } from './outbound/retry-after.ts';
 import type { SafeFetch } from './outbound/safe-fetch.ts';
@@ -61,14 +63,25 @@ export type Settled<R = never> =
   | { state: 'delivered'; at: string; result?: R }
   | { state: 'failed'; error: string; at: string; result?: R };
 
+/** What one outbox is: its name in logs, its table, and its own settings. */
+export interface Outbox<T extends LeasedTable> {
+  name: string;
+  table: T;
+  settings: OutboxSettings;
+}
+
 export abstract class OutboxWorker<T extends LeasedTable, R = never> extends PollingWorker {
-  protected abstract readonly table: T;
-  protected abstract readonly settings: OutboxSettings;
+  protected readonly name: string;
+  protected readonly table: T;
+  protected readonly settings: OutboxSettings;
   protected readonly outbox: OutboxWorkerDeps;
 
-  constructor(outbox: OutboxWorkerDeps) {
+  constructor(outbox: OutboxWorkerDeps, { name, table, settings }: Outbox<T>) {
     super();
     this.outbox = outbox;
+    this.name = name;
+    this.table = table;
+    this.settings = settings;
   }
 
   protected get pollIntervalMs(): number {
@@ -79,11 +92,14 @@ export abstract class OutboxWorker<T extends LeasedTable, R = never> extends Pol
     return this.outbox.log;
   }
 
+  /** Which due rows may be claimed now (a paused stream's wait); all of them when absent. */
+  protected claimable?(eb: ExpressionBuilder<Database, T>): Expression<SqlBool>;
+
   /** Sends one row; throwing counts as a retryable failure. */
   protected abstract attempt(row: LeasedRow<T>): Promise<OutboxAttempt<R>>;
 
-  /** What a delivered or finally failed row changes besides itself, in the same transaction. */
-  protected abstract settled(trx: Kysely<Database>, row: LeasedRow<T>, outcome: Settled<R>): Promise<void>;
+  /** What a delivered or finally failed row changes besides itself, in the same transaction. Nothing by default. */
+  protected async settled(_trx: Kysely<Database>, _row: LeasedRow<T>, _outcome: Settled<R>): Promise<void> {}
 
   /**
    * What a row put back uncounted changes, in the transaction that puts it back (a task followed
@@ -103,12 +119,11 @@ export abstract class OutboxWorker<T extends LeasedTable, R = never> extends Pol
   async tick(): Promise<number> {
     const { db, dialect, now } = this.outbox;
     const at = now();
-    const claimed = await claimLeased(db, dialect, this.table, {
-      owner: this.owner,
-      now: at.toISOString(),
-      leaseUntil: new Date(at.getTime() + this.settings.lease_ms).toISOString(),
-      limit: this.settings.batch_size,
-    });
+    const claimable = this.claimable?.bind(this);
+    const claimed = (await claimLeased(db, dialect, this.table, {
+      ...leaseOf(this.owner, at, this.settings.lease_ms, this.settings.batch_size),
+      ...(claimable ? { where: claimable } : {}),
+    })) as LeasedRow<T>[];
     await Promise.all(claimed.map((row) => this.#process(row)));
     return claimed.length;
   }

@@ -149,6 +149,8 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
   const { config, database, log } = options;
   const now = options.now ?? (() => new Date());
   const db = database.db;
+  /** Every worker and sweep registers here as it is built: `startBackground` and `stop` run them all. */
+  const lifecycle = new Lifecycle(log);
   const secrets = secretBoxOf(config);
   const resealed = await resealStoredSecrets(db, secrets);
   if (resealed > 0) log.info({ resealed, key_id: config.secrets.key?.id ?? null }, 'stored secrets resealed');
@@ -163,6 +165,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     userAgent: config.outbound.user_agent,
     lookup: dns.lookup,
   });
+  lifecycle.onClose(() => fetch.close());
   const siteFetch = createSafeFetch({
     allowPrivateNetworks: config.scanner.allow_private_networks,
     allowLoopback: localSitesAllowed(config),
@@ -170,7 +173,9 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     userAgent: config.outbound.user_agent,
     lookup: dns.lookup,
   });
+  lifecycle.onClose(() => siteFetch.close());
   const broadcast = createBroadcast(database, log);
+  lifecycle.onClose(() => broadcast.close());
   const rateLimits = await createRateLimits(
     config,
     database,
@@ -198,6 +203,9 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     now,
     raw: database.raw,
   });
+  // Queued traffic events are written before the caller closes the database.
+  lifecycle.run({ stop: () => traffic.drain() });
+  lifecycle.sweep('traffic retention', () => traffic.sweep());
   const scans = new ScansService({
     db,
     dialect: database.dialect,
@@ -208,7 +216,9 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     anonymous,
     now,
   });
+  lifecycle.run(scans.worker);
   const mailer: Transporter | null = config.smtp.url ? nodemailer.createTransport(config.smtp.url) : null;
+  lifecycle.onClose(() => mailer?.close());
   const inboundDomain = config.returns.inbound_mail.domain;
   const replyAddresses =
     inboundMailEnabled(config) && inboundDomain
@@ -225,10 +235,9 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     statusUrl: (id: string) => statusUrl(config, id),
     now,
   };
-  const notifications = new NotificationWorker({
-    ...returnOutboxes,
-    log: log.child({ component: 'requester-notifications' }),
-  });
+  const notifications = lifecycle.run(
+    new NotificationWorker({ ...returnOutboxes, log: log.child({ component: 'requester-notifications' }) }),
+  );
   /** A brand's agent is reached like its webhook: the outbound fetcher, its timeout. */
   const brandA2a = new BrandA2aClient(fetch, config.outbound.timeout_ms);
   /** How a delivery whose channel failed goes on: the channel held out, the next one queued. */
@@ -236,43 +245,50 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     nextChannel: (trx: Kysely<Database>, domain: string) => returns.nextChannel(trx, domain),
     holdMs: config.returns.discovery.failed_channel_hold_hours * HOUR_MS,
   };
-  const deliveries = new DeliveryWorker({
-    ...returnOutboxes,
-    ...fallback,
-    a2a: brandA2a,
-    mcp: new BrandMcpClient(fetch, config.outbound.timeout_ms),
-    log: log.child({ component: 'deliveries' }),
-    replyAddresses,
-    notified: () => {
-      notifications.nudge();
-      deliveries.nudge();
-    },
-  });
-  const brandTasks = new BrandTaskWorker({
-    db,
-    dialect: database.dialect,
-    config,
-    ...fallback,
-    a2a: brandA2a,
-    log: log.child({ component: 'brand-tasks' }),
-    now,
-    changed: () => {
-      notifications.nudge();
-      deliveries.nudge();
-    },
-  });
-  const channels = new BrandChannels({
-    db,
-    config,
-    brands,
-    secrets,
-    fetch: siteFetch,
-    dns,
-    policy: domainPolicyOf(config),
-    log: log.child({ component: 'brand-channels' }),
-    now,
-    onDeliverable: (domain) => returns.queueWaiting(domain),
-  });
+  const deliveries: DeliveryWorker = lifecycle.run(
+    new DeliveryWorker({
+      ...returnOutboxes,
+      ...fallback,
+      a2a: brandA2a,
+      mcp: new BrandMcpClient(fetch, config.outbound.timeout_ms),
+      log: log.child({ component: 'deliveries' }),
+      replyAddresses,
+      notified: () => {
+        notifications.nudge();
+        deliveries.nudge();
+      },
+    }),
+  );
+  const brandTasks = lifecycle.run(
+    new BrandTaskWorker({
+      db,
+      dialect: database.dialect,
+      config,
+      ...fallback,
+      a2a: brandA2a,
+      log: log.child({ component: 'brand-tasks' }),
+      now,
+      changed: () => {
+        notifications.nudge();
+        deliveries.nudge();
+      },
+    }),
+  );
+  const channels = lifecycle.run(
+    new BrandChannels({
+      db,
+      config,
+      brands,
+      secrets,
+      fetch: siteFetch,
+      dns,
+      policy: domainPolicyOf(config),
+      log: log.child({ component: 'brand-channels' }),
+      now,
+      onDeliverable: (domain) => returns.queueWaiting(domain),
+    }),
+  );
+  lifecycle.sweep('channel failures', () => sweepChannelFailures(db, now().toISOString()));
   const returns = new ReturnsService({
     db,
     dialect: database.dialect,
@@ -324,14 +340,17 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     }
   }
   const declarations = new DescriptorDeclarations({ db, brands, now });
-  const resolver = new MerchantResolver({
-    db,
-    config,
-    lookup: outboundResolver(dnsServersFor(config, config.charges.live_resolution.dns_servers)).lookup,
-    search,
-    log: log.child({ component: 'merchant-resolution' }),
-    now,
-  });
+  const resolver = lifecycle.run(
+    new MerchantResolver({
+      db,
+      config,
+      lookup: outboundResolver(dnsServersFor(config, config.charges.live_resolution.dns_servers)).lookup,
+      search,
+      log: log.child({ component: 'merchant-resolution' }),
+      now,
+    }),
+  );
+  lifecycle.sweep('resolved merchants', () => deleteExpiredResolutions(db, now().toISOString()));
   const charges = new ChargeLookup({ brands, declarations, resolver });
   const signIn = new SignInWithX({ db, config, now });
   const payments = new PaymentsService({
@@ -344,29 +363,33 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     ...(options.facilitator ? { facilitator: options.facilitator } : {}),
   });
   const spotlights = new SpotlightPlacements({ db, config, now });
-  const marketplaceOutbox = new MarketplaceDeliveryWorker({
-    db,
-    dialect: database.dialect,
-    config,
-    log: log.child({ component: 'marketplace-outbox' }),
-    fetch,
-    mailer,
-    now,
-  });
+  const marketplaceOutbox = lifecycle.run(
+    new MarketplaceDeliveryWorker({
+      db,
+      dialect: database.dialect,
+      config,
+      log: log.child({ component: 'marketplace-outbox' }),
+      fetch,
+      mailer,
+      now,
+    }),
+  );
   const embodiment = new EmbodimentBookings({ db, dialect: database.dialect, config, now }, () =>
     marketplaceOutbox.nudge(),
   );
   const boost = new BoostCampaigns({ db, dialect: database.dialect, config, now }, () =>
     marketplaceOutbox.nudge(),
   );
-  const settler = new Settler({
-    db,
-    dialect: database.dialect,
-    config,
-    log: log.child({ component: 'settler' }),
-    now,
-    facilitator: payments.facilitator,
-  });
+  const settler = lifecycle.run(
+    new Settler({
+      db,
+      dialect: database.dialect,
+      config,
+      log: log.child({ component: 'settler' }),
+      now,
+      facilitator: payments.facilitator,
+    }),
+  );
   const authorization = await createAuthorizationServer({ config, db, accounts, log, secrets, fetch });
   // The jwt-bearer grant for identity assertions, inside the provider's token endpoint.
   registerJwtBearerGrant(authorization.provider, {
@@ -401,15 +424,17 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
   });
 
   const securityEventLog = log.child({ component: 'security-events' });
-  const setWorker = new SetDeliveryWorker({
-    db,
-    dialect: database.dialect,
-    config,
-    log: securityEventLog,
-    fetch,
-    secrets,
-    now,
-  });
+  const setWorker = lifecycle.run(
+    new SetDeliveryWorker({
+      db,
+      dialect: database.dialect,
+      config,
+      log: securityEventLog,
+      fetch,
+      secrets,
+      now,
+    }),
+  );
   const securityEvents = {
     receiver: new SecurityEventReceiver({ db, config, fetch, log: securityEventLog, now }),
     transmitter: new SecurityEventTransmitter({
@@ -428,7 +453,16 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     now,
   );
 
-  let housekeeping: NodeJS.Timeout | undefined;
+  lifecycle.sweep('idempotency', () => sweepIdempotencyKeys(db, new Date(now().getTime() - 24 * HOUR_MS)));
+  lifecycle.sweep('oauth records', () => sweepOauthRecords(db, now()));
+  lifecycle.sweep('anonymous sessions', () => anonymous.sweep());
+  lifecycle.sweep('dashboard sessions', () => dashboardSessions.sweep());
+  // A jti is kept while its assertion could still be accepted, clock tolerance included.
+  lifecycle.sweep('identity assertion records', () =>
+    sweepAssertionRecords(db, new Date(now().getTime() - 2 * CLOCK_TOLERANCE_S * 1000)),
+  );
+  lifecycle.sweep('security event receipts', () => sweepSecurityEventReceipts(db, now()));
+  lifecycle.sweep('security event outbox', () => sweepSetDeliveries(db, now()));
   return {
     config,
     domainPolicy: domainPolicyOf(config),
@@ -473,65 +507,15 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     dns,
     secrets,
     now,
-    lifecycle: new Lifecycle(),
+    lifecycle,
     metrics: config.metrics.enabled
       ? new Metrics({ db, now, trafficQueueDepth: () => traffic.queue.size })
       : null,
     broadcast,
     startBackground() {
-      deliveries.start();
-      notifications.start();
-      brandTasks.start();
-      scans.worker.start();
-      settler.start();
-      setWorker.start();
-      marketplaceOutbox.start();
-      const sweep = () => {
-        sweepIdempotencyKeys(db, new Date(now().getTime() - 24 * HOUR_MS)).catch((err) =>
-          log.warn({ err }, 'idempotency sweep failed'),
-        );
-        traffic.sweep().catch((err) => log.warn({ err }, 'traffic retention sweep failed'));
-        sweepOauthRecords(db, now()).catch((err) => log.warn({ err }, 'oauth records sweep failed'));
-        anonymous.sweep().catch((err) => log.warn({ err }, 'anonymous sessions sweep failed'));
-        dashboardSessions.sweep().catch((err) => log.warn({ err }, 'dashboard sessions sweep failed'));
-        // A jti is kept while its assertion could still be accepted, clock tolerance included.
-        sweepAssertionRecords(db, new Date(now().getTime() - 2 * CLOCK_TOLERANCE_S * 1000)).catch((err) =>
-          log.warn({ err }, 'identity assertion records sweep failed'),
-        );
-        sweepSecurityEventReceipts(db, now()).catch((err) =>
-          log.warn({ err }, 'security event receipts sweep failed'),
-        );
-        sweepSetDeliveries(db, now()).catch((err) => log.warn({ err }, 'security event outbox sweep failed'));
-        deleteExpiredResolutions(db, now().toISOString()).catch((err) =>
-          log.warn({ err }, 'resolved merchants sweep failed'),
-        );
-        sweepChannelFailures(db, now().toISOString()).catch((err) =>
-          log.warn({ err }, 'channel failures sweep failed'),
-        );
-      };
-      housekeeping = setInterval(sweep, HOUR_MS);
-      housekeeping.unref();
+      lifecycle.start();
     },
-    async stop() {
-      clearInterval(housekeeping);
-      // Queued traffic events are written before the caller closes the database.
-      await Promise.all([
-        traffic.drain(),
-        deliveries.stop(),
-        notifications.stop(),
-        brandTasks.stop(),
-        scans.worker.stop(),
-        settler.stop(),
-        setWorker.stop(),
-        marketplaceOutbox.stop(),
-        resolver.stop(),
-        channels.stop(),
-      ]);
-      mailer?.close();
-      await fetch.close();
-      await siteFetch.close();
-      await broadcast.close();
-    },
+    stop: () => lifecycle.stop(),
   };
 }
 

@@ -12,9 +12,8 @@ import express, { type Request, type Response, Router } from 'express';
 import type { AccountRow } from '../../db/schema.ts';
 import type { Config } from '../../servers/config.ts';
 import { ServiceError, toServiceError } from '../../servers/errors.ts';
-import { Email, Password } from '../../servers/features/accounts/schemas.ts';
-import type { AccountsService } from '../../servers/features/accounts/service.ts';
 import type { RateLimits } from '../../servers/rate-limit.ts';
+import { type Accounts, Email, Password } from '../accounts.ts';
 import { AGENT_AUTH_PATH, agentAuthDescriptor, authSkill, SKILL_NAME } from '../descriptor.ts';
 import { cookieOf, csrfMatches, csrfToken, noStore, refusedNul, sendLimitPage } from '../form-security.ts';
 import { messagePage } from '../interactions/pages.ts';
@@ -27,7 +26,7 @@ export interface AnonymousRouteDeps {
   config: Config;
   rateLimits: RateLimits;
   anonymous: AnonymousSessions;
-  accounts: Pick<AccountsService, 'create' | 'signIn'>;
+  accounts: Pick<Accounts, 'create' | 'signIn'>;
 }
 
 /** `POST {auth_url}/signup`, mounted on the authorization server's router. */

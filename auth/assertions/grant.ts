@@ -24,7 +24,7 @@ import Provider, { errors, type KoaContextWithOIDC } from 'oidc-provider';
 import type { Logger } from 'pino';
 import type { Database } from '../../db/schema.ts';
 import type { Config } from '../../servers/config.ts';
-import type { AccountsService } from '../../servers/features/accounts/service.ts';
+import type { Accounts } from '../accounts.ts';
 import { ownerMcpUrl, resourceServerInfo, tokenLifetimes } from '../provider.ts';
 import { SERVICE_SCOPE } from '../scopes.ts';
 import { consumeJti, linkedAccount, linkSubject } from './repository.ts';
@@ -40,7 +40,7 @@ export interface JwtBearerGrantDeps {
   services: {
     config: Config;
     db: Kysely<Database>;
-    accounts: Pick<AccountsService, 'getByEmail' | 'create'>;
+    accounts: Pick<Accounts, 'getByEmail' | 'create'>;
     log: Logger;
   };
   verifier: IdentityAssertionVerifier;

@@ -13,14 +13,13 @@ import type { z } from 'zod';
 import type { Database } from '../../db/schema.ts';
 import type { Config } from '../../servers/config.ts';
 import { invalid, notFound, ServiceError, toServiceError } from '../../servers/errors.ts';
-import type { AccountsService } from '../../servers/features/accounts/service.ts';
-import { nulFields } from '../../servers/input.ts';
+import { fieldErrors, nulFields } from '../../servers/input.ts';
 import { jsonBody } from '../../servers/json-body.ts';
-import { fieldErrors } from '../../servers/operation.ts';
 import type { SafeFetch } from '../../servers/outbound/safe-fetch.ts';
 import { requireCallableDestination } from '../../servers/outbound/safe-fetch.ts';
 import type { RateLimits } from '../../servers/rate-limit.ts';
 import type { SecretBox } from '../../servers/secrets.ts';
+import type { Accounts } from '../accounts.ts';
 import type { BearerVerifier } from '../bearer.ts';
 import { METADATA_CACHE_CONTROL } from '../provider.ts';
 import type { SecurityEventReceiver } from './receiver.ts';
@@ -51,7 +50,7 @@ export interface SecurityEventRouteDeps {
   db: Kysely<Database>;
   log: Logger;
   rateLimits: RateLimits;
-  accounts: Pick<AccountsService, 'authenticate'>;
+  accounts: Pick<Accounts, 'authenticate'>;
   /** Both verifiers: a stream is managed with an access token for the owner MCP server or the public API. */
   bearer: BearerVerifier;
   publicApiBearer: BearerVerifier;

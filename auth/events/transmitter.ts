@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { type CryptoKey, importJWK, SignJWT } from 'jose';
 import type { Kysely } from 'kysely';
+import { newOutboxRow } from '../../db/leases.ts';
 import type { Database, SsfStreamRow } from '../../db/schema.ts';
 import type { Config } from '../../servers/config.ts';
 import type { SigningJwk } from '../keys.ts';
@@ -97,14 +98,7 @@ export class SecurityEventTransmitter {
         stream_id: stream.id,
         event_type: type,
         token,
-        state: 'pending',
-        attempts: 0,
-        next_attempt_at: at,
-        lease_owner: null,
-        lease_expires_at: null,
-        last_error: null,
-        created_at: at,
-        delivered_at: null,
+        ...newOutboxRow(at),
       })
       .execute();
   }

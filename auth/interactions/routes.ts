@@ -9,7 +9,7 @@ import type Provider from 'oidc-provider';
 import type { InteractionResults } from 'oidc-provider';
 import { errors } from 'oidc-provider';
 import type { AccountRow } from '../../db/schema.ts';
-import type { AccountsService } from '../../servers/features/accounts/service.ts';
+import type { Accounts } from '../accounts.ts';
 import { clientIdHost } from '../client-id-metadata.ts';
 import { csrfMatches, csrfToken, noStore, refusedNul, sendLimitPage } from '../form-security.ts';
 import { scopeDescriptions } from '../scopes.ts';
@@ -17,7 +17,7 @@ import { consentPage, loginPage, messagePage } from './pages.ts';
 
 /** What the sign-in and consent pages read: the accounts. */
 export interface InteractionDeps {
-  accounts: Pick<AccountsService, 'get' | 'signIn'>;
+  accounts: Pick<Accounts, 'get' | 'signIn'>;
 }
 
 export function interactionRouter(services: InteractionDeps, provider: Provider, csrfKey: string): Router {

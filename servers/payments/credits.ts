@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import { z } from 'zod';
 import type { Dialect } from '../../db/database.ts';
+import { claimLeased, type Lease } from '../../db/leases.ts';
 import type { Database, MarketplaceCreditRow } from '../../db/schema.ts';
 import { usdcOf } from './networks.ts';
 
@@ -69,41 +70,23 @@ export async function voidUncollected(db: Db, now: string): Promise<number> {
  * Claims credits to pay: `owed` ones whose source payment is settled, and `sending` ones whose lease
  * ran out (their process stopped before reading the receipt), leased to `owner`.
  */
-export function claimCredits(
-  db: Db,
-  dialect: Dialect,
-  owner: string,
-  now: string,
-  leaseUntil: string,
-  limit: number,
-): Promise<MarketplaceCreditRow[]> {
-  return db
-    .updateTable('marketplace_credits')
-    .set((eb) => ({ lease_owner: owner, lease_expires_at: leaseUntil, attempts: eb('attempts', '+', 1) }))
-    .where('id', 'in', (eb) =>
-      eb
-        .selectFrom('marketplace_credits as c')
-        .select('c.id')
-        .where((w) =>
-          w.or([
-            w.and([
-              w('c.status', '=', 'owed'),
-              w(
-                'c.source_payment_id',
-                'in',
-                w.selectFrom('payments').select('payments.id').where('payments.status', '=', 'settled'),
-              ),
-            ]),
-            w('c.status', '=', 'sending'),
-          ]),
-        )
-        .where((w) => w.or([w('c.lease_expires_at', 'is', null), w('c.lease_expires_at', '<', now)]))
-        .orderBy('c.created_at')
-        .limit(limit)
-        .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked()),
-    )
-    .returningAll()
-    .execute();
+export function claimCredits(db: Db, dialect: Dialect, lease: Lease): Promise<MarketplaceCreditRow[]> {
+  return claimLeased(db, dialect, 'marketplace_credits', {
+    ...lease,
+    due: (w) =>
+      w.or([
+        w.and([
+          w('status', '=', 'owed'),
+          w(
+            'source_payment_id',
+            'in',
+            w.selectFrom('payments').select('payments.id').where('payments.status', '=', 'settled'),
+          ),
+        ]),
+        w('status', '=', 'sending'),
+      ]),
+    orderBy: 'created_at',
+  });
 }
 
 /** Moves a claimed credit on, if this process still holds its lease. */

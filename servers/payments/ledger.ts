@@ -9,6 +9,7 @@
  */
 import type { Kysely, Transaction, UpdateQueryBuilder, UpdateResult } from 'kysely';
 import { type Dialect, isUniqueViolation } from '../../db/database.ts';
+import { claimLeased, type Lease } from '../../db/leases.ts';
 import type { Database, PaymentRow, PaymentsTable } from '../../db/schema.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -233,29 +234,12 @@ export async function releasePayment(db: Db, id: string, token: string, now: str
  * Claims payments the settler should work on: `authorized` ones (settle before they expire) and
  * `reconciling` ones (read the chain), each leased to `owner` so that one process works on it.
  */
-export function claimForSettlement(
-  db: Db,
-  dialect: Dialect,
-  owner: string,
-  now: string,
-  leaseUntil: string,
-  limit: number,
-): Promise<PaymentRow[]> {
-  return db
-    .updateTable('payments')
-    .set((eb) => ({ lease_owner: owner, lease_expires_at: leaseUntil, attempts: eb('attempts', '+', 1) }))
-    .where('id', 'in', (eb) =>
-      eb
-        .selectFrom('payments')
-        .select('id')
-        .where('status', 'in', ['authorized', 'reconciling'])
-        .where((w) => w.or([w('lease_expires_at', 'is', null), w('lease_expires_at', '<', now)]))
-        .orderBy('updated_at')
-        .limit(limit)
-        .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked()),
-    )
-    .returningAll()
-    .execute();
+export function claimForSettlement(db: Db, dialect: Dialect, lease: Lease): Promise<PaymentRow[]> {
+  return claimLeased(db, dialect, 'payments', {
+    ...lease,
+    due: (eb) => eb('status', 'in', ['authorized', 'reconciling']),
+    orderBy: 'updated_at',
+  });
 }
 
 /** Moves a claimed payment from `from` to its new status and frees the lease; false if the lease was lost. */

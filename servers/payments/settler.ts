@@ -37,6 +37,7 @@ import {
   WaitForTransactionReceiptTimeoutError,
 } from 'viem';
 import type { Dialect } from '../../db/database.ts';
+import { leaseOf } from '../../db/leases.ts';
 import type { Database, MarketplaceCreditRow, PaymentRow } from '../../db/schema.ts';
 import type { Config } from '../config.ts';
 import { PollingWorker } from '../polling-worker.ts';
@@ -192,14 +193,7 @@ export class Settler extends PollingWorker {
       new Date(at.getTime() - STALE_RESERVATION_MS).toISOString(),
     );
     const lease = Math.max(this.deps.config.payments.sync_wait_seconds * 4_000, 60_000);
-    const claimed = await claimForSettlement(
-      db,
-      dialect,
-      this.owner,
-      at.toISOString(),
-      new Date(at.getTime() + lease).toISOString(),
-      BATCH,
-    );
+    const claimed = await claimForSettlement(db, dialect, leaseOf(this.owner, at, lease, BATCH));
     let progressed = 0;
     for (const payment of claimed) {
       try {
@@ -218,14 +212,7 @@ export class Settler extends PollingWorker {
   private async payCredits(transfers: CreditTransfers, lease: number): Promise<number> {
     const { db, dialect, now } = this.deps;
     const at = now();
-    const claimed = await claimCredits(
-      db,
-      dialect,
-      this.owner,
-      at.toISOString(),
-      new Date(at.getTime() + lease).toISOString(),
-      BATCH,
-    );
+    const claimed = await claimCredits(db, dialect, leaseOf(this.owner, at, lease, BATCH));
     let progressed = 0;
     for (const credit of claimed) {
       try {

@@ -44,6 +44,8 @@ export async function startTestService(
       'outbound.allow_private_networks': true,
       'returns.delivery.poll_interval_ms': 50,
       'returns.delivery.base_delay_ms': 50,
+      'marketplace.delivery.poll_interval_ms': 50,
+      'marketplace.delivery.base_delay_ms': 50,
       ...overrides,
     },
     database: db.handle,

@@ -61,6 +61,8 @@ describe.each(dialects)('outboxes against failing peers (%s)', (dialect) => {
       'outbound.timeout_ms': 400,
       'returns.delivery.max_attempts': 50,
       'returns.delivery.max_delay_ms': 400,
+      'marketplace.delivery.max_attempts': 50,
+      'marketplace.delivery.max_delay_ms': 400,
       'auth.security_events.delivery.poll_interval_ms': 50,
       'auth.security_events.delivery.base_delay_ms': 50,
       'auth.security_events.delivery.max_delay_ms': 400,

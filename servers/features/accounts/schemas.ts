@@ -1,17 +1,8 @@
 import { z } from 'zod';
+import { Email, Password } from '../../../auth/accounts.ts';
 
-export const Email = z
-  .email({ message: 'must be an email address' })
-  .max(254)
-  .describe('Email address of the site owner; also the sign-in name on the consent screen.');
-
-export const Password = z
-  .string()
-  .min(12, { message: 'must be at least 12 characters' })
-  .max(200, { message: 'must be at most 200 characters' })
-  .describe(
-    'Password for signing in on the OAuth consent screen (12 to 200 characters). Stored with scrypt.',
-  );
+// The sign-in name and password are the authorization server's (its consent screen signs in with them).
+export { Email, Password };
 
 export const CreateAccountInput = z.strictObject({
   email: Email,

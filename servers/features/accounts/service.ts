@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { AccountPrincipal, Accounts } from '../../../auth/accounts.ts';
 import { isUniqueViolation } from '../../../db/database.ts';
 import type { AccountRow, Database, ServiceKeyRow } from '../../../db/schema.ts';
 import { invalid, notFound, ServiceError } from '../../errors.ts';
@@ -19,12 +20,7 @@ import {
   verifyPassword,
 } from './credentials.ts';
 
-/** The account a request is authenticated as. */
-export interface AccountPrincipal {
-  id: string;
-  /** The service key used (null when authenticated another way, e.g. an OAuth token). */
-  keyId: string | null;
-}
+export type { AccountPrincipal };
 
 export interface IssuedKey {
   key_id: string;
@@ -46,7 +42,7 @@ interface CachedKey {
   lastUsedWritten: number;
 }
 
-export class AccountsService {
+export class AccountsService implements Accounts {
   readonly #db: Kysely<Database>;
   readonly #now: () => Date;
   readonly #limits: RateLimits;

@@ -7,6 +7,7 @@
  * descriptor cut short may be a prefix): a near spelling is a different business here.
  */
 import * as cheerio from 'cheerio';
+import { jsonLdNodesOf, typesOf, visibleText } from '../../page-reading.ts';
 import type { BrandCategory } from './brand-registry.ts';
 import { coreTokens, type MerchantLine, tradeWords } from './candidates.ts';
 import { canonicalTokens } from './normalize.ts';
@@ -70,39 +71,23 @@ export function readSiteIdentity(html: string): SiteIdentity {
   for (const part of title.split(titleSeparators)) if (part.trim() !== title.trim()) add('title', part);
   add('site_name', $('meta[property="og:site_name"]').attr('content'));
 
-  $('script[type="application/ld+json"]').each((_, el) => {
-    let data: unknown;
-    try {
-      data = JSON.parse($(el).text());
-    } catch {
-      return;
+  for (const node of jsonLdNodesOf($, { arrayLimit: 50 })) {
+    const nodeTypes = typesOf(node);
+    if (nodeTypes.includes('WebSite')) add('site_name', node.name);
+    if (!nodeTypes.some((t) => organizationTypes.test(t))) continue;
+    types.push(...nodeTypes);
+    for (const key of ['name', 'alternateName', 'legalName']) {
+      const value = node[key];
+      for (const v of Array.isArray(value) ? value : [value]) add('organization', v);
     }
-    walkJsonLd(data, 0, (node, nodeTypes) => {
-      if (nodeTypes.includes('WebSite')) add('site_name', node.name);
-      if (!nodeTypes.some((t) => organizationTypes.test(t))) return;
-      types.push(...nodeTypes);
-      for (const key of ['name', 'alternateName', 'legalName']) {
-        const value = node[key];
-        for (const v of Array.isArray(value) ? value : [value]) add('organization', v);
-      }
-      for (const address of Array.isArray(node.address) ? node.address : [node.address]) {
-        const locality = (address as Record<string, unknown> | undefined)?.addressLocality;
-        if (typeof locality === 'string' && locality.trim()) localities.push(locality.trim());
-      }
-    });
-  });
+    for (const address of Array.isArray(node.address) ? node.address : [node.address]) {
+      const locality = (address as Record<string, unknown> | undefined)?.addressLocality;
+      if (typeof locality === 'string' && locality.trim()) localities.push(locality.trim());
+    }
+  }
 
   const description = $('meta[name="description" i]').attr('content') ?? '';
-  $('script, style, noscript, template, svg').remove();
-  const root = $('body').length ? $('body') : $('html');
-  const visible = root
-    .find('*')
-    .addBack()
-    .contents()
-    .filter((_, node) => node.type === 'text')
-    .map((_, node) => (node as unknown as { data: string }).data)
-    .get()
-    .join(' ');
+  const visible = visibleText($);
   const text = ` ${canonicalTokens([title, description, visible, ...localities].join(' ')).join(' ')} `;
   const category = categoryOfType.find(([pattern]) => types.some((t) => pattern.test(t)))?.[1] ?? null;
   return {
@@ -112,26 +97,6 @@ export function readSiteIdentity(html: string): SiteIdentity {
     text,
     parked: parkedPage.test(`${title} ${visible.slice(0, 5000)}`),
   };
-}
-
-type JsonLdNode = Record<string, unknown>;
-
-/** Every node with an `@type`, through arrays, `@graph` and nested values (bounded depth). */
-function walkJsonLd(value: unknown, depth: number, visit: (node: JsonLdNode, types: string[]) => void): void {
-  if (depth > 6 || value === null || typeof value !== 'object') return;
-  if (Array.isArray(value)) {
-    for (const item of value.slice(0, 50)) walkJsonLd(item, depth + 1, visit);
-    return;
-  }
-  const node = value as JsonLdNode;
-  const raw = node['@type'];
-  const types = (Array.isArray(raw) ? raw : [raw])
-    .filter((t): t is string => typeof t === 'string')
-    .map((t) => t.replace(/^https?:\/\/schema\.org\//, ''));
-  if (types.length > 0) visit(node, types);
-  for (const [key, child] of Object.entries(node)) {
-    if (key !== '@type' && key !== '@context') walkJsonLd(child, depth + 1, visit);
-  }
 }
 
 export type NameAgreement = 'exact' | 'trade_word' | 'truncated';

@@ -8,6 +8,7 @@ import type { OwnerScope } from '../../../db/scoped.ts';
 import { notFound } from '../../errors.ts';
 import type { Finding } from '../scans/schemas.ts';
 import { siteInfo } from '../sites/operations.ts';
+import { rollupReads } from '../traffic/rollups.ts';
 import type { SiteStatsResult } from '../traffic/schemas.ts';
 import { periodOf, pixelStatusOf, siteStatsOf } from '../traffic/service.ts';
 import type {
@@ -30,7 +31,7 @@ async function siteOf(scope: OwnerScope, siteId: string) {
 
 export async function mySites(scope: OwnerScope, now: Date): Promise<ListMySitesResult> {
   const sites = await sitesOf(scope);
-  const { sites: pixel } = await pixelStatusOf(scope.traffic(), sites, now);
+  const { sites: pixel } = await pixelStatusOf(scope.reads(rollupReads), sites, now);
   // pixelStatusOf answers one entry per site, in the order given.
   return {
     sites: pixel.map(({ site_id: _id, domain: _domain, verified: _verified, ...status }, i) => ({
@@ -47,7 +48,7 @@ export async function myTraffic(
 ): Promise<SiteStatsResult> {
   const period = periodOf(input, now);
   const sites = input.site_id ? [await siteOf(scope, input.site_id)] : await sitesOf(scope);
-  return siteStatsOf(scope.traffic(), sites, period, input.top ?? 10);
+  return siteStatsOf(scope.reads(rollupReads), sites, period, input.top ?? 10);
 }
 
 /** `domain` is already normalized by the operation. */

@@ -105,17 +105,11 @@ export interface BrandTaskDeps extends OutboxWorkerDeps, FallbackDeps {
 
 export class BrandTaskWorker extends OutboxWorker<'brand_tasks', TaskReading> {
   private readonly deps: BrandTaskDeps;
-  protected readonly name = 'brand task';
-  protected readonly table = 'brand_tasks';
 
   constructor(deps: BrandTaskDeps) {
-    super(deps);
+    // Polls like deliveries are retried (`returns.delivery.*`), between reads of `brand_tasks`.
+    super(deps, { name: 'brand task', table: 'brand_tasks', settings: deps.config.returns.delivery });
     this.deps = deps;
-  }
-
-  /** Polls like deliveries are retried (`returns.delivery.*`), between reads of `brand_tasks`. */
-  protected get settings() {
-    return this.deps.config.returns.delivery;
   }
 
   protected override afterSettle(): void {
@@ -163,7 +157,7 @@ export class BrandTaskWorker extends OutboxWorker<'brand_tasks', TaskReading> {
     await this.#record(trx, row, reading, at);
   }
 
-  protected async settled(trx: Db, row: BrandTaskRow, outcome: Settled<TaskReading>): Promise<void> {
+  protected override async settled(trx: Db, row: BrandTaskRow, outcome: Settled<TaskReading>): Promise<void> {
     if (outcome.result) {
       await this.#record(trx, row, outcome.result, outcome.at);
       return;

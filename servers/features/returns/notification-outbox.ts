@@ -45,12 +45,14 @@ export interface NotificationDeps extends OutboxWorkerDeps {
 
 export class NotificationWorker extends OutboxWorker<'return_notifications'> {
   private readonly deps: NotificationDeps;
-  protected readonly name = 'requester notification';
-  protected readonly table = 'return_notifications';
   readonly #a2a: ClientFactory;
 
   constructor(deps: NotificationDeps) {
-    super(deps);
+    super(deps, {
+      name: 'requester notification',
+      table: 'return_notifications',
+      settings: deps.config.returns.delivery,
+    });
     this.deps = deps;
     // The requester's agent is a URL the requester gave: every request to it, the card's included,
     // goes through the SSRF-safe fetcher.
@@ -62,10 +64,6 @@ export class NotificationWorker extends OutboxWorker<'return_notifications'> {
         cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
       }),
     );
-  }
-
-  protected get settings() {
-    return this.deps.config.returns.delivery;
   }
 
   protected async attempt(row: ReturnNotificationRow): Promise<Attempt> {
@@ -81,9 +79,6 @@ export class NotificationWorker extends OutboxWorker<'return_notifications'> {
         return this.#mail(row, request, event);
     }
   }
-
-  /** Nothing else changes when the agent has been told, or could not be. */
-  protected async settled(): Promise<void> {}
 
   #webhook(
     row: ReturnNotificationRow,

@@ -88,16 +88,10 @@ export interface DeliveryAnswer {
 
 export class DeliveryWorker extends OutboxWorker<'deliveries', DeliveryAnswer> {
   private readonly deps: OutboxDeps;
-  protected readonly name = 'brand delivery';
-  protected readonly table = 'deliveries';
 
   constructor(deps: OutboxDeps) {
-    super(deps);
+    super(deps, { name: 'brand delivery', table: 'deliveries', settings: deps.config.returns.delivery });
     this.deps = deps;
-  }
-
-  protected get settings() {
-    return this.deps.config.returns.delivery;
   }
 
   protected override afterSettle(): void {
@@ -227,7 +221,7 @@ export class DeliveryWorker extends OutboxWorker<'deliveries', DeliveryAnswer> {
     };
   }
 
-  protected async settled(
+  protected override async settled(
     trx: Kysely<Database>,
     delivery: DeliveryRow,
     outcome: Settled<DeliveryAnswer>,

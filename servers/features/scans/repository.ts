@@ -4,6 +4,7 @@
  */
 import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../../../db/database.ts';
+import { claimLeased } from '../../../db/leases.ts';
 import type { Database, DomainScoreRow, ScanRow, ScansTable } from '../../../db/schema.ts';
 import { DELIVERED_PAYMENT_STATUSES } from '../../payments/sign-in.ts';
 import type { Finding } from './schemas.ts';
@@ -115,31 +116,17 @@ export function claimScans(
   leaseUntil: string,
   limit: number,
 ): Promise<ScanRow[]> {
-  return db
-    .updateTable('scans')
-    .set((eb) => ({
-      status: 'running',
-      lease_owner: owner,
-      lease_expires_at: leaseUntil,
-      started_at: eb.fn.coalesce('started_at', eb.val(now)),
-      attempts: eb('attempts', '+', 1),
-    }))
-    .where('id', 'in', (eb) =>
-      eb
-        .selectFrom('scans')
-        .select('id')
-        .where((w) =>
-          w.or([
-            w('status', '=', 'queued'),
-            w.and([w('status', '=', 'running'), w('lease_expires_at', '<', now)]),
-          ]),
-        )
-        .orderBy('requested_at')
-        .limit(limit)
-        .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked()),
-    )
-    .returningAll()
-    .execute();
+  // A queued scan holds no lease and a running one always does: the claim takes the queued ones
+  // and the running ones whose lease expired.
+  return claimLeased(db, dialect, 'scans', {
+    owner,
+    now,
+    leaseUntil,
+    limit,
+    due: (eb) => eb('status', 'in', ['queued', 'running']),
+    orderBy: 'requested_at',
+    set: (eb) => ({ status: 'running' as const, started_at: eb.fn.coalesce('started_at', eb.val(now)) }),
+  });
 }
 
 export async function recordProgress(

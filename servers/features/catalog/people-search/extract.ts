@@ -5,6 +5,7 @@
  * organisations and places named beside them, and dated statements. Pure: the page is given.
  */
 import * as cheerio from 'cheerio';
+import { asArray, type JsonLdWalk, jsonLdNodesOf } from '../../../page-reading.ts';
 import { normalizeName } from '../../scans/collectors/entity.ts';
 
 export interface PageEvidence {
@@ -91,32 +92,24 @@ export function pageEvidence(html: string, url: string, name: string, location: 
     else if (!known.role && role) known.role = role;
   };
 
-  $('script[type="application/ld+json"]').each((_, el) => {
-    let data: unknown;
-    try {
-      data = JSON.parse($(el).text());
-    } catch {
-      return;
+  for (const node of jsonLdNodesOf($, PERSON_WALK)) {
+    const types = asArray(node['@type']).map(String);
+    if (types.some((t) => /ScholarlyArticle|Article|Book|Thesis/.test(t))) publication = true;
+    if (!types.includes('Person') || typeof node.name !== 'string' || !mentions(node.name, name)) continue;
+    personNode = true;
+    const role = typeof node.jobTitle === 'string' ? node.jobTitle.trim() : null;
+    if (role) roles.add(role);
+    for (const org of asArray(node.worksFor)) addOrg(org, role);
+    for (const key of ['affiliation', 'memberOf', 'alumniOf'] as const) {
+      for (const org of asArray(node[key])) addOrg(org, key === 'alumniOf' ? 'alumnus' : role);
     }
-    for (const node of nodes(data)) {
-      const types = asArray(node['@type']).map(String);
-      if (types.some((t) => /ScholarlyArticle|Article|Book|Thesis/.test(t))) publication = true;
-      if (!types.includes('Person') || typeof node.name !== 'string' || !mentions(node.name, name)) continue;
-      personNode = true;
-      const role = typeof node.jobTitle === 'string' ? node.jobTitle.trim() : null;
-      if (role) roles.add(role);
-      for (const org of asArray(node.worksFor)) addOrg(org, role);
-      for (const key of ['affiliation', 'memberOf', 'alumniOf'] as const) {
-        for (const org of asArray(node[key])) addOrg(org, key === 'alumniOf' ? 'alumnus' : role);
-      }
-      const address = asArray(node.address)[0] ?? asArray(node.homeLocation)[0];
-      const place = placeOf(address);
-      if (place) locations.add(place);
-      for (const link of [...asArray(node.sameAs), node.url]) {
-        if (typeof link === 'string' && /^https?:\/\//.test(link) && link !== url) links.add(link);
-      }
+    const address = asArray(node.address)[0] ?? asArray(node.homeLocation)[0];
+    const place = placeOf(address);
+    if (place) locations.add(place);
+    for (const link of [...asArray(node.sameAs), node.url]) {
+      if (typeof link === 'string' && /^https?:\/\//.test(link) && link !== url) links.add(link);
     }
-  });
+  }
 
   $('script, style, noscript, template, svg, nav, header, footer').remove();
   // Headings repeat the title; statements come from running text.
@@ -218,23 +211,7 @@ function nameOf(value: unknown): string | null {
   return null;
 }
 
-function asArray(value: unknown): unknown[] {
-  if (value === undefined || value === null) return [];
-  return Array.isArray(value) ? value : [value];
-}
-
-function nodes(data: unknown, depth = 0, out: Record<string, unknown>[] = []): Record<string, unknown>[] {
-  if (depth > 6 || data === null || typeof data !== 'object') return out;
-  if (Array.isArray(data)) {
-    for (const item of data) nodes(item, depth + 1, out);
-    return out;
-  }
-  const record = data as Record<string, unknown>;
-  if (record['@type'] !== undefined) out.push(record);
-  const graph = record['@graph'];
-  if (graph) nodes(graph, depth + 1, out);
-  for (const key of ['author', 'creator', 'mainEntity', 'about', 'employee', 'member']) {
-    if (record[key]) nodes(record[key], depth + 1, out);
-  }
-  return out;
-}
+/** Where a person is found in JSON-LD: the page's graph, and who wrote, is or works for what it is about. */
+const PERSON_WALK: JsonLdWalk = {
+  follow: ['@graph', 'author', 'creator', 'mainEntity', 'about', 'employee', 'member'],
+};

@@ -4,7 +4,8 @@
  * `contactType` and `areaServed`, and `MerchantReturnPolicy` nodes' `merchantReturnLink`. Scripts
  * that are not JSON say nothing. The caller judges the addresses (`email.ts`, `phone.ts`).
  */
-import { asArray, jsonLdNodes, typesOf } from '../../scans/collectors/entity.ts';
+import { asArray, jsonLdNodesOf, typesOf } from '../../../page-reading.ts';
+import { ORGANIZATION_WALK } from '../../scans/collectors/entity.ts';
 import { absolute, type HtmlPage } from './pages.ts';
 import type { FoundChannel } from './schemas.ts';
 
@@ -35,19 +36,6 @@ function contactPointOf(node: Record<string, unknown>): ContactPoint | null {
   };
 }
 
-/** Every JSON-LD object of the page (each `<script type="application/ld+json">` that parses). */
-function jsonLdDocuments(page: HtmlPage): unknown[] {
-  const documents: unknown[] = [];
-  page.$('script[type="application/ld+json"]').each((_, el) => {
-    try {
-      documents.push(JSON.parse(page.$(el).text()));
-    } catch {
-      // a script that is not JSON says nothing
-    }
-  });
-  return documents;
-}
-
 /** The page's contact points, each once. */
 export function contactPoints(page: HtmlPage): ContactPoint[] {
   const seen = new Set<string>();
@@ -61,12 +49,10 @@ export function contactPoints(page: HtmlPage): ContactPoint[] {
       out.push(point);
     }
   };
-  for (const document of jsonLdDocuments(page)) {
-    for (const node of jsonLdNodes(document)) {
-      if (typesOf(node).includes('ContactPoint')) add(node);
-      // An organisation's contactPoint need not carry its own @type.
-      for (const point of asArray(node.contactPoint)) add(point);
-    }
+  for (const node of jsonLdNodesOf(page.$, ORGANIZATION_WALK)) {
+    if (typesOf(node).includes('ContactPoint')) add(node);
+    // An organisation's contactPoint need not carry its own @type.
+    for (const point of asArray(node.contactPoint)) add(point);
   }
   return out;
 }
@@ -74,19 +60,17 @@ export function contactPoints(page: HtmlPage): ContactPoint[] {
 /** `MerchantReturnPolicy.merchantReturnLink`s on the brand's site. */
 export function returnPolicies(page: HtmlPage, onSite: (url: URL) => boolean): FoundChannel[] {
   const out: FoundChannel[] = [];
-  for (const document of jsonLdDocuments(page)) {
-    for (const node of jsonLdNodes(document)) {
-      if (!typesOf(node).includes('MerchantReturnPolicy')) continue;
-      const url = absolute(text(node.merchantReturnLink) ?? undefined, page.url);
-      if (!url || !onSite(url) || out.some((c) => c.address === url.href)) continue;
-      out.push({
-        kind: 'return_policy',
-        address: url.href,
-        detail: {},
-        source_url: page.url.href,
-        found_by: 'json_ld_return_policy',
-      });
-    }
+  for (const node of jsonLdNodesOf(page.$, ORGANIZATION_WALK)) {
+    if (!typesOf(node).includes('MerchantReturnPolicy')) continue;
+    const url = absolute(text(node.merchantReturnLink) ?? undefined, page.url);
+    if (!url || !onSite(url) || out.some((c) => c.address === url.href)) continue;
+    out.push({
+      kind: 'return_policy',
+      address: url.href,
+      detail: {},
+      source_url: page.url.href,
+      found_by: 'json_ld_return_policy',
+    });
   }
   return out;
 }

@@ -11,6 +11,7 @@
  * about page's sentences ("founded in 2012", "headquartered in Lisbon").
  */
 import * as cheerio from 'cheerio';
+import { asArray, type JsonLdWalk, jsonLdNodesOf, typesOf } from '../../../page-reading.ts';
 
 export const entityFields = [
   'name',
@@ -73,32 +74,24 @@ export function entityClaimsOfPage(
     const text = typeof value === 'string' ? clean(value) : '';
     if (text) claims.push({ field, value: text, source, source_url: url });
   };
-  $('script[type="application/ld+json"]').each((_, el) => {
-    let data: unknown;
-    try {
-      data = JSON.parse($(el).text());
-    } catch {
-      return;
-    }
-    for (const node of jsonLdNodes(data)) {
-      const types = typesOf(node);
-      if (types.some((t) => organizationType.test(t))) {
-        add('name', node.name, 'json_ld');
-        add('description', node.description, 'json_ld');
-        const specific = types.find((t) => t !== 'Organization' && organizationType.test(t));
-        if (specific) add('category', humanizeType(specific), 'json_ld');
-        add('founded', typeof node.foundingDate === 'string' ? node.foundingDate : undefined, 'json_ld');
-        add('headquarters', addressText(node.address ?? node.location), 'json_ld');
-        for (const person of asArray(node.founder ?? node.founders)) add('people', nameOf(person), 'json_ld');
-        for (const offer of asArray(node.makesOffer)) {
-          const item = (offer as Record<string, unknown>)?.itemOffered;
-          add('products', nameOf(item), 'json_ld');
-        }
-      } else if (types.some((t) => productType.test(t))) {
-        add('products', node.name, 'json_ld');
+  for (const node of jsonLdNodesOf($, ORGANIZATION_WALK)) {
+    const types = typesOf(node);
+    if (types.some((t) => organizationType.test(t))) {
+      add('name', node.name, 'json_ld');
+      add('description', node.description, 'json_ld');
+      const specific = types.find((t) => t !== 'Organization' && organizationType.test(t));
+      if (specific) add('category', humanizeType(specific), 'json_ld');
+      add('founded', typeof node.foundingDate === 'string' ? node.foundingDate : undefined, 'json_ld');
+      add('headquarters', addressText(node.address ?? node.location), 'json_ld');
+      for (const person of asArray(node.founder ?? node.founders)) add('people', nameOf(person), 'json_ld');
+      for (const offer of asArray(node.makesOffer)) {
+        const item = (offer as Record<string, unknown>)?.itemOffered;
+        add('products', nameOf(item), 'json_ld');
       }
+    } else if (types.some((t) => productType.test(t))) {
+      add('products', node.name, 'json_ld');
     }
-  });
+  }
   if (page.home) {
     const title = clean($('head > title').first().text() || $('title').first().text());
     if (title) add('name', title, 'title');
@@ -355,11 +348,6 @@ const clean = (text: string): string => text.replace(/\s+/g, ' ').trim();
 const foldDiacritics = (text: string): string => text.normalize('NFKD').replace(/\p{M}/gu, '');
 
 /** A JSON-LD value that may be one item or a list, as a list (nothing for null or absent). */
-export function asArray(value: unknown): unknown[] {
-  if (value === undefined || value === null) return [];
-  return Array.isArray(value) ? value : [value];
-}
-
 function nameOf(value: unknown): string | undefined {
   if (typeof value === 'string') return value;
   if (value && typeof value === 'object' && typeof (value as { name?: unknown }).name === 'string') {
@@ -390,51 +378,22 @@ function addressText(value: unknown): string | undefined {
 /** "SoftwareCompany" -> "software company". */
 const humanizeType = (type: string): string => type.replace(/(?<=[a-z])(?=[A-Z])/g, ' ').toLowerCase();
 
-/** The schema.org types of a JSON-LD node, without the `https://schema.org/` prefix. */
-export function typesOf(node: Record<string, unknown>): string[] {
-  return asArray(node['@type'])
-    .filter((t): t is string => typeof t === 'string')
-    .map((t) => t.replace(/^https?:\/\/schema\.org\//, ''));
-}
-
-/** Every object node of a JSON-LD document: arrays, `@graph`, nested values (bounded depth). */
-export function jsonLdNodes(
-  data: unknown,
-  depth = 0,
-  out: Record<string, unknown>[] = [],
-): Record<string, unknown>[] {
-  if (depth > 6 || data === null || typeof data !== 'object') return out;
-  if (Array.isArray(data)) {
-    for (const item of data) jsonLdNodes(item, depth + 1, out);
-    return out;
-  }
-  const record = data as Record<string, unknown>;
-  if (record['@type'] !== undefined) out.push(record);
-  for (const [key, value] of Object.entries(record)) {
-    if (key === '@graph' || (key !== '@context' && typeof value === 'object')) {
-      // Nested organisations (a publisher inside a WebSite) count; their addresses are read with them.
-      if (key !== 'address' && key !== 'founder' && key !== 'founders' && key !== 'makesOffer') {
-        jsonLdNodes(value, depth + 1, out);
-      }
-    }
-  }
-  return out;
-}
+/**
+ * How the entity collector walks JSON-LD: nested organisations count (a publisher inside a
+ * WebSite); an organisation's addresses, founders and offers are read with it, not as nodes.
+ */
+export const ORGANIZATION_WALK: JsonLdWalk = {
+  follow: (key) => !['@context', '@type', 'address', 'founder', 'founders', 'makesOffer'].includes(key),
+};
 
 /** sameAs links of the organisation nodes on a page (profiles models learn from). */
 export function sameAsOfPage(html: string): string[] {
   const $ = cheerio.load(html);
   const links = new Set<string>();
-  $('script[type="application/ld+json"]').each((_, el) => {
-    try {
-      for (const node of jsonLdNodes(JSON.parse($(el).text()))) {
-        if (!typesOf(node).some((t) => organizationType.test(t))) continue;
-        for (const link of asArray(node.sameAs))
-          if (typeof link === 'string' && /^https?:\/\//.test(link)) links.add(link);
-      }
-    } catch {
-      // a script that is not JSON says nothing
-    }
-  });
+  for (const node of jsonLdNodesOf($, ORGANIZATION_WALK)) {
+    if (!typesOf(node).some((t) => organizationType.test(t))) continue;
+    for (const link of asArray(node.sameAs))
+      if (typeof link === 'string' && /^https?:\/\//.test(link)) links.add(link);
+  }
   return [...links];
 }

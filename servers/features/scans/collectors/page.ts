@@ -3,6 +3,7 @@
  * JSON-LD types (including `@graph`), OpenGraph, canonical URL, and the links the crawl follows.
  */
 import * as cheerio from 'cheerio';
+import { visibleText } from '../../../page-reading.ts';
 
 export interface PageFacts {
   url: string;
@@ -72,19 +73,7 @@ export function parsePage(html: string, url: string): PageFacts {
   });
 
   const text = (s: string) => s.replace(/\s+/g, ' ').trim();
-  $('script, style, noscript, template, svg').remove();
-  // Text nodes joined by spaces: `.text()` would glue adjacent blocks into one word.
-  const root = $('body').length ? $('body') : $('html');
-  const bodyText = text(
-    root
-      .find('*')
-      .addBack()
-      .contents()
-      .filter((_, node) => node.type === 'text')
-      .map((_, node) => (node as unknown as { data: string }).data)
-      .get()
-      .join(' '),
-  );
+  const bodyText = text(visibleText($));
 
   return {
     url,
