@@ -131,6 +131,15 @@ describe.each(dialects)('live merchant resolution (%s)', (dialect: Dialect) => {
         )
       ).url,
     );
+    host(
+      'tallowmoor.co.uk',
+      (
+        await fixture(
+          'bare',
+          '<html><head><title>Tallowmoor</title><meta property="og:site_name" content="Tallowmoor"></head><body></body></html>',
+        )
+      ).url,
+    );
     // A review site whose home page features the bakery: title, JSON-LD list and the city, all of it.
     host(
       'bestlocalbites.com',
@@ -415,6 +424,16 @@ describe.each(dialects)('live merchant resolution (%s)', (dialect: Dialect) => {
     expect(body.matches.filter((m: Json) => m.domain === 'lumenquill.io')).toEqual([
       expect.objectContaining({ brand: 'Lumenquill', source: 'live_resolution', level: 'medium' }),
     ]);
+  });
+
+  it("takes the site the line printed on another country's domain than the line's state", async () => {
+    const body = await lookup(main, 'TALLOWMOOR.CO.UK 0412 NY');
+    expect(body.merchant.country).toBe('US');
+    expect(body.resolution).toMatchObject({
+      status: 'resolved',
+      domain: 'tallowmoor.co.uk',
+      evidence: { source: 'website_hint' },
+    });
   });
 
   it('gets no guess for a line that names no brand: a place, generic words', async () => {

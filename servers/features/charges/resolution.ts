@@ -342,7 +342,8 @@ export class MerchantResolver {
         const identity = readSiteIdentity(bytes.toString('utf8'));
         const verdict = judgeSite(merchant, identity, {
           websiteHint: candidate.source === 'website_hint',
-          domainCountry: countryOfDomain(domain),
+          // The site the line printed is the merchant's own on whatever country domain it is.
+          domainCountry: candidate.source === 'website_hint' ? null : countryOfDomain(domain),
         });
         return result(verdict.accepted ? 'accepted' : (verdict.reason ?? 'name_absent'), {
           url: url.href,
