@@ -53,19 +53,23 @@ export function corpusKinds(name: CorpusName): string[] {
 
 const confident = (level: string | undefined) => level === 'high' || level === 'very_high';
 
+const sameBrand = (match: { alternate_domains?: string[] | undefined }, domain: string | null): boolean =>
+  domain !== null && (match.alternate_domains?.includes(domain) ?? false);
+
 export function judge(matcher: BrandMatcher, kase: DescriptorCase): LineVerdict {
   const matches = matcher.lookup(kase.line).matches;
   const first = matches[0];
   const best = first ? { domain: first.domain, confidence: first.confidence, level: first.level } : null;
+  // The brand's site for the line's country is its answer too (issue 32 item 6: a GB line gets
+  // morrisons.co.uk, with morrisons.com among its alternate_domains).
+  const same = first !== undefined && (first.domain === kase.domain || sameBrand(first, kase.domain));
   const right =
-    kase.domain === null
-      ? !matches.some((m) => m.confidence >= 0.7)
-      : best?.domain === kase.domain && best.confidence >= 0.7;
+    kase.domain === null ? !matches.some((m) => m.confidence >= 0.7) : same && first.confidence >= 0.7;
   return {
     kase,
     right,
     empty: matches.length === 0,
-    confidentFalse: best !== null && confident(best.level) && best.domain !== kase.domain,
+    confidentFalse: best !== null && confident(best.level) && !same,
     best,
   };
 }

@@ -19,7 +19,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { getDomain } from 'tldts';
 import type { BrandCategory } from '../servers/features/charges/brand-registry.ts';
-import { brandIndexFile } from '../servers/features/charges/brand-registry.ts';
+import { brandIndexFile, countryOfDomain } from '../servers/features/charges/brand-registry.ts';
 
 // Read by path: neither package lists these files (or its package.json) in its `exports`.
 const modules = new URL('../node_modules/', import.meta.url);
@@ -44,8 +44,11 @@ interface SimpleIcon {
   aliases?: { aka?: string[]; dup?: { title: string }[]; loc?: Record<string, string> };
 }
 
-/** One brand of the index: `[name, domain, category, countries, aliases, wikidata, source]`. */
-export type IndexRow = [string, string, BrandCategory, string, string[], string, 0 | 1];
+/**
+ * One brand of the index: `[name, domain, category, countries, aliases, wikidata, source, alternates]`
+ * (alternates: the brand's country sites, space-separated, '' for none).
+ */
+export type IndexRow = [string, string, BrandCategory, string, string[], string, 0 | 1, string];
 
 /** OSM key/value (NSI tree path without the `brands/` prefix) to our category. First match wins. */
 const categoryRules: [RegExp, BrandCategory][] = [
@@ -163,6 +166,23 @@ interface Draft {
   wikidata: string;
   source: 0 | 1;
   items: number;
+  alternates: Set<string>;
+}
+
+/**
+ * The brand's sites for other countries among its Wikidata official websites (P856): registrable
+ * domains on a country's top-level domain with the main site's label (`amazon.it` for amazon.com,
+ * not `about.google` nor another label the brand also owns), in Wikidata's order.
+ */
+function countrySites(domain: string, websites: readonly string[]): string[] {
+  const label = domain.split('.')[0];
+  const out = new Set<string>();
+  for (const site of websites) {
+    const other = domainOf(site);
+    if (other && other !== domain && other.split('.')[0] === label && countryOfDomain(other) !== null)
+      out.add(other);
+  }
+  return [...out];
 }
 
 export function buildIndex(): { meta: Record<string, unknown>; rows: IndexRow[] } {
@@ -194,6 +214,7 @@ export function buildIndex(): { meta: Record<string, unknown>; rows: IndexRow[] 
     for (const [c, n] of draft.categories) existing.categories.set(c, (existing.categories.get(c) ?? 0) + n);
     for (const c of draft.countries) existing.countries.add(c);
     for (const a of [draft.name, ...draft.aliases]) existing.aliases.add(a);
+    for (const d of draft.alternates) existing.alternates.add(d);
   };
 
   for (const [path, { items }] of Object.entries(nsi.nsi).sort(([a], [b]) => a.localeCompare(b))) {
@@ -226,6 +247,7 @@ export function buildIndex(): { meta: Record<string, unknown>; rows: IndexRow[] 
         wikidata: qid,
         source: 0,
         items: 1,
+        alternates: new Set(countrySites(domain, identity?.officialWebsites ?? [])),
       });
     }
   }
@@ -251,6 +273,7 @@ export function buildIndex(): { meta: Record<string, unknown>; rows: IndexRow[] 
       wikidata: '',
       source: 1,
       items: 1,
+      alternates: new Set(),
     });
   }
 
@@ -269,6 +292,7 @@ export function buildIndex(): { meta: Record<string, unknown>; rows: IndexRow[] 
         [...d.aliases].sort(),
         d.wikidata,
         d.source,
+        [...d.alternates].filter((a) => !domains.has(a)).join(' '),
       ];
     });
 
@@ -281,7 +305,7 @@ export function buildIndex(): { meta: Record<string, unknown>; rows: IndexRow[] 
         version: nsiPackage.version,
         license: 'BSD-3-Clause',
         url: 'https://github.com/osmlab/name-suggestion-index',
-        used: 'brands/* items: names, matchNames, OSM category, locationSet countries; dist/wikidata/wikidata.json: Wikidata label and official website (P856)',
+        used: "brands/* items: names, matchNames, OSM category, locationSet countries; dist/wikidata/wikidata.json: Wikidata label and official websites (P856): the first is the brand's site, others with its label on a country's top-level domain are its alternate_domains",
       },
       {
         name: 'simple-icons',
@@ -291,7 +315,7 @@ export function buildIndex(): { meta: Record<string, unknown>; rows: IndexRow[] 
         used: 'title, aliases (aka, dup), site from the source/guidelines URL when it is the brand’s own',
       },
     ],
-    fields: ['name', 'domain', 'category', 'countries', 'aliases', 'wikidata', 'source'],
+    fields: ['name', 'domain', 'category', 'countries', 'aliases', 'wikidata', 'source', 'alternate_domains'],
     source_names: ['name-suggestion-index', 'simple-icons'],
     brands: rows.length,
   };

@@ -34,44 +34,73 @@ export interface JsonLdWalk {
 /** Nested structure read at most this deep: a document is data from anyone. */
 const MAX_DEPTH = 6;
 
+/** A node found by a walk, and whether it sits under a key `JsonLdWalk.marks` picks out. */
+export interface JsonLdEntry {
+  node: JsonLdNode;
+  /** Under a marked key somewhere above it (a list of other businesses, say), not the page's own. */
+  marked: boolean;
+}
+
 /**
  * Every node with an `@type` in a JSON-LD document, each before the nodes inside it: through
  * arrays, `@graph` and the values `walk` follows.
  */
 export function jsonLdNodes(data: unknown, walk: JsonLdWalk = {}): JsonLdNode[] {
-  const out: JsonLdNode[] = [];
+  return jsonLdEntries(data, walk).map((entry) => entry.node);
+}
+
+/** `jsonLdNodes` with, for each node, whether it lies under a key `marks` picks out. */
+export function jsonLdEntries(
+  data: unknown,
+  walk: JsonLdWalk = {},
+  marks: (key: string) => boolean = () => false,
+): JsonLdEntry[] {
+  const out: JsonLdEntry[] = [];
   const follow = walk.follow ?? ((key: string) => key !== '@context' && key !== '@type');
-  const visit = (value: unknown, depth: number): void => {
+  const visit = (value: unknown, depth: number, marked: boolean): void => {
     if (depth > MAX_DEPTH || value === null || typeof value !== 'object') return;
     if (Array.isArray(value)) {
-      for (const item of value.slice(0, walk.arrayLimit)) visit(item, depth + 1);
+      for (const item of value.slice(0, walk.arrayLimit)) visit(item, depth + 1, marked);
       return;
     }
     const node = value as JsonLdNode;
-    if (node['@type'] !== undefined) out.push(node);
+    if (node['@type'] !== undefined) out.push({ node, marked });
     if (typeof follow === 'function') {
-      for (const [key, child] of Object.entries(node)) if (follow(key)) visit(child, depth + 1);
+      for (const [key, child] of Object.entries(node))
+        if (follow(key)) visit(child, depth + 1, marked || marks(key));
     } else {
-      for (const key of follow) visit(node[key], depth + 1);
+      for (const key of follow) visit(node[key], depth + 1, marked || marks(key));
     }
   };
-  visit(data, 0);
+  visit(data, 0, false);
   return out;
 }
 
-/** The nodes of every `<script type="application/ld+json">` of the page; a script that is not JSON says nothing. */
-export function jsonLdNodesOf($: CheerioAPI, walk: JsonLdWalk = {}): JsonLdNode[] {
-  const out: JsonLdNode[] = [];
+/** The JSON of every `<script type="application/ld+json">` of the page; a script that is not JSON says nothing. */
+function jsonLdDocumentsOf($: CheerioAPI): unknown[] {
+  const out: unknown[] = [];
   $('script[type="application/ld+json"]').each((_, el) => {
-    let data: unknown;
     try {
-      data = JSON.parse($(el).text());
+      out.push(JSON.parse($(el).text()));
     } catch {
-      return;
+      // not JSON: nothing said
     }
-    out.push(...jsonLdNodes(data, walk));
   });
   return out;
+}
+
+/** The nodes of every `<script type="application/ld+json">` of the page. */
+export function jsonLdNodesOf($: CheerioAPI, walk: JsonLdWalk = {}): JsonLdNode[] {
+  return jsonLdDocumentsOf($).flatMap((data) => jsonLdNodes(data, walk));
+}
+
+/** `jsonLdNodesOf` with, for each node, whether it lies under a key `marks` picks out. */
+export function jsonLdEntriesOf(
+  $: CheerioAPI,
+  walk: JsonLdWalk,
+  marks: (key: string) => boolean,
+): JsonLdEntry[] {
+  return jsonLdDocumentsOf($).flatMap((data) => jsonLdEntries(data, walk, marks));
 }
 
 /**

@@ -21,12 +21,16 @@ import { startTestService, type TestService } from '../helpers/service.ts';
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked field by field
 type Json = any;
 
-function merchantPage(options: { name: string; city?: string; extra?: string }): string {
+function merchantPage(options: { name: string; city?: string; country?: string; extra?: string }): string {
+  const address = {
+    ...(options.city ? { addressLocality: options.city } : {}),
+    ...(options.country ? { addressCountry: options.country } : {}),
+  };
   const jsonLd = {
     '@context': 'https://schema.org',
     '@type': 'Restaurant',
     name: options.name,
-    ...(options.city ? { address: { '@type': 'PostalAddress', addressLocality: options.city } } : {}),
+    ...(Object.keys(address).length > 0 ? { address: { '@type': 'PostalAddress', ...address } } : {}),
   };
   return `<!doctype html><html><head><title>${options.name}</title>
 <meta property="og:site_name" content="${options.name}">
@@ -111,6 +115,93 @@ describe.each(dialects)('live merchant resolution (%s)', (dialect: Dialect) => {
       { url: 'https://www.nsprov.com/about', title: 'About | Northside Provisions' },
     ]);
     main = await service();
+
+    // Issue 32 item 8: a local web without a search provider, and one whose search ranks a
+    // directory and a same-name business above the merchant's own site.
+    host(
+      'fernwoodciderworks.com',
+      (await fixture('bare', merchantPage({ name: 'Fernwood Ciderworks', city: 'Portland' }))).url,
+    );
+    host(
+      'lumenquill.io',
+      (
+        await fixture(
+          'bare',
+          '<html><head><title>Lumenquill - notebooks that last</title><meta property="og:site_name" content="Lumenquill"></head><body><h1>Lumenquill</h1></body></html>',
+        )
+      ).url,
+    );
+    host(
+      'tallowmoor.co.uk',
+      (
+        await fixture(
+          'bare',
+          '<html><head><title>Tallowmoor</title><meta property="og:site_name" content="Tallowmoor"></head><body></body></html>',
+        )
+      ).url,
+    );
+    // A review site whose home page features the bakery: title, JSON-LD list and the city, all of it.
+    host(
+      'bestlocalbites.com',
+      (
+        await fixture(
+          'bare',
+          `<html><head><title>Ottoleaf Bakehouse - Oakland's best bakery | Best Local Bites</title>
+<script type="application/ld+json">${JSON.stringify({
+            '@context': 'https://schema.org',
+            '@type': 'ItemList',
+            itemListElement: [
+              {
+                '@type': 'ListItem',
+                position: 1,
+                item: {
+                  '@type': 'Bakery',
+                  name: 'Ottoleaf Bakehouse',
+                  address: { '@type': 'PostalAddress', addressLocality: 'Oakland' },
+                },
+              },
+              { '@type': 'ListItem', position: 2, item: { '@type': 'Bakery', name: 'Crumb & Co' } },
+            ],
+          })}</script></head>
+<body><h1>Best bakeries in Oakland</h1><p>Ottoleaf Bakehouse, Oakland. Write a review. Claim your business.</p></body></html>`,
+        )
+      ).url,
+    );
+    host(
+      'ottoleafbakes.com',
+      (
+        await fixture(
+          'bare',
+          '<html><head><title>Ottoleaf Bakehouse</title></head><body><p>Bread baked daily in Oakland, CA.</p></body></html>',
+        )
+      ).url,
+    );
+    search.results.set('ottoleaf bakehouse oakland', [
+      {
+        url: 'https://bestlocalbites.com/oakland/ottoleaf-bakehouse',
+        title: 'Ottoleaf Bakehouse - Best Local Bites',
+      },
+      { url: 'https://www.yelp.co.uk/biz/ottoleaf-bakehouse', title: 'Ottoleaf Bakehouse - Yelp' },
+      { url: 'https://ottoleafbakes.com/', title: 'Ottoleaf Bakehouse' },
+    ]);
+    // Two cafés called Corvidae: one in the US (on .com, every signal), one in the UK (.co.uk, its title only).
+    host(
+      'corvidaecoffee.com',
+      (await fixture('bare', merchantPage({ name: 'Corvidae Coffee', country: 'US' }))).url,
+    );
+    host(
+      'corvidaecoffee.co.uk',
+      (
+        await fixture(
+          'bare',
+          '<html><head><title>Corvidae Coffee</title></head><body><p>Speciality coffee.</p></body></html>',
+        )
+      ).url,
+    );
+    host(
+      'wrenhollowcoffee.com',
+      (await fixture('bare', merchantPage({ name: 'Wren Hollow Coffee', country: 'United States' }))).url,
+    );
   });
 
   afterAll(async () => {
@@ -303,6 +394,125 @@ describe.each(dialects)('live merchant resolution (%s)', (dialect: Dialect) => {
     } finally {
       await ownSearch.close();
     }
+  });
+
+  it('resolves without a search provider: a merchant the registry does not hold, named from the line', async () => {
+    const alone = await service({ 'research.search.searxng_url': null });
+    const searched = search.requests.length;
+    const body = await lookup(alone, 'SQ *FERNWOOD CIDERWORKS PORTLAND OR');
+    expect(body.resolution).toMatchObject({
+      status: 'resolved',
+      domain: 'fernwoodciderworks.com',
+      name: 'Fernwood Ciderworks',
+      level: 'medium',
+      evidence: { source: 'name', city: 'agrees' },
+    });
+    expect(body.matches[0]).toMatchObject({ domain: 'fernwoodciderworks.com', source: 'live_resolution' });
+    expect(search.requests.length).toBe(searched);
+  });
+
+  it("reads the line's own website without a search provider: the site's name, source live_resolution", async () => {
+    const alone = await service({ 'research.search.searxng_url': null });
+    const body = await lookup(alone, 'LUMENQUILL.IO 0412');
+    expect(body.resolution).toMatchObject({
+      status: 'resolved',
+      domain: 'lumenquill.io',
+      name: 'Lumenquill',
+      evidence: { source: 'website_hint' },
+    });
+    // One match for the domain: the line's own (source line) read and confirmed by its site.
+    expect(body.matches.filter((m: Json) => m.domain === 'lumenquill.io')).toEqual([
+      expect.objectContaining({ brand: 'Lumenquill', source: 'live_resolution', level: 'medium' }),
+    ]);
+  });
+
+  it("takes the site the line printed on another country's domain than the line's state", async () => {
+    const body = await lookup(main, 'TALLOWMOOR.CO.UK 0412 NY');
+    expect(body.merchant.country).toBe('US');
+    expect(body.resolution).toMatchObject({
+      status: 'resolved',
+      domain: 'tallowmoor.co.uk',
+      evidence: { source: 'website_hint' },
+    });
+  });
+
+  it('gets no guess for a line that names no brand: a place, generic words', async () => {
+    const alone = await service({ 'research.search.searxng_url': null });
+    for (const line of ['SANTA FE', 'CITY PARKING 0412', 'GAS STATION DENVER CO']) {
+      const body = await lookup(alone, line);
+      expect(body.resolution, line).toBeUndefined();
+      expect(body.matches.filter((m: Json) => m.level === 'high' || m.level === 'very_high')).toEqual([]);
+    }
+  });
+
+  it('never answers a directory or review site, even one ranked first whose home page features the merchant', async () => {
+    const body = await lookup(main, 'OTTOLEAF BAKEHOUSE OAKLAND CA');
+    expect(body.resolution).toMatchObject({
+      status: 'resolved',
+      domain: 'ottoleafbakes.com',
+      evidence: { source: 'search', city: 'agrees' },
+    });
+    const row = await main.services.db
+      .selectFrom('resolved_merchants')
+      .select('evidence')
+      .where('name_key', '=', 'OTTOLEAFBAKEHOUSE')
+      .executeTakeFirstOrThrow();
+    const outcomes = Object.fromEntries(
+      JSON.parse(row.evidence).candidates.map((c: Json) => [c.domain, c.outcome]),
+    );
+    expect(outcomes['bestlocalbites.com']).toBe('directory');
+    expect(outcomes).not.toHaveProperty('yelp.co.uk');
+  });
+
+  it("never lets a same-name business in another country win over the line's own", async () => {
+    const body = await lookup(main, 'CORVIDAE COFFEE BRISTOL GB');
+    expect(body.resolution).toMatchObject({ status: 'resolved', domain: 'corvidaecoffee.co.uk' });
+    expect(body.matches.map((m: Json) => m.domain)).not.toContain('corvidaecoffee.com');
+    const row = await main.services.db
+      .selectFrom('resolved_merchants')
+      .select('evidence')
+      .where('name_key', '=', 'CORVIDAECOFFEE')
+      .executeTakeFirstOrThrow();
+    expect(JSON.parse(row.evidence).candidates).toContainEqual({
+      domain: 'corvidaecoffee.com',
+      source: 'name',
+      outcome: 'country_mismatch',
+    });
+    // The only site of that name is in another country: no answer rather than the wrong business.
+    const alone = await lookup(main, 'WREN HOLLOW COFFEE BRISTOL GB');
+    expect(alone.resolution).toMatchObject({ status: 'not_found' });
+    expect(alone.matches.map((m: Json) => m.domain)).not.toContain('wrenhollowcoffee.com');
+  });
+
+  it("answers a regional line with the brand's site for its country, the others listed, on REST and MCP alike", async () => {
+    const line = 'ALBERT HEIJN 1234 ANTWERPEN BE';
+    const body = await lookup(main, line);
+    expect(body.matches[0]).toMatchObject({
+      brand: 'Albert Heijn',
+      domain: 'ah.be',
+      alternate_domains: ['ah.nl'],
+      level: 'very_high',
+      source: 'registry',
+    });
+    const mcp = await fetch(main.config.mcp_url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'lookup_card_charge', arguments: { charge: line } },
+      }),
+    });
+    const text = await mcp.text();
+    const message = JSON.parse(text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '{}'));
+    expect(message.result.structuredContent.matches[0]).toEqual(body.matches[0]);
+    const openapi = await (await fetch(`${main.config.base_url}/openapi.json`)).json();
+    expect(JSON.stringify(openapi)).toContain('alternate_domains');
   });
 
   it('stays off unless configured: no request leaves, and the answer says so', async () => {

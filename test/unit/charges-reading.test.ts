@@ -297,3 +297,59 @@ describe('lines that read alike', () => {
     expect(joined.matches.some((x) => x.confidence >= 0.7)).toBe(false);
   });
 });
+
+describe('regional sites (item 6)', () => {
+  const brellio = madeUp('Brellio', 'brellio.com', {
+    descriptors: ['BRELLIO'],
+    alternate_domains: ['brellio.co.uk', 'brellio.it'],
+  });
+  const m = new BrandMatcher([...shipped, brellio]);
+
+  it("answers the site for the line's country and lists the others", () => {
+    expect(best('BRELLIO LONDON GB', m)).toMatchObject({
+      brand: 'Brellio',
+      domain: 'brellio.co.uk',
+      alternate_domains: ['brellio.com', 'brellio.it'],
+    });
+    expect(best('BRELLIO MILANO IT', m)).toMatchObject({
+      domain: 'brellio.it',
+      alternate_domains: ['brellio.com', 'brellio.co.uk'],
+    });
+  });
+
+  it('answers the main site when the line names no country, or one the brand has no site for', () => {
+    for (const line of ['BRELLIO', 'BRELLIO BERLIN DE']) {
+      expect(best(line, m)).toMatchObject({
+        domain: 'brellio.com',
+        alternate_domains: ['brellio.co.uk', 'brellio.it'],
+      });
+    }
+  });
+
+  it('answers the country site the line printed, at very high', () => {
+    expect(best('BRELLIO.IT', m)).toMatchObject({
+      domain: 'brellio.it',
+      level: 'very_high',
+      alternate_domains: ['brellio.com', 'brellio.co.uk'],
+    });
+  });
+
+  it('lists no alternate_domains for a brand with one site', () => {
+    expect(best('WIDGETLY')).not.toHaveProperty('alternate_domains');
+  });
+
+  it("reads the registry's country sites from Wikidata (Albert Heijn: ah.nl, ah.be)", () => {
+    expect(shipped.find((b) => b.domain === 'ah.nl')?.alternate_domains).toEqual(['ah.be']);
+    expect(best('ALBERT HEIJN 1234 ANTWERPEN BE', plain)).toMatchObject({
+      domain: 'ah.be',
+      alternate_domains: ['ah.nl'],
+    });
+  });
+
+  it("never lists a site the registry holds as a brand of its own (Amazon's UK and German storefronts)", () => {
+    const amazon = shipped.find((b) => b.domain === 'amazon.com');
+    expect(amazon?.alternate_domains).toContain('amazon.it');
+    expect(amazon?.alternate_domains).not.toContain('amazon.co.uk');
+    expect(amazon?.alternate_domains).not.toContain('amazon.de');
+  });
+});

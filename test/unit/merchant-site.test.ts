@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   candidateDomains,
+  isPlatform,
   isResolvable,
   merchantOfLine,
   nameLabels,
@@ -45,6 +46,13 @@ describe('the merchant of a line', () => {
     expect(isResolvable(merchantOf('XY 12'))).toBe(false);
     expect(isResolvable(merchantOf('SQ *HALCYON ROASTERS'))).toBe(true);
   });
+
+  it('does not resolve a line that names no brand: a place, words for a kind of business', () => {
+    for (const line of ['SANTA FE', 'FORT COLLINS', 'CITY PARKING 0412', 'GAS STATION DENVER CO', 'CAR WASH'])
+      expect(isResolvable(merchantOf(line)), line).toBe(false);
+    for (const line of ['LA COLOMBE COFFEE', 'PARKING SPOT HOLDINGS INC LONG NAME', 'BLUE BOTTLE COFFEE'])
+      expect(isResolvable(merchantOf(line)), line).toBe(true);
+  });
 });
 
 describe('candidate domains', () => {
@@ -82,6 +90,18 @@ describe('candidate domains', () => {
       { domain: 'marlowekitchen.co.uk', source: 'name' },
       { domain: 'marlowe-kitchen.co.uk', source: 'name' },
     ]);
+  });
+
+  it('leaves out directories, review sites and platforms, in every country (yelp.co.uk)', () => {
+    for (const d of ['yelp.com', 'yelp.co.uk', 'tripadvisor.de', 'trustpilot.com', 'yell.com', 'wixsite.com'])
+      expect(isPlatform(d), d).toBe(true);
+    expect(isPlatform('halcyonroasters.com')).toBe(false);
+  });
+
+  it('drops a store number or a web or country tail from the name it makes domains of', () => {
+    expect(nameLabels(['WIDGETLY', 'COM'])).toEqual(['widgetly']);
+    expect(nameLabels(['WIDGETLY', 'USA'])).toEqual(['widgetly']);
+    expect(nameLabels(['HALCYON', 'ROASTERS', '0412'])).toEqual(['halcyonroasters', 'halcyon-roasters']);
   });
 
   it('stops at the configured number', () => {
@@ -197,5 +217,83 @@ describe('does the page name the merchant', () => {
   it('does not take a directory or product node for the business', () => {
     const product = readSiteIdentity(page({ jsonLd: { '@type': 'Product', name: 'Halcyon Roasters' } }));
     expect(product.names).toEqual([]);
+  });
+
+  it('refuses a directory or review page that features the merchant, and takes a business listing its branches', () => {
+    const listing = readSiteIdentity(
+      page({
+        title: 'Halcyon Roasters - Oakland | Best Local Bites',
+        jsonLd: {
+          '@type': 'ItemList',
+          itemListElement: [
+            { '@type': 'ListItem', item: { '@type': 'CafeOrCoffeeShop', name: 'Halcyon Roasters' } },
+            { '@type': 'ListItem', item: { '@type': 'CafeOrCoffeeShop', name: 'Other Beans' } },
+          ],
+        },
+      }),
+    );
+    expect(listing.directory).toBe(true);
+    expect(listing.names.map((n) => n.signal)).not.toContain('organization');
+    expect(judgeSite(halcyon, listing, { websiteHint: false })).toMatchObject({
+      accepted: false,
+      reason: 'directory',
+    });
+    const review = readSiteIdentity(
+      page({
+        title: 'Halcyon Roasters',
+        jsonLd: { '@type': 'Review', itemReviewed: { '@type': 'LocalBusiness', name: 'Halcyon Roasters' } },
+        body: '<p>Is this your business? Claim your business.</p>',
+      }),
+    );
+    expect(review.directory).toBe(true);
+    const own = readSiteIdentity(
+      page({
+        siteName: 'Halcyon Roasters',
+        jsonLd: {
+          '@type': 'Organization',
+          name: 'Halcyon Roasters',
+          subjectOf: {
+            '@type': 'ItemList',
+            itemListElement: [
+              { '@type': 'ListItem', item: { '@type': 'CafeOrCoffeeShop', name: 'Halcyon Roasters Uptown' } },
+            ],
+          },
+        },
+      }),
+    );
+    expect(own.directory).toBe(false);
+    expect(judgeSite(halcyon, own, { websiteHint: false }).accepted).toBe(true);
+  });
+
+  it("refuses a same-name business in another country, by its address or its country's domain", () => {
+    const bristol = merchantOf('CORVIDAE COFFEE BRISTOL GB');
+    const us = readSiteIdentity(
+      page({
+        siteName: 'Corvidae Coffee',
+        jsonLd: {
+          '@type': 'LocalBusiness',
+          name: 'Corvidae Coffee',
+          address: { addressCountry: 'United States' },
+        },
+      }),
+    );
+    expect(us.countries).toEqual(['US']);
+    expect(judgeSite(bristol, us, { websiteHint: false })).toMatchObject({
+      accepted: false,
+      reason: 'country_mismatch',
+    });
+    const bare = readSiteIdentity(page({ siteName: 'Corvidae Coffee' }));
+    expect(judgeSite(bristol, bare, { websiteHint: false, domainCountry: 'DE' })).toMatchObject({
+      accepted: false,
+      reason: 'country_mismatch',
+    });
+    expect(judgeSite(bristol, bare, { websiteHint: false, domainCountry: 'GB' })).toMatchObject({
+      accepted: true,
+      country: 'agrees',
+    });
+    expect(judgeSite(bristol, bare, { websiteHint: false, domainCountry: null })).toMatchObject({
+      accepted: true,
+      country: 'unknown',
+    });
   });
 });

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isValidPhoneNumber } from 'libphonenumber-js/min';
-import { getDomain } from 'tldts';
+import { getDomain, getPublicSuffix } from 'tldts';
 import { z } from 'zod';
 
 const httpsUrl = z.url({ protocol: /^https$/, error: 'must be an https URL' });
@@ -92,6 +92,21 @@ export const Brand = z.strictObject({
    * owned-by (P127), a processor's documentation. Read as aliases of the brand; never guessed.
    */
   billed_as: z.array(z.strictObject({ name: z.string().min(1), source: httpsUrl })).optional(),
+  /**
+   * The brand's own sites for other countries (`brand.co.uk`, `brand.it`), each on a country's
+   * top-level domain: a line from that country is answered with that site. Only from a source (the
+   * brand's official websites on Wikidata, P856), never made up from the name.
+   */
+  alternate_domains: z
+    .array(
+      z
+        .string()
+        .refine(
+          (d) => getDomain(d) === d && countryOfDomain(d) !== null,
+          'must be a registrable country domain',
+        ),
+    )
+    .optional(),
   contact: BrandContactData,
   returns: BrandReturns,
 });
@@ -130,7 +145,7 @@ export function loadCuratedBrands(file: URL | string = defaultBrandFile): Brand[
   return parsed.data.brands.map((brand) => ({ ...brand, source: 'curated' as const }));
 }
 
-type IndexRow = [string, string, BrandCategory, string, string[], string, number];
+type IndexRow = [string, string, BrandCategory, string, string[], string, number, string];
 const BrandIndexFile = z.object({
   sources: z.array(z.object({ name: z.string(), version: z.string(), license: z.string() })).min(1),
   source_names: z.array(z.enum(['name-suggestion-index', 'simple-icons'])),
@@ -144,23 +159,26 @@ const BrandIndexFile = z.object({
 export function loadBrandIndex(file: URL | string = brandIndexFile): Brand[] {
   const parsed = BrandIndexFile.parse(JSON.parse(readFileSync(file, 'utf8')));
   const sources = parsed.source_names;
-  return (parsed.rows as IndexRow[]).map(([name, domain, category, countries, aliases, wikidata, source]) => {
-    const list = countries === '' ? [] : countries.split(' ');
-    const regions = regionsOf(list);
-    return {
-      name,
-      domain,
-      category,
-      regions,
-      descriptors: [],
-      ...(aliases.length > 0 ? { aliases } : {}),
-      contact: {},
-      returns: {},
-      source: sources[source] as BrandIndexSource,
-      countries: list,
-      ...(wikidata ? { wikidata } : {}),
-    };
-  });
+  return (parsed.rows as IndexRow[]).map(
+    ([name, domain, category, countries, aliases, wikidata, source, alternates]) => {
+      const list = countries === '' ? [] : countries.split(' ');
+      const regions = regionsOf(list);
+      return {
+        name,
+        domain,
+        category,
+        regions,
+        descriptors: [],
+        ...(aliases.length > 0 ? { aliases } : {}),
+        contact: {},
+        returns: {},
+        source: sources[source] as BrandIndexSource,
+        countries: list,
+        ...(wikidata ? { wikidata } : {}),
+        ...(alternates ? { alternate_domains: alternates.split(' ') } : {}),
+      };
+    },
+  );
 }
 
 const euCountries = new Set(
@@ -193,9 +211,38 @@ export function loadBrands(
     if (own) {
       if (brand.wikidata && !own.wikidata) own.wikidata = brand.wikidata;
       if (!own.countries && brand.countries && brand.countries.length > 0) own.countries = brand.countries;
+      if (!own.alternate_domains && brand.alternate_domains) own.alternate_domains = brand.alternate_domains;
       continue;
     }
     merged.push(brand);
   }
+  // A country site the registry holds as a brand of its own (Amazon's UK storefront) answers as that
+  // brand, with its own descriptors and contacts: it is no one else's alternate.
+  const primaries = new Set(merged.map((b) => b.domain));
+  for (const [i, brand] of merged.entries()) {
+    if (!brand.alternate_domains) continue;
+    const alternates = brand.alternate_domains.filter((d) => !primaries.has(d));
+    if (alternates.length === brand.alternate_domains.length) continue;
+    const { alternate_domains: _all, ...rest } = brand;
+    merged[i] = alternates.length > 0 ? { ...rest, alternate_domains: alternates } : rest;
+  }
   return merged;
+}
+
+/**
+ * Top-level domains of a country that are mostly sold as generic names (`.io`, `.ai`, `.co`,
+ * `.tv`, `.me`...): a site on one says nothing about where the business is.
+ */
+const genericCountryTlds = new Set(
+  'ac ai cc co fm gg im io je la ly me ms nu sh so st to tv vc ws'.split(' '),
+);
+
+/**
+ * The ISO 3166-1 alpha-2 country of a domain on a country's top-level domain (`brand.co.uk` GB,
+ * `brand.it` IT, `brand.com.au` AU); null for a generic one (`.com`, `.eu`, `.io`).
+ */
+export function countryOfDomain(domain: string): string | null {
+  const tld = getPublicSuffix(domain)?.split('.').at(-1);
+  if (tld?.length !== 2 || tld === 'eu' || genericCountryTlds.has(tld)) return null;
+  return tld === 'uk' ? 'GB' : tld.toUpperCase();
 }

@@ -67,10 +67,40 @@ export function merchantOfLine(charge: string, descriptor: NormalizedDescriptor)
   };
 }
 
-/** Worth resolving: a name with some letters to it, not a bare code or number. */
+/**
+ * First words of places' names (`SANTA FE`, `FORT COLLINS`): two words starting with one, said
+ * alone, are a place, not a business (`LA COLOMBE`, `EL FAROLITO` are businesses: not listed).
+ */
+const placeWords = new Set('SAN SANTA LOS LAS SAINT ST FORT FT'.split(' '));
+
+/**
+ * Words that say what kind of business or charge it is, not which one (`CITY PARKING`, `GAS
+ * STATION`): a line of these alone names no brand, and its "site" would be anyone's.
+ */
+const genericWords = new Set(
+  (
+    'PARKING GARAGE LOT AIRPORT CITY DOWNTOWN MAIN STREET GAS STATION FUEL CAR WASH AUTO REPAIR BARBER ' +
+    'GENERAL GROCERY GROCERIES PHARMACY DRUG LIQUOR WINE BEER FOOD FOODS SUPERMARKET ' +
+    'CONVENIENCE PAYMENT PURCHASE POS DEBIT CREDIT CARD TRANSFER DEPOSIT WITHDRAWAL FEE FEES ATM CASH ' +
+    'TAXI CAB TOLL TRANSIT BUS TRAIN TICKET TICKETS LAUNDRY CLEANERS DENTAL MEDICAL DOCTOR VET NAILS HAIR'
+  ).split(' '),
+);
+
+/**
+ * Worth resolving: a name with some letters to it that may name a business - not a bare code or
+ * number, not the line's city or a place's name alone, not only words for a kind of business
+ * (issue 32 item 9: a line that names no brand gets no guess either).
+ */
 export function isResolvable(merchant: MerchantLine): boolean {
   const squashed = merchant.nameTokens.join('');
-  return squashed.length >= 4 && (squashed.match(/[A-Z]/g)?.length ?? 0) >= 3;
+  if (squashed.length < 4 || (squashed.match(/[A-Z]/g)?.length ?? 0) < 3) return false;
+  const core = coreTokens(merchant.nameTokens).filter((t) => !/^\d+$/.test(t));
+  if (core.length === 0) return false;
+  // A website printed on the line says the name is a business's, whatever else it reads like.
+  if (merchant.websiteHint !== null) return true;
+  if (merchant.cityTokens.length > 0 && core.join(' ') === merchant.cityTokens.join(' ')) return false;
+  if (core.length === 2 && placeWords.has(core[0] as string)) return false;
+  return !core.every((t) => genericWords.has(t) || tradeWords.has(t));
 }
 
 /** Legal-entity words that say nothing about which business it is. */
@@ -97,48 +127,56 @@ export function coreTokens(tokens: readonly string[]): string[] {
   return out;
 }
 
-/** Country code -> its usual top-level domain for businesses. */
+/** Country code -> the top-level domain its businesses usually use besides `.com`. */
 const countryTlds: Record<string, string[]> = {
   GB: ['co.uk'],
   IE: ['ie'],
   DE: ['de'],
   FR: ['fr'],
   NL: ['nl'],
+  BE: ['be'],
+  LU: ['lu'],
   ES: ['es'],
+  PT: ['pt'],
   IT: ['it'],
+  AT: ['at'],
+  CH: ['ch'],
+  SE: ['se'],
+  DK: ['dk'],
+  NO: ['no'],
+  FI: ['fi'],
+  PL: ['pl'],
   AU: ['com.au'],
+  NZ: ['co.nz'],
   CA: ['ca'],
 };
 
-/** Sites whose home page never is a small merchant's own (directories, platforms, processors). */
-const platforms = new Set([
-  'yelp.com',
-  'facebook.com',
-  'instagram.com',
-  'twitter.com',
-  'x.com',
-  'linkedin.com',
-  'tripadvisor.com',
-  'google.com',
-  'wikipedia.org',
-  'yellowpages.com',
-  'mapquest.com',
-  'foursquare.com',
-  'bbb.org',
-  'doordash.com',
-  'ubereats.com',
-  'grubhub.com',
-  'opentable.com',
-  'squareup.com',
-  'square.site',
-  'toasttab.com',
-  'paypal.com',
-  'amazon.com',
-  'apple.com',
-]);
+/**
+ * Directories, review and map sites, social networks, marketplaces, processors and site builders:
+ * their pages name many businesses, so they are evidence that a business exists, never its site.
+ * Listed by registrable domain, and by label for those with a site per country (yelp.co.uk).
+ */
+const platforms = new Set(
+  (
+    'yelp.com facebook.com instagram.com twitter.com x.com linkedin.com tiktok.com youtube.com pinterest.com ' +
+    'tripadvisor.com google.com goo.gl bing.com apple.com wikipedia.org yellowpages.com yell.com mapquest.com ' +
+    'foursquare.com bbb.org trustpilot.com sitejabber.com reviews.io feefo.com glassdoor.com indeed.com ' +
+    'nextdoor.com angi.com houzz.com thumbtack.com birdeye.com manta.com chamberofcommerce.com ' +
+    'bizapedia.com opencorporates.com dnb.com zoominfo.com crunchbase.com restaurantji.com allmenus.com ' +
+    'menupix.com zomato.com hotfrog.com cylex.com waze.com openstreetmap.org doordash.com ubereats.com ' +
+    'grubhub.com opentable.com seamless.com squareup.com square.site toasttab.com ' +
+    'paypal.com amazon.com wixsite.com business.site godaddysites.com myshopify.com linktr.ee'
+  ).split(' '),
+);
+const platformLabels = new Set(
+  'yelp tripadvisor trustpilot foursquare zomato cylex hotfrog google facebook opentable yellowpages'.split(
+    ' ',
+  ),
+);
 
-/** A directory, platform or processor, whose pages may name a merchant without being its site. */
-export const isPlatform = (domain: string): boolean => platforms.has(domain);
+/** A directory, review site or platform, whose pages may name a merchant without being its site. */
+export const isPlatform = (domain: string): boolean =>
+  platforms.has(domain) || platformLabels.has(domain.split('.')[0] ?? '');
 
 export type CandidateSource = 'website_hint' | 'search' | 'name';
 
@@ -149,9 +187,17 @@ export interface Candidate {
 
 const label = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
+/** Tails processors and issuers put after a name: a web tail or a country. */
+const lineTails = new Set('COM NET ORG WEB WWW ONLINE USA US UK GB INTL INT'.split(' '));
+
 /** Domain labels made from the merchant's name, most likely first. */
 export function nameLabels(nameTokens: readonly string[]): string[] {
-  const words = coreTokens(nameTokens).map((t) => t.toLowerCase().replace(/&/g, ''));
+  const named = coreTokens(nameTokens);
+  // A store number, or a web or country tail the processor added (`WIDGETLY COM`, `WIDGETLY USA`),
+  // is not in the business's domain.
+  while (named.length > 1 && (/^\d+$/.test(named.at(-1) as string) || lineTails.has(named.at(-1) as string)))
+    named.pop();
+  const words = named.map((t) => t.toLowerCase().replace(/&/g, ''));
   const forms: string[][] = [words];
   if (words.length > 1 && tradeWords.has((words.at(-1) as string).toUpperCase()))
     forms.push(words.slice(0, -1));
@@ -176,7 +222,7 @@ export function candidateDomains(
   const out: Candidate[] = [];
   const seen = new Set<string>();
   const add = (domain: string | null, source: CandidateSource) => {
-    if (!domain || seen.has(domain) || platforms.has(domain) || out.length >= max) return;
+    if (!domain || seen.has(domain) || isPlatform(domain) || out.length >= max) return;
     seen.add(domain);
     out.push({ domain, source });
   };

@@ -59,9 +59,19 @@ export class ChargeLookup {
       if (isResolvable(merchant)) {
         const found = await this.#resolver.resolve(merchant);
         resolution = found;
-        if (found.status === 'resolved' && !matches.some((m) => m.domain === found.domain)) {
-          matches.push(this.#resolvedMatch(found, registry.processor));
-          matches.sort((a, b) => b.confidence - a.confidence);
+        if (found.status === 'resolved') {
+          // The line's own website, now read and found to name the merchant: the site's own name for
+          // it, at the better of the two confidences. A registry or declared match of that domain stays.
+          const same = matches.findIndex((m) => m.domain === found.domain);
+          if (same === -1 || matches[same]?.source === 'line') {
+            const resolved = this.#resolvedMatch(found, registry.processor);
+            if (same === -1) matches.push(resolved);
+            else {
+              const confidence = Math.max(resolved.confidence, matches[same]?.confidence ?? 0);
+              matches[same] = { ...resolved, confidence, level: levelOf(confidence) };
+            }
+            matches.sort((a, b) => b.confidence - a.confidence);
+          }
         }
       }
     }

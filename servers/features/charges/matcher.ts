@@ -15,7 +15,7 @@
  * when the line's country is one it operates in; one that does not operate there drops below `medium`.
  */
 import { distance } from 'fastest-levenshtein';
-import type { Brand } from './brand-registry.ts';
+import { type Brand, countryOfDomain } from './brand-registry.ts';
 import { canonicalTokens, type NormalizedDescriptor, normalizeDescriptor } from './normalize.ts';
 import type { Processor } from './processors.ts';
 import type {
@@ -177,6 +177,8 @@ export class BrandMatcher {
   private readonly tier: Uint8Array;
   /** Squashed aliases of five characters or more, sorted, for truncated names (`TICKETMASTE`). */
   private readonly sortedSquashed: [string, number][];
+  /** Per brand with country sites: each country's site (its main site's country included). */
+  private readonly regional = new Map<number, Map<string, string>>();
 
   constructor(brands: readonly Brand[]) {
     this.brands = brands;
@@ -239,6 +241,18 @@ export class BrandMatcher {
       const id = this.aliases.length;
       this.aliases.push({ brand: index, kind: 'domain', text: brand.domain, squashed: glued });
       push(this.squashed, glued, id);
+    });
+    // A brand's country site on the line names the brand as its main site does (after every main
+    // site: a domain that is some brand's own is that brand's).
+    brands.forEach((brand, index) => {
+      if (!brand.alternate_domains || brand.alternate_domains.length === 0) return;
+      const sites = new Map<string, string>();
+      for (const domain of [brand.domain, ...brand.alternate_domains]) {
+        if (!this.byDomain.has(domain)) this.byDomain.set(domain, index);
+        const country = countryOfDomain(domain);
+        if (country !== null && !sites.has(country)) sites.set(country, domain);
+      }
+      this.regional.set(index, sites);
     });
     for (const [gram, ids] of postings) this.trigrams.set(gram, Int32Array.from(new Set(ids)));
     this.sortedSquashed = this.aliases
@@ -371,11 +385,16 @@ export class BrandMatcher {
     // processor's, printed for someone else's sale); one it does not hold is evidence when its
     // label agrees with the name on the line, and is ignored otherwise.
     const websites: string[] = [];
+    /** The brand's site the line printed, per brand: its answer whatever else matched. */
+    let printed: Map<number, string> | undefined;
     for (const domain of descriptor.domains) {
       if (domain === descriptor.processor?.domain && descriptor.tokens.length > 0) continue;
       const brand = this.byDomain.get(domain);
-      if (brand !== undefined) offer(brand, 0.97, 'domain', domain);
-      else if (labelAgrees(domain, descriptor)) websites.push(domain);
+      if (brand !== undefined) {
+        offer(brand, 0.97, 'domain', domain);
+        printed ??= new Map();
+        if (!printed.has(brand)) printed.set(brand, domain);
+      } else if (labelAgrees(domain, descriptor)) websites.push(domain);
     }
     const named = this.exact(descriptor, offer);
     // A cut or misspelt name is looked for when the tokens name no brand at medium or above (a word
@@ -418,7 +437,17 @@ export class BrandMatcher {
     const matches = [...found.entries()]
       .sort((a, b) => b[1].confidence - a[1].confidence || a[0] - b[0])
       .slice(0, MAX_RESULTS)
-      .map(([index, hit]) => this.toMatch(index, hit.confidence, hit.on, hit.text, processor));
+      .map(([index, hit]) =>
+        this.toMatch(
+          index,
+          hit.confidence,
+          hit.on,
+          hit.text,
+          processor,
+          descriptor.country,
+          printed?.get(index),
+        ),
+      );
     if (websites.length === 0) return matches;
     const fromLine = websites.map((domain) => lineWebsiteMatch(domain, processor));
     return [...matches, ...fromLine].sort((a, b) => b.confidence - a.confidence).slice(0, MAX_RESULTS);
@@ -831,12 +860,24 @@ export class BrandMatcher {
     on: CardChargeMatch['matched_on'],
     text: string,
     processor: Processor | null,
+    country: string | null,
+    printed?: string,
   ): CardChargeMatch {
     const brand = this.brands[index] as Brand;
     const rounded = Math.round(Math.max(0, Math.min(1, confidence)) * 100) / 100;
+    const sites = this.regional.get(index);
+    let domain = brand.domain;
+    let alternates: string[] | undefined;
+    if (sites) {
+      // The site the line printed, else the line's country's, else the main one; the others listed.
+      if (printed !== undefined) domain = printed;
+      else if (country !== null) domain = sites.get(country) ?? brand.domain;
+      alternates = [brand.domain, ...(brand.alternate_domains ?? [])].filter((d) => d !== domain);
+    }
     return {
       brand: brand.name,
-      domain: brand.domain,
+      domain,
+      ...(alternates ? { alternate_domains: alternates } : {}),
       category: brand.category,
       confidence: rounded,
       level: levelOf(rounded),

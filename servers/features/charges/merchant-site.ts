@@ -7,7 +7,7 @@
  * descriptor cut short may be a prefix): a near spelling is a different business here.
  */
 import * as cheerio from 'cheerio';
-import { jsonLdNodesOf, typesOf, visibleText } from '../../page-reading.ts';
+import { jsonLdEntriesOf, typesOf, visibleText } from '../../page-reading.ts';
 import type { BrandCategory } from './brand-registry.ts';
 import { coreTokens, type MerchantLine, tradeWords } from './candidates.ts';
 import { canonicalTokens } from './normalize.ts';
@@ -19,6 +19,13 @@ export interface SiteIdentity {
   names: { signal: NameSignal; text: string }[];
   /** `address.addressLocality` of its organisations, as written. */
   localities: string[];
+  /** `address.addressCountry` of its organisations, as ISO 3166-1 alpha-2 where it could be read. */
+  countries: string[];
+  /**
+   * A page about other businesses: a directory, review or listing page (JSON-LD that lists or reviews
+   * businesses other than its own, or a directory's own words). Evidence a business exists, never its site.
+   */
+  directory: boolean;
   category: BrandCategory | null;
   /** Canonical tokens of the title, description, visible text and addresses, space-joined and padded. */
   text: string;
@@ -49,6 +56,57 @@ const categoryOfType: [RegExp, BrandCategory][] = [
 const parkedPage =
   /\b(?:(?:this|the) domain(?: name)?\b.{0,40}\b(?:is|may be) for sale|buy this domain|domain (?:is )?parked|parked (?:free|domain|by)|domain parking)\b/i;
 
+/** What directory and review sites say to the businesses they list and to their readers. */
+const directoryPage =
+  /\b(?:claim (?:this|your) (?:business|listing)|is this your business|add (?:a|your) business|write a review|business directory|find (?:local )?businesses near)\b/i;
+
+/** JSON-LD properties whose values are other businesses than the page's own (listed, reviewed, mentioned). */
+const listingKeys = new Set(['itemListElement', 'itemReviewed', 'item', 'mentions']);
+
+/** Country names schema.org `addressCountry` is written with, besides alpha-2 codes. */
+const countryNames: Record<string, string> = {
+  'UNITED STATES': 'US',
+  'UNITED STATES OF AMERICA': 'US',
+  USA: 'US',
+  'UNITED KINGDOM': 'GB',
+  UK: 'GB',
+  'GREAT BRITAIN': 'GB',
+  ENGLAND: 'GB',
+  SCOTLAND: 'GB',
+  WALES: 'GB',
+  'NORTHERN IRELAND': 'GB',
+  IRELAND: 'IE',
+  CANADA: 'CA',
+  AUSTRALIA: 'AU',
+  'NEW ZEALAND': 'NZ',
+  GERMANY: 'DE',
+  DEUTSCHLAND: 'DE',
+  FRANCE: 'FR',
+  SPAIN: 'ES',
+  ESPANA: 'ES',
+  ITALY: 'IT',
+  ITALIA: 'IT',
+  NETHERLANDS: 'NL',
+  NEDERLAND: 'NL',
+  BELGIUM: 'BE',
+  AUSTRIA: 'AT',
+  SWITZERLAND: 'CH',
+  SWEDEN: 'SE',
+  DENMARK: 'DK',
+  NORWAY: 'NO',
+  FINLAND: 'FI',
+  POLAND: 'PL',
+  PORTUGAL: 'PT',
+};
+
+function countryOf(value: unknown): string | null {
+  const text = typeof value === 'string' ? value : (value as { name?: unknown } | null)?.name;
+  if (typeof text !== 'string') return null;
+  const key = canonicalTokens(text).join(' ');
+  if (/^[A-Z]{2}$/.test(key)) return key === 'UK' ? 'GB' : key;
+  return countryNames[key] ?? null;
+}
+
 /** A name that is only a host name ("halcyonroasters.com"): what parked and placeholder pages show. */
 const hostLike = /^[a-z0-9-]+(?:\.[a-z0-9-]+)+\/?$/i;
 
@@ -59,6 +117,8 @@ export function readSiteIdentity(html: string): SiteIdentity {
   const $ = cheerio.load(html);
   const names: SiteIdentity['names'] = [];
   const localities: string[] = [];
+  const countries: string[] = [];
+  const listed: string[] = [];
   const types: string[] = [];
   const add = (signal: NameSignal, text: unknown) => {
     if (typeof text !== 'string') return;
@@ -71,10 +131,18 @@ export function readSiteIdentity(html: string): SiteIdentity {
   for (const part of title.split(titleSeparators)) if (part.trim() !== title.trim()) add('title', part);
   add('site_name', $('meta[property="og:site_name"]').attr('content'));
 
-  for (const node of jsonLdNodesOf($, { arrayLimit: 50 })) {
+  for (const { node, marked: isListed } of jsonLdEntriesOf($, { arrayLimit: 50 }, (key) =>
+    listingKeys.has(key),
+  )) {
     const nodeTypes = typesOf(node);
-    if (nodeTypes.includes('WebSite')) add('site_name', node.name);
-    if (!nodeTypes.some((t) => organizationTypes.test(t))) continue;
+    if (!nodeTypes.some((t) => organizationTypes.test(t))) {
+      if (!isListed && nodeTypes.includes('WebSite')) add('site_name', node.name);
+      continue;
+    }
+    if (isListed) {
+      if (typeof node.name === 'string') listed.push(node.name);
+      continue;
+    }
     types.push(...nodeTypes);
     for (const key of ['name', 'alternateName', 'legalName']) {
       const value = node[key];
@@ -83,6 +151,8 @@ export function readSiteIdentity(html: string): SiteIdentity {
     for (const address of Array.isArray(node.address) ? node.address : [node.address]) {
       const locality = (address as Record<string, unknown> | undefined)?.addressLocality;
       if (typeof locality === 'string' && locality.trim()) localities.push(locality.trim());
+      const country = countryOf((address as Record<string, unknown> | undefined)?.addressCountry);
+      if (country && !countries.includes(country)) countries.push(country);
     }
   }
 
@@ -90,9 +160,17 @@ export function readSiteIdentity(html: string): SiteIdentity {
   const visible = visibleText($);
   const text = ` ${canonicalTokens([title, description, visible, ...localities].join(' ')).join(' ')} `;
   const category = categoryOfType.find(([pattern]) => types.some((t) => pattern.test(t)))?.[1] ?? null;
+  // A business listing its own branches (`Halcyon Roasters Downtown`) is not a directory.
+  const own = names.map((n) => canonicalTokens(n.text).join(' '));
+  const others = listed.filter((name) => {
+    const key = canonicalTokens(name).join(' ');
+    return !own.some((o) => o !== '' && (key === o || key.startsWith(`${o} `)));
+  });
   return {
     names,
     localities,
+    countries,
+    directory: others.length > 0 || directoryPage.test(visible.slice(0, 20_000)),
     category: category ?? (types.length > 0 ? 'other' : null),
     text,
     parked: parkedPage.test(`${title} ${visible.slice(0, 5000)}`),
@@ -143,12 +221,17 @@ export function nameAgreement(
 export interface SiteVerdict {
   accepted: boolean;
   /** Why it was not accepted. */
-  reason: 'parked' | 'name_absent' | 'city_mismatch' | null;
+  reason: 'parked' | 'directory' | 'name_absent' | 'city_mismatch' | 'country_mismatch' | null;
   /** The kinds of name claims that agree with the merchant. */
   signals: NameSignal[];
   /** The page's own name for the business (the best agreeing claim), when accepted. */
   name: string | null;
   city: 'agrees' | 'absent' | 'unknown';
+  /**
+   * The line's country against the site's (its JSON-LD address, else its country domain): agrees,
+   * unknown when either says none. Another country is a rejection (`country_mismatch`).
+   */
+  country: 'agrees' | 'unknown';
   /** At most 0.84 (`medium`): a guess, however good, is never `high`. */
   confidence: number;
 }
@@ -157,9 +240,9 @@ export interface SiteVerdict {
 export const MAX_GUESSED_CONFIDENCE = 0.84;
 
 export function judgeSite(
-  merchant: Pick<MerchantLine, 'nameTokens' | 'cityTokens'>,
+  merchant: Pick<MerchantLine, 'nameTokens' | 'cityTokens'> & { country?: string | null },
   site: SiteIdentity,
-  options: { websiteHint: boolean },
+  options: { websiteHint: boolean; domainCountry?: string | null },
 ): SiteVerdict {
   const rejected = (reason: SiteVerdict['reason'], city: SiteVerdict['city'] = 'unknown'): SiteVerdict => ({
     accepted: false,
@@ -167,9 +250,12 @@ export function judgeSite(
     signals: [],
     name: null,
     city,
+    country: 'unknown',
     confidence: 0,
   });
   if (site.parked) return rejected('parked');
+  // A page that lists or reviews businesses names them without being any one's site.
+  if (site.directory) return rejected('directory');
 
   const signalRank: Record<NameSignal, number> = { site_name: 0, organization: 1, title: 2 };
   const agreeing = site.names
@@ -187,6 +273,16 @@ export function judgeSite(
     else city = 'absent';
   }
 
+  // A same-name business in another country is another business, whether or not the line has a city.
+  let country: SiteVerdict['country'] = 'unknown';
+  const lineCountry = merchant.country ?? null;
+  const siteCountries =
+    site.countries.length > 0 ? site.countries : options.domainCountry ? [options.domainCountry] : [];
+  if (lineCountry !== null && siteCountries.length > 0) {
+    if (!siteCountries.includes(lineCountry)) return rejected('country_mismatch', city);
+    country = 'agrees';
+  }
+
   const signals = [...new Set(agreeing.map((n) => n.signal))];
   let confidence = signals.length >= 2 ? 0.76 : 0.7;
   if (agreeing.every((n) => n.agreement === 'truncated')) confidence -= 0.04;
@@ -199,6 +295,7 @@ export function judgeSite(
     signals,
     name: (agreeing[0] as { text: string }).text,
     city,
+    country,
     confidence: Math.round(Math.min(MAX_GUESSED_CONFIDENCE, confidence) * 100) / 100,
   };
 }

@@ -78,7 +78,7 @@ const dates =
 const times = /\b(?:ORE |AT )?\d{1,2}[:.]\d{2}(?::\d{2})?\b/g;
 const phones = /(?:\+\d{1,3}[ .-]?)?\(?\b\d{3}\)?[ .-]?\d{3}[ .-]?\d{4}\b|\+\d{1,3}(?:[ .-]?\d{2,4}){2,5}\b/g;
 const tlds =
-  'COM|NET|ORG|IO|CO\\.UK|CO|UK|DE|FR|NL|ES|IT|IE|EU|BE|AT|CH|SE|DK|NO|FI|PL|PT|APP|AI|TV|ME|US|CA|AU|FM|GG|LY|SO|TO|XYZ|SHOP|STORE|ONLINE|BIZ|INFO';
+  'COM|NET|ORG|IO|CO\\.UK|CO|UK|DE|FR|NL|ES|IT|IE|EU|BE|AT|CH|SE|DK|NO|FI|PL|PT|CZ|SK|HU|RO|GR|LU|NZ|JP|MX|BR|APP|AI|TV|ME|US|CA|AU|FM|GG|LY|SO|TO|XYZ|SHOP|STORE|ONLINE|BIZ|INFO';
 const domainish = new RegExp(
   String.raw`\b(?:HTTPS?://)?(?:WWW\.)?((?:[A-Z0-9-]+\.)+(?:${tlds}))\b(/[A-Z0-9/_.#-]*)?`,
   'g',

@@ -26,6 +26,7 @@ import { type Config, liveResolutionEnabled } from '../../config.ts';
 import { createSafeFetch, readLimitedBody, type SafeFetch } from '../../outbound/safe-fetch.ts';
 import type { SearchProvider } from '../../outbound/search.ts';
 import { withinBudget } from '../../time-budget.ts';
+import { countryOfDomain } from './brand-registry.ts';
 import { type Candidate, candidateDomains, isPlatform, type MerchantLine } from './candidates.ts';
 import { levelOf } from './matcher.ts';
 import { judgeSite, readSiteIdentity, type SiteVerdict } from './merchant-site.ts';
@@ -47,8 +48,10 @@ const DAY_MS = 86_400_000;
 export type CandidateOutcome =
   | 'accepted'
   | 'parked'
+  | 'directory'
   | 'name_absent'
   | 'city_mismatch'
+  | 'country_mismatch'
   | 'no_address'
   | 'blocked'
   | 'not_html'
@@ -190,10 +193,20 @@ export class MerchantResolver {
     const results = await Promise.all(candidates.map((c) => checks(() => this.#check(c, merchant, signal))));
     if (this.#stopping.signal.aborted) return null;
 
+    // A site that confirms the line's city wins over one that cannot say, which wins over one that
+    // does not mention it (a same-name business elsewhere), whatever else adds to its confidence;
+    // then one in the line's country; then confidence, then the order the candidates came in.
+    const cityRank = { agrees: 0, unknown: 1, absent: 2 } as const;
     const accepted = results
-      .map((r, index) => ({ r, index }))
+      .map((r, index) => ({ r, index, v: r.verdict as SiteVerdict }))
       .filter(({ r }) => r.outcome === 'accepted' && r.verdict && r.domain)
-      .sort((a, b) => (b.r.verdict?.confidence ?? 0) - (a.r.verdict?.confidence ?? 0) || a.index - b.index);
+      .sort(
+        (a, b) =>
+          cityRank[a.v.city] - cityRank[b.v.city] ||
+          (a.v.country === 'agrees' ? 0 : 1) - (b.v.country === 'agrees' ? 0 : 1) ||
+          b.v.confidence - a.v.confidence ||
+          a.index - b.index,
+      );
     const best = accepted[0]?.r;
     const checkedAt = this.#now();
     const evidence: Evidence = {
@@ -327,7 +340,11 @@ export class MerchantResolver {
         }
         const { bytes } = await readLimitedBody(response, MAX_PAGE_BYTES);
         const identity = readSiteIdentity(bytes.toString('utf8'));
-        const verdict = judgeSite(merchant, identity, { websiteHint: candidate.source === 'website_hint' });
+        const verdict = judgeSite(merchant, identity, {
+          websiteHint: candidate.source === 'website_hint',
+          // The site the line printed is the merchant's own on whatever country domain it is.
+          domainCountry: candidate.source === 'website_hint' ? null : countryOfDomain(domain),
+        });
         return result(verdict.accepted ? 'accepted' : (verdict.reason ?? 'name_absent'), {
           url: url.href,
           domain,

@@ -86,7 +86,18 @@ export const CardChargeMatch = z.object({
   brand: z.string().describe('Brand name.'),
   domain: z
     .string()
-    .describe("The brand's registrable domain; pass it as brand_domain to start_return_request."),
+    .describe(
+      "The brand's registrable domain; pass it as brand_domain to start_return_request. For a brand with " +
+        "sites for several countries, the site the line printed, else the one for the line's country when the " +
+        'line names a country and the brand has a site there, else its main site.',
+    ),
+  alternate_domains: z
+    .array(z.string())
+    .optional()
+    .describe(
+      "The brand's other sites (its main site and its sites for other countries, e.g. brand.co.uk, brand.it), " +
+        'from its official websites on Wikidata; present only for a brand with sites for several countries.',
+    ),
   category: z.string(),
   confidence: z.number().min(0).max(1),
   level: ConfidenceLevel,
