@@ -1,10 +1,24 @@
 /** Runs the service as `npm start` does (`node <its flags> servers/main.ts`) in a child process. */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { startFlags } from '../../scripts/start-command.ts';
 import { projectRoot } from '../../servers/config.ts';
 import { waitFor } from './receivers.ts';
+
+/**
+ * The environment every child process of the tests starts from: PATH, HOME and one V8 compile
+ * cache shared by every process of the run (and the next run): each spawned service otherwise
+ * compiled its ~500 modules anew, 1.4 of the 7 s of CPU a start took.
+ */
+export function childEnv(): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? path.join(tmpdir(), 'agent-service-compile-cache'),
+  };
+}
 
 export interface ServiceProcess {
   url: string;
@@ -34,8 +48,7 @@ export async function spawnService(
     cwd: projectRoot,
     detached: options.processGroup === true,
     env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
+      ...childEnv(),
       PORT: '0',
       HOST: '127.0.0.1',
       LOG_LEVEL: 'info',

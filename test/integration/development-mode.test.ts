@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../servers/config.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
 import { freePort } from '../helpers/ports.ts';
-import { type ServiceProcess, spawnService } from '../helpers/process.ts';
+import { childEnv, type ServiceProcess, spawnService } from '../helpers/process.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked structurally
 type Json = Record<string, any>;
@@ -42,7 +42,7 @@ interface Ran {
 function pay(args: string[], env: Record<string, string>): Promise<Ran> {
   const child = spawn(process.execPath, [...payCommand(), ...args], {
     cwd: projectRoot,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    env: { ...childEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -15,7 +15,7 @@ import { projectRoot } from '../../servers/config.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
 import { type FrontProxy, startFrontProxy } from '../helpers/front-proxy.ts';
 import { authorizeInBrowser, type OwnerCredentials } from '../helpers/oauth.ts';
-import { type ServiceProcess, spawnService } from '../helpers/process.ts';
+import { childEnv, type ServiceProcess, spawnService } from '../helpers/process.ts';
 
 // Real child processes start slowly on a loaded machine: room to start, never a timing assertion.
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
@@ -224,7 +224,7 @@ describe.each(dialects)('OAuth across processes sharing one database (%s)', (dia
       [...nodeFlags, path.join(projectRoot, 'auth/rotate-signing-key.ts')],
       {
         cwd: projectRoot,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+        env: { ...childEnv(), ...env },
       },
     );
     const kid = /signing key (\S+)/.exec(rotation.stdout)?.[1];

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../servers/config.ts';
-import { type ServiceProcess, spawnService } from '../helpers/process.ts';
+import { childEnv, type ServiceProcess, spawnService } from '../helpers/process.ts';
 
 interface Command {
   /** The command as the README prints it (continuation lines joined). */
@@ -62,7 +62,7 @@ const squeeze = (text: string): string => text.replace(/\s+/g, '');
 function bash(script: string, env: Record<string, string>): Promise<{ code: number | null; out: string }> {
   const child = spawn('bash', ['-c', script], {
     cwd: projectRoot,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    env: { ...childEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

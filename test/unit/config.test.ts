@@ -15,6 +15,7 @@ import {
   projectRoot,
   type TrustedTransmitter,
 } from '../../servers/config.ts';
+import { childEnv } from '../helpers/process.ts';
 
 describe('configuration', () => {
   it('documents every environment variable in docs/reference/configuration.md, and every key has a default', () => {
@@ -303,7 +304,7 @@ describe('production mode (NODE_ENV=production)', () => {
       ],
       {
         env: {
-          PATH: process.env.PATH ?? '',
+          ...childEnv(),
           TRUST_PROXY: 'not-an-address',
           SCAN_MAX_PAGES: 'many',
           PORT: '0',
