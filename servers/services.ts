@@ -159,7 +159,8 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
   const fetch = createSafeFetch({
     allowPrivateNetworks: config.outbound.allow_private_networks,
     // Development mode: a brand agent, webhook or callback on this machine (`localhost:PORT`) is
-    // reachable, as local sites are to the scanner; never another private network, never in production.
+    // reachable, as local sites are to the scanner; never another private network, and in production
+    // only where local sites were explicitly allowed (`localSitesAllowed`).
     allowLoopback: localSitesAllowed(config),
     timeoutMs: config.outbound.timeout_ms,
     userAgent: config.outbound.user_agent,
