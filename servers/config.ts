@@ -176,6 +176,15 @@ const OutboxDelivery = z.strictObject({
   max_delay_ms: positiveInt,
 });
 
+/** Where a fetched home page's port is: null, the scheme's own. */
+const HomePagePort = z
+  .number()
+  .int()
+  .min(1)
+  .max(65535)
+  .nullable()
+  .describe("null: the scheme's port; tests and self-hosted setups point it at a local peer");
+
 /** `auto`: on in production mode, off otherwise (a developer's machine does not crawl unasked). */
 const AutoFlag = z.union([z.boolean(), z.literal('auto')]);
 
@@ -365,13 +374,7 @@ export const Config = z
         home_page_scheme: z
           .enum(['https', 'http'])
           .describe("where a candidate's home page is fetched: `{scheme}://{domain}[:port]/`"),
-        home_page_port: z
-          .number()
-          .int()
-          .min(1)
-          .max(65535)
-          .nullable()
-          .describe("null: the scheme's port; tests and self-hosted setups point it at a local peer"),
+        home_page_port: HomePagePort,
         dns_servers: z
           .array(DnsServer)
           .describe(
@@ -464,13 +467,7 @@ export const Config = z
         home_page_scheme: z
           .enum(['https', 'http'])
           .describe("where a brand's home page is fetched: `{scheme}://{domain}[:port]/`"),
-        home_page_port: z
-          .number()
-          .int()
-          .min(1)
-          .max(65535)
-          .nullable()
-          .describe("null: the scheme's port; tests and self-hosted setups point it at a local peer"),
+        home_page_port: HomePagePort,
       }),
       inbound_mail: InboundMail,
       brand_tasks: z.strictObject({
