@@ -10,7 +10,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../servers/config.ts';
 import { dialects } from '../helpers/databases.ts';
-import { type FixtureSite, scannerOnLoopback, startFixtureSite } from '../helpers/fixture-sites.ts';
+import {
+  type FixtureSite,
+  scannerOnLoopback,
+  startFixtureSite,
+  startHeldSite,
+} from '../helpers/fixture-sites.ts';
 import { freePort } from '../helpers/ports.ts';
 import { childEnv } from '../helpers/process.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
@@ -96,16 +101,10 @@ describe('agent-service-scan --local', () => {
     ]);
   });
 
-  it('answers usage errors with exit 2 and says what is wrong', async () => {
+  it('answers usage errors with exit 2 and says what is wrong (the whole list: test/unit/scan-cli-options.test.ts)', async () => {
     const cases: [string[], RegExp][] = [
       [[], /name the site to scan/],
-      [[well.domain, '--format', 'xml'], /--format must be json or markdown, got "xml"/],
-      [[well.domain, '--min-score', 'high'], /--min-score must be a whole number from 0 to 100/],
-      [[well.domain, '--profile', 'forum'], /--profile must be one of content, shop, api/],
-      [[well.domain, '--local', '--api', 'http://127.0.0.1:1'], /--local and --api exclude each other/],
       [[well.domain, '--frobnicate'], /Unknown option '--frobnicate'/],
-      [[well.domain, '--api', 'ftp://example.com'], /--api must be an http\(s\) URL/],
-      [[well.domain, '--private', '--api', 'http://127.0.0.1:1'], /--private needs AGENT_SERVICE_KEY/],
     ];
     for (const [args, said] of cases) {
       const run = await scanCli(args);
@@ -197,5 +196,18 @@ describe.each(dialects)('agent-service-scan --api (%s)', (dialect) => {
     const noSite = await scanCli([`127.0.0.1:${closed}`, '--api', api, '--format', 'json']);
     expect(noSite.code).toBe(3);
     expect(json(noSite).error.message).toMatch(/^the scan of 127\.0\.0\.1:\d+ failed: /);
+  });
+
+  it('exits 3 when --timeout passes before the scan is done', async () => {
+    const held = await startHeldSite();
+    try {
+      const run = await scanCli([held.domain, '--api', api, '--timeout', '1']);
+      expect(run.code).toBe(3);
+      expect(run.stderr).toMatch(/timed out \(--timeout\)/);
+      expect(run.stdout).toBe('');
+    } finally {
+      held.release();
+      await held.close();
+    }
   });
 });
