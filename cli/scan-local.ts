@@ -87,8 +87,6 @@ export async function scanInProcess(request: LocalScanRequest): Promise<DoneScan
     if (err instanceof CrawlError) throw new CliFailure(3, `could not scan ${domain}: ${err.message}`);
     throw err;
   } finally {
-    // Not awaited: a graceful close waits out connections the crawl left idle (seconds), and the
-    // process ends once the report is written (main.ts).
-    fetch.close().catch(() => {});
+    await fetch.close();
   }
 }
