@@ -23,7 +23,7 @@ import type { SiteFacts } from './site-facts.ts';
 const PROGRESS_WRITE_INTERVAL_MS = 250;
 
 /** The crawl limits of a scan of this depth (`scanner.*`; a quick check reads less). */
-export function limitsFor(deps: ScansDeps, depth: 'full' | 'quick'): CrawlLimits {
+export function limitsFor(deps: Pick<ScansDeps, 'config'>, depth: 'full' | 'quick'): CrawlLimits {
   const s = deps.config.scanner;
   return {
     max_pages: depth === 'quick' ? s.quick_max_pages : s.max_pages,
@@ -37,7 +37,8 @@ export function limitsFor(deps: ScansDeps, depth: 'full' | 'quick'): CrawlLimits
   };
 }
 
-const schemesOf = (domain: string): CrawlRequest['schemes'] =>
+/** Local sites serve plain http; public ones are tried over https first. */
+export const schemesOf = (domain: string): CrawlRequest['schemes'] =>
   isLocalDomain(domain) ? ['http'] : ['https', 'http'];
 
 /**

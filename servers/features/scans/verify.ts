@@ -118,7 +118,13 @@ export async function verifyMcp(options: {
         headers: Object.fromEntries(headers),
         body: typeof init?.body === 'string' ? init.body : undefined,
         redirect: 'manual',
-        signal: AbortSignal.any([budget, AbortSignal.timeout(options.timeoutMs)]),
+        // The transport's own signal too: client.close() aborts the GET stream it opened, which
+        // otherwise held its connection until the timeout, after the scan was over.
+        signal: AbortSignal.any([
+          budget,
+          AbortSignal.timeout(options.timeoutMs),
+          ...(init?.signal ? [init.signal] : []),
+        ]),
       });
       const body = await readLimitedBody(response, options.maxBytes);
       const text = body.bytes.toString('utf8');
@@ -142,6 +148,8 @@ export async function verifyMcp(options: {
         headers: Object.fromEntries(response.headers),
       });
     } catch (err) {
+      // Closed by the client once the verification was done: not something the site did.
+      if (init?.signal?.aborted && !budget.aborted) throw err;
       options.evidence.add({
         topic: 'mcp',
         method,
