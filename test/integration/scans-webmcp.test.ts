@@ -5,7 +5,9 @@
  * page registers its free public tools, and its own scan passes the check.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserAvailable, chromiumPath } from '../helpers/browser.ts';
+import { webmcpTools } from '../../servers/adapters/webmcp-tools.ts';
+import { operations } from '../../servers/registry.ts';
+import { browserAvailable, chromiumPath, launchChromium } from '../helpers/browser.ts';
 import { dialects } from '../helpers/databases.ts';
 import { type FixtureSite, scannerOnLoopback, startFixtureSite } from '../helpers/fixture-sites.ts';
 import { waitFor } from '../helpers/receivers.ts';
@@ -69,5 +71,33 @@ describe.skipIf(!browserAvailable).each(dialects)('WebMCP check in scans (%s)', 
     expect(checkOf(scan)).toMatchObject({ status: 'partial', score: 0.5 });
     const finding = (scan.result.findings as Json[]).find((f) => f.id === 'webmcp');
     expect(finding?.seen).toMatch(/3 of 4 tool\(s\) break the draft: bad name!/);
+  });
+
+  it('our own home page registers the free public reads, and our own scan passes the check', async () => {
+    const expected = webmcpTools(operations, service.config).map((t) => t.name);
+    expect(expected).toEqual(expect.arrayContaining(['lookup_card_charge', 'get_scan', 'get_leaderboard']));
+    const check = checkOf(await scanToEnd(new URL(service.config.site_url).host));
+    expect(check).toMatchObject({ status: 'pass', score: 1 });
+    expect(check.seen).toContain(`${expected.length} tool(s) registered with valid schemas`);
+  });
+
+  it('a tool of our home page, called as an agent in the browser would, answers from the API', async () => {
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      // The smallest model context: the page's tools kept where the test can call them.
+      await page.addInitScript(`Object.defineProperty(Document.prototype, 'modelContext', { value: {
+        tools: {}, registerTool(tool) { this.tools[tool.name] = tool; return Promise.resolve(); } } });`);
+      await page.goto(`${service.config.site_url}/`);
+      await page.waitForFunction('Object.keys(document.modelContext.tools).length > 0');
+      const board = (await page.evaluate('document.modelContext.tools.get_leaderboard.execute({})')) as Json;
+      expect(board).toMatchObject({ entries: expect.any(Array), scoring_version: expect.any(Number) });
+      const missing = await page.evaluate(
+        "document.modelContext.tools.get_scan.execute({ scan_id: '00000000-0000-7000-8000-000000000000' }).then(() => 'found', (e) => e.message)",
+      );
+      expect(missing).toMatch(/not found|no scan/i);
+    } finally {
+      await browser.close();
+    }
   });
 });
