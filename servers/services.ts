@@ -3,6 +3,7 @@
  * part they may use as `ctx.services` (`OperationServices`); nothing here knows about HTTP or MCP,
  * and no feature or auth module imports this file (only the adapters, pages and the server do).
  */
+import { existsSync } from 'node:fs';
 import type { Kysely } from 'kysely';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
@@ -218,6 +219,11 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
       })
     : null;
   if (browser) lifecycle.onClose(() => browser.close());
+  if (browser && !existsSync(webmcp.chromium_path))
+    log.warn(
+      { chromium_path: webmcp.chromium_path },
+      'scanner.webmcp.enabled but no Chromium at scanner.webmcp.chromium_path: the webmcp check will not be measured',
+    );
   const scans = new ScansService({
     db,
     dialect: database.dialect,
