@@ -71,6 +71,7 @@ export class BrowserPool {
     if (this.#closed) throw new Error('browser pool closed');
     const slot = await this.#take();
     try {
+      if (this.#closed) throw new Error('browser pool closed');
       const browser = await this.#browserOf(slot);
       const context = await browser.newContext({
         acceptDownloads: false,

@@ -71,7 +71,10 @@ export interface EntityFacts {
 /** The home page as headless Chromium ran it, and the WebMCP tools it registered (`crawl/webmcp.ts`). */
 export interface WebMcpFacts {
   url: string;
-  /** loaded: the load event came; time_budget: the page's budget ended first; failed: no page to read. */
+  /**
+   * loaded: the load event came (or the page failed after registering tools: `note` says how);
+   * time_budget: the page's budget ended first; failed: nothing to read.
+   */
   outcome: 'loaded' | 'time_budget' | 'failed';
   note: string | null;
   tools: WebMcpTool[];

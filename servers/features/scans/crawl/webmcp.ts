@@ -64,7 +64,7 @@ export async function readWebMcp(site: Site, browser: WebMcpBrowser): Promise<We
   let loaded = false;
   let failure: string | null = null;
   try {
-    const end = await browser.pool.visit(budget, async (context, signal) => {
+    await browser.pool.visit(budget, async (context, signal) => {
       await prepare(context, reports, answered, signal);
       const page = await context.newPage();
       const response = await page.goto(url, { waitUntil: 'load', timeout: budget });
@@ -72,12 +72,12 @@ export async function readWebMcp(site: Site, browser: WebMcpBrowser): Promise<We
       loaded = true;
       await page.waitForTimeout(Math.min(SETTLE_MS, Math.max(0, budget / 4)));
     });
-    if (end === 'time_budget') loaded = false;
   } catch (err) {
     failure = describe(err);
   }
   const facts = { url, tools: toolsOf(reports), requests: answered.count, blocked: answered.blocked };
-  if (failure !== null && reports.length === 0) return { ...facts, outcome: 'failed', note: failure };
+  if (failure !== null) return { ...facts, outcome: reports.length ? 'loaded' : 'failed', note: failure };
+  // The load event came, or the budget ended first (then what was registered until then counts).
   if (!loaded)
     return { ...facts, outcome: 'time_budget', note: `the page did not finish loading within ${budget} ms` };
   return { ...facts, outcome: 'loaded', note: null };
