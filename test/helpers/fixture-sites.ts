@@ -26,12 +26,15 @@
  *   a marine biologist in Halifax), each page saying who she is in JSON-LD and prose with dated
  *   statements; robots.txt keeps `/private/` from the scanner's token.
  * Every request is recorded so tests can check what the crawler did (and did not) fetch.
+ * - `webmcp*`: home pages that register WebMCP tools, well or badly, or misbehave
+ *   (`webmcp-fixtures.ts`).
  * `startHeldSite` is a site that answers nothing until released (a scan that lasts).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { webmcpBroken, webmcpHang, webmcpPrivate, webmcpSpin, webmcpTools } from './webmcp-fixtures.ts';
 
 export type FixtureKind =
   | 'wellPrepared'
@@ -53,7 +56,12 @@ export type FixtureKind =
   | 'blocker'
   | 'lyingCard'
   | 'badIssuer'
-  | 'apiProduct';
+  | 'apiProduct'
+  | 'webmcpTools'
+  | 'webmcpBroken'
+  | 'webmcpPrivate'
+  | 'webmcpHang'
+  | 'webmcpSpin';
 
 export interface FixtureOptions {
   /**
@@ -958,6 +966,11 @@ const routes: Record<FixtureKind, Record<string, Route>> = {
     },
   },
   apiProduct: {},
+  webmcpTools,
+  webmcpBroken,
+  webmcpPrivate,
+  webmcpHang,
+  webmcpSpin,
 };
 
 /** What a kind answers for a path it has no route for; a 404 unless listed here. */

@@ -48,6 +48,11 @@ const kinds = {
   lyingCard: true,
   badIssuer: true,
   apiProduct: true,
+  webmcpTools: true,
+  webmcpBroken: true,
+  webmcpPrivate: true,
+  webmcpHang: true,
+  webmcpSpin: true,
 } satisfies Record<FixtureKind, true>;
 
 const userAgent = `${scannerToken}/0.1.0 (+http://localhost/scanner)`;

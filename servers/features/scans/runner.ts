@@ -37,6 +37,12 @@ export function limitsFor(deps: Pick<ScansDeps, 'config'>, depth: 'full' | 'quic
   };
 }
 
+/** Full scans open the home page in the browser when the deployment runs one; quick checks never do. */
+function browserFor(deps: ScansDeps, depth: 'full' | 'quick'): Pick<CrawlRequest, 'browser'> {
+  if (!deps.browser || depth !== 'full') return {};
+  return { browser: { pool: deps.browser, page_budget_ms: deps.config.scanner.webmcp.page_budget_ms } };
+}
+
 /** Local sites serve plain http; public ones are tried over https first. */
 export const schemesOf = (domain: string): CrawlRequest['schemes'] =>
   isLocalDomain(domain) ? ['http'] : ['https', 'http'];
@@ -94,6 +100,7 @@ export async function runScan(
       ...(signal ? { signal } : {}),
       schemes: schemesOf(scan.domain),
       onProgress: progress.write,
+      ...browserFor(deps, scan.depth),
     });
   } catch (err) {
     await progress.written();

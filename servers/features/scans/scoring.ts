@@ -37,6 +37,7 @@ import {
   tiers,
 } from './scoring/model.ts';
 import { technicalFoundationChecks } from './scoring/technical-foundation.ts';
+import { webmcpChecks } from './scoring/webmcp.ts';
 import type { SiteFacts } from './site-facts.ts';
 
 export {
@@ -70,6 +71,7 @@ export const checks: readonly CheckDef[] = [
   ...contentDepthChecks,
   ...citationSignalsChecks,
   ...engagementVelocityChecks,
+  ...webmcpChecks,
 ];
 
 /** Score trend needs the previous overall score, which depends on this scan's own score: done last. */

@@ -8,6 +8,7 @@ import type { LlmsTxt } from './collectors/llms-txt.ts';
 import type { PageFacts } from './collectors/page.ts';
 import type { RobotsFacts } from './collectors/robots.ts';
 import type { UnknownPathAnswer } from './collectors/soft-404.ts';
+import type { WebMcpTool } from './collectors/webmcp.ts';
 import type { RequestEvidence } from './evidence.ts';
 import type { DoorAnswer, McpVerification, OAuthChain } from './verify.ts';
 
@@ -65,6 +66,22 @@ export interface EntityFacts {
   same_as: string[];
   og_site_name: string | null;
   llms_txt_title: string | null;
+}
+
+/** The home page as headless Chromium ran it, and the WebMCP tools it registered (`crawl/webmcp.ts`). */
+export interface WebMcpFacts {
+  url: string;
+  /**
+   * loaded: the load event came (or the page failed after registering tools: `note` says how);
+   * time_budget: the page's budget ended first; failed: nothing to read.
+   */
+  outcome: 'loaded' | 'time_budget' | 'failed';
+  note: string | null;
+  tools: WebMcpTool[];
+  /** Requests the page made that were answered through the scanner's fetcher. */
+  requests: number;
+  /** Requests refused: a destination the address policy forbids, up to ten. */
+  blocked: string[];
 }
 
 export interface SiteFacts {
@@ -125,6 +142,11 @@ export interface SiteFacts {
     llms_txt: LlmsVerification | null;
     door: DoorAnswer[] | null;
   };
+  /**
+   * WebMCP tools of the home page; null when this deployment runs no browser
+   * (`scanner.webmcp.enabled`) or the scan was a quick one; absent in facts stored before it existed.
+   */
+  webmcp?: WebMcpFacts | null;
   policy?: PolicyFacts | null;
   entity?: EntityFacts | null;
   /** Every request the scan made, as evidence (capped per topic; absent before scoring version 2). */
