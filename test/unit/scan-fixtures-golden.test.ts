@@ -48,6 +48,10 @@ const kinds = {
   lyingCard: true,
   badIssuer: true,
   apiProduct: true,
+  mcpBothEras: true,
+  paidApi: true,
+  shopCommerce: true,
+  shopBrokenCommerce: true,
 } satisfies Record<FixtureKind, true>;
 
 const userAgent = `${scannerToken}/0.1.0 (+http://localhost/scanner)`;

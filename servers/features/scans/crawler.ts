@@ -194,6 +194,7 @@ function siteFactsOf(
       llms_txt: claims.llms_txt,
       door: claims.door,
     },
+    commerce: claims.commerce,
     policy: policyOf(
       site.robots.text !== null && c.robots.present ? site.robots.text : null,
       site.robots.url,
