@@ -14,7 +14,10 @@ import {
 } from '../../servers/features/scans/collectors/commerce.ts';
 import type { Fetched } from '../../servers/features/scans/collectors/soft-404.ts';
 import { crawlSite, type SiteFacts } from '../../servers/features/scans/crawler.ts';
+import { commerceEvaluation } from '../../servers/features/scans/scoring/commerce.ts';
+import { mcpEraEvaluation } from '../../servers/features/scans/scoring/mcp-era.ts';
 import { type CheckResult, type SignalScore, scoreSite } from '../../servers/features/scans/scoring.ts';
+import type { CommerceFacts } from '../../servers/features/scans/site-facts.ts';
 import { createSafeFetch, type SafeFetch } from '../../servers/outbound/safe-fetch.ts';
 import { type FixtureKind, scannerToken, startFixtureSite } from '../helpers/fixture-sites.ts';
 
@@ -171,6 +174,102 @@ describe('commerce judges', () => {
     expect(ap2OfAgentCard(card({ roles: ['seller'] }), 'c')?.note).toBe('unknown AP2 role(s): seller');
     expect(ap2OfAgentCard(card({}), 'c')?.valid).toBe(false);
     expect(ap2OfAgentCard(JSON.stringify({ name: 'a', capabilities: {} }), 'c')?.declared).toBe(false);
+  });
+});
+
+describe('the commerce and mcp_era evaluators', () => {
+  const none = {
+    present: false,
+    valid: false,
+    url: 'https://s.example/.well-known/ucp',
+    note: 'HTTP 404',
+    version: null,
+    names: [],
+    endpoints: [],
+  };
+  const facts = (over: Partial<CommerceFacts>): CommerceFacts => ({
+    paid: [],
+    ucp: none,
+    acp: { ...none, url: 'https://s.example/.well-known/acp.json' },
+    ap2: null,
+    ...over,
+  });
+
+  it('gives 0.75 when one protocol is spoken and another published is broken, and points at the broken one', () => {
+    const e = commerceEvaluation(
+      facts({
+        ucp: {
+          ...none,
+          present: true,
+          valid: true,
+          note: null,
+          version: '2026-04-08',
+          names: ['dev.ucp.shopping'],
+        },
+        ap2: {
+          card_url: 'c',
+          declared: true,
+          valid: false,
+          roles: [],
+          note: 'the AP2 extension names no params.roles',
+        },
+      }),
+    );
+    expect(e.score).toBe(0.75);
+    expect(e.spec_url).toBe('https://ap2-protocol.org/a2a-extension');
+    expect(e.seen).toMatch(
+      /AP2: broken - the A2A card's AP2 extension: the AP2 extension names no params.roles/,
+    );
+  });
+
+  it('counts a paid resource that asks for input first as neither spoken nor broken', () => {
+    const e = commerceEvaluation(
+      facts({
+        paid: [
+          {
+            url: 'https://s.example/paid',
+            source: 'x402',
+            status: 422,
+            x402: { valid: false, version: null, options: [], note: 'answered HTTP 422, not 402' },
+            mpp: { offered: false, valid: false, challenges: [], note: null },
+          },
+        ],
+      }),
+    );
+    expect(e.score).toBe(0);
+  });
+
+  it('calls a listed paid resource that answers 200 a broken x402', () => {
+    const e = commerceEvaluation(
+      facts({
+        paid: [
+          {
+            url: 'https://s.example/paid',
+            source: 'x402',
+            status: 200,
+            x402: { valid: false, version: null, options: [], note: 'answered HTTP 200, not 402' },
+            mpp: { offered: false, valid: false, challenges: [], note: null },
+          },
+        ],
+      }),
+    );
+    expect(e).toMatchObject({
+      score: 0.25,
+      spec_url: 'https://github.com/coinbase/x402/blob/main/specs/x402-specification.md',
+    });
+    expect(e.seen).toMatch(/x402: broken - \/paid: answered HTTP 200, not 402/);
+  });
+
+  it('weighs the eras and the server card 0.4, 0.4 and 0.2', () => {
+    const e = mcpEraEvaluation('https://s.example/mcp', {
+      modern: { speaks: true, versions: ['2026-07-28'], error: null },
+      legacy: { speaks: false, version: null, error: 'Unsupported protocol version' },
+      server_card: { url: 'https://s.example/mcp/server-card', found: true, note: null },
+    });
+    expect(e.score).toBeCloseTo(0.6);
+    expect(e.seen).toBe(
+      '2026-07-28: server/discover offers 2026-07-28; 2025-11-25: no (Unsupported protocol version); server card at https://s.example/mcp/server-card',
+    );
   });
 });
 
