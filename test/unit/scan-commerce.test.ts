@@ -338,6 +338,14 @@ describe('commerce and mcp_era on fixture sites', () => {
     expect(finding?.evidence.some((e) => e.url.endsWith('/.well-known/ucp'))).toBe(true);
   });
 
+  it('reports the same broken manifests on an API site as information: no weight, an info finding', () => {
+    const asApi = scoreSite(facts.get('shopBrokenCommerce') as SiteFacts, null, null, { profile: 'api' });
+    const c = asApi.components.flatMap((k) => k.checks).find((k) => k.id === 'commerce');
+    expect(c).toMatchObject({ status: 'partial', score: 0.25, weight: 0 });
+    expect(asApi.findings.find((f) => f.id === 'commerce')?.severity).toBe('info');
+    expect(asApi.next_level?.checks.map((k) => k.id) ?? []).not.toContain('commerce');
+  });
+
   it('fails a shop that offers agents no way to buy, and scores it on that', () => {
     const c = check('shop', 'commerce');
     expect(c).toMatchObject({ status: 'fail', score: 0, weight: 3 });

@@ -190,7 +190,9 @@ export function scoreSite(
       ? `${computed.note ? `${computed.note} ` : ''}AI search and user agents are refused at the door, so the score is capped at ${DOOR_CLOSED_CAP} (computed ${computed.score}).`
       : computed.note;
   const judged = checks.filter(applies).map((check) => ({
-    check: informationalOn(check, profile.id) ? { ...check, weight: 0, informational: true } : check,
+    check: informationalOn(check, profile.id)
+      ? { ...check, weight: 0, informational: true, severity: 'info' as const }
+      : check,
     evaluation: evaluations.get(check.id) as Evaluation,
   }));
   const { findings, tools } = findingsOf(facts, judged, traffic !== null);
