@@ -53,6 +53,10 @@ const kinds = {
   webmcpPrivate: true,
   webmcpHang: true,
   webmcpSpin: true,
+  mcpBothEras: true,
+  paidApi: true,
+  shopCommerce: true,
+  shopBrokenCommerce: true,
 } satisfies Record<FixtureKind, true>;
 
 const userAgent = `${scannerToken}/0.1.0 (+http://localhost/scanner)`;

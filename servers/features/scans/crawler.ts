@@ -19,10 +19,11 @@
  * The parts, in `crawl/`: `session.ts` (the limiter, the time budget, the counters, the evidence and
  * `get`, the one way a request is made), then one module per phase: `site.ts` (robots.txt and the
  * origin), `documents.ts` (the site-level documents and the unknown-path judge), `pages.ts` (home
- * page, sitemaps, breadth-first pages), `verification.ts` (OpenAPI, the claims, the OAuth chain),
- * `webmcp.ts` (the home page in headless Chromium for its WebMCP tools, when the deployment runs a
- * browser; its requests go through the same `get`) and `facts.ts` (what is derived once everything
- * is read). `test/unit/scan-fixtures-golden.test.ts`
+ * page, sitemaps, breadth-first pages), `verification.ts` (OpenAPI, the claims, the OAuth chain;
+ * with `commerce.ts`, the commerce manifests and the paid resources' unpaid answers), `webmcp.ts`
+ * (the home page in headless Chromium for its WebMCP tools, when the deployment runs a browser; its
+ * requests go through the same `get`) and `facts.ts` (what is derived once everything is read).
+ * `test/unit/scan-fixtures-golden.test.ts`
  * pins what the whole produces on every fixture site.
  */
 import { parseAiTxt } from './collectors/ai-txt.ts';
@@ -203,6 +204,7 @@ function siteFactsOf(
       door: claims.door,
     },
     webmcp: c.webmcp,
+    commerce: claims.commerce,
     policy: policyOf(
       site.robots.text !== null && c.robots.present ? site.robots.text : null,
       site.robots.url,

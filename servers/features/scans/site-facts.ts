@@ -3,6 +3,7 @@
  * judges (`scoring.ts`). Facts stored by an older scoring version lack the fields marked so.
  */
 import type { AiTxt } from './collectors/ai-txt.ts';
+import type { Ap2Declaration, CommerceManifest, MppAnswer, X402Terms } from './collectors/commerce.ts';
 import type { DiscoveryCheck, MarkdownNegotiation } from './collectors/discovery.ts';
 import type { LlmsTxt } from './collectors/llms-txt.ts';
 import type { PageFacts } from './collectors/page.ts';
@@ -40,6 +41,27 @@ export interface X402Verification {
     verdict: 'valid' | 'needs_input' | 'failed';
     note: string | null;
   }[];
+}
+
+/** A paid resource the site lists, asked for once without payment (issue 35). */
+export interface PaidResourceAnswer {
+  url: string;
+  /** Listed by the x402 document, or an OpenAPI operation marked with `x-payment-info` (MPP discovery). */
+  source: 'x402' | 'openapi';
+  status: number | null;
+  x402: X402Terms;
+  mpp: MppAnswer;
+}
+
+/** The agent commerce protocols the site speaks (`crawl/commerce.ts`). */
+export interface CommerceFacts {
+  paid: PaidResourceAnswer[];
+  /** The UCP business profile at `/.well-known/ucp`. */
+  ucp: CommerceManifest;
+  /** The ACP discovery document at `/.well-known/acp.json` (or `/.well-known/acp`). */
+  acp: CommerceManifest;
+  /** AP2 as the A2A agent card declares it; null without a card. */
+  ap2: Ap2Declaration | null;
 }
 
 /** llms.txt as served, and whether the links it lists resolve. */
@@ -147,6 +169,8 @@ export interface SiteFacts {
    * (`scanner.webmcp.enabled`) or the scan was a quick one; absent in facts stored before it existed.
    */
   webmcp?: WebMcpFacts | null;
+  /** Agent commerce: live 402s (x402, MPP) and the UCP, ACP and AP2 manifests (absent before issue 35). */
+  commerce?: CommerceFacts | null;
   policy?: PolicyFacts | null;
   entity?: EntityFacts | null;
   /** Every request the scan made, as evidence (capped per topic; absent before scoring version 2). */
