@@ -213,6 +213,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     config,
     log: log.child({ component: 'scans' }),
     fetch: siteFetch,
+    resolveSvcb: dns.resolveSvcb,
     traffic: options.traffic ?? (async (domain) => liveTrafficForScore(await traffic.liveTraffic(domain))),
     anonymous,
     now,

@@ -80,6 +80,9 @@ export interface OutboundResolver {
   resolveSvcb(name: string, type?: 'SVCB' | 'HTTPS', signal?: AbortSignal): Promise<SvcbRecord[]>;
 }
 
+/** The SVCB query alone, for a part that needs only it (the scanner's DNS-AID phase). */
+export type SvcbResolver = OutboundResolver['resolveSvcb'];
+
 export interface OutboundResolverOptions {
   /** Per query (c-ares `timeout`), default 2000 ms. */
   timeoutMs?: number;

@@ -48,6 +48,8 @@ const kinds = {
   lyingCard: true,
   badIssuer: true,
   apiProduct: true,
+  agentRegistration: true,
+  agentRegistrationBroken: true,
 } satisfies Record<FixtureKind, true>;
 
 const userAgent = `${scannerToken}/0.1.0 (+http://localhost/scanner)`;

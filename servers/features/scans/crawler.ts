@@ -36,6 +36,8 @@ import {
 } from './collectors/discovery.ts';
 import { parseLlmsTxt } from './collectors/llms-txt.ts';
 import { absentRobots, parseRobots, type RobotsFacts } from './collectors/robots.ts';
+import { readAuthMd } from './crawl/auth-md.ts';
+import { readDnsAid } from './crawl/dns-aid.ts';
 import { fetchDocuments, findMcpCard, type SiteDocuments, UnknownPathJudge } from './crawl/documents.ts';
 import { entityOfHome, markdownFacts, policyOf } from './crawl/facts.ts';
 import { PageCrawl, readSitemaps } from './crawl/pages.ts';
@@ -75,6 +77,8 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
     : null;
   const site = new Site(session, robotsTxt, homeOutcome?.ok ? homeOutcome.result.final_url : homeUrl);
   const crawl = new PageCrawl(site, homeUrl);
+  // DNS-AID asks DNS first, so it runs beside the crawl; it never rejects.
+  const dnsAid = readDnsAid(site, request.resolveSvcb);
 
   // 3. Site-level documents, in parallel through the same limiter.
   const docs = await fetchDocuments(site);
@@ -120,10 +124,11 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
     pages: crawl.pages,
   });
   const chain = await verifyOAuth(site, docs.prm, claims.mcp, judge);
+  const agentRegistration = { auth_md: await readAuthMd(site, docs, judge, chain), dns_aid: await dnsAid };
   if (session.signal.aborted && !session.cancelled) session.stats.stopped = 'time_budget';
   if (session.cancelled) throw new CrawlError('timeout', 'scan cancelled');
   return siteFactsOf(
-    { site, robots, texts, docs, judge, sitemap, crawl, homeOutcome, claims, chain },
+    { site, robots, texts, docs, judge, sitemap, crawl, homeOutcome, claims, chain, agentRegistration },
     {
       api_catalog: apiCatalog,
       mcp_server_card: mcpCard.check,
@@ -143,6 +148,7 @@ interface Collected {
   homeOutcome: FetchOutcome | null;
   claims: Claims;
   chain: OAuthChain | null;
+  agentRegistration: Pick<SiteFacts, 'auth_md' | 'dns_aid'>;
 }
 
 /** The crawl's facts as stored with the scan, once every request is done. */
@@ -203,6 +209,7 @@ function siteFactsOf(
       },
     ),
     entity: c.crawl.homeHtml ? entityOfHome(c.crawl.homeHtml, site.home, llmsFacts) : null,
+    ...c.agentRegistration,
     pages: c.crawl.pages,
     crawl: session.stats,
     requests: session.evidence.requests,

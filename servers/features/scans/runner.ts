@@ -93,6 +93,7 @@ export async function runScan(
       ...(signal ? { signal } : {}),
       schemes: schemesOf(scan.domain),
       onProgress: progress.write,
+      ...(deps.resolveSvcb ? { resolveSvcb: deps.resolveSvcb } : {}),
     });
   } catch (err) {
     await progress.written();

@@ -11,6 +11,7 @@
  * components that have data, weights renormalized, and `note` says which were left out.
  */
 import { evidenceOf, type RequestEvidence } from './evidence.ts';
+import { agentRegistrationChecks } from './scoring/agent-registration.ts';
 import { citationSignalsChecks } from './scoring/citation-signals.ts';
 import { contentDepthChecks } from './scoring/content-depth.ts';
 import { engagementVelocityChecks } from './scoring/engagement-velocity.ts';
@@ -70,6 +71,7 @@ export const checks: readonly CheckDef[] = [
   ...contentDepthChecks,
   ...citationSignalsChecks,
   ...engagementVelocityChecks,
+  ...agentRegistrationChecks,
 ];
 
 /** Score trend needs the previous overall score, which depends on this scan's own score: done last. */
@@ -166,7 +168,7 @@ export function scoreSite(
     reasons: detected.reasons,
   };
   const applies = (k: CheckDef) => !k.applies || k.applies.includes(profile.id);
-  const evaluations = evaluate({ facts, traffic, previous }, profile.id, applies);
+  const evaluations = evaluate({ facts, traffic, previous, profile: profile.id }, profile.id, applies);
   const build = (overrides: ReadonlyMap<string, number> = new Map()) =>
     buildComponents(facts, evaluations, applies, overrides);
 

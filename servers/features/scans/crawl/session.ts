@@ -11,6 +11,7 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import { getDomain } from 'tldts';
 import type { RequestInit, Response } from 'undici';
+import type { SvcbResolver } from '../../../outbound/dns-lookup.ts';
 import { readLimitedBody, type SafeFetch } from '../../../outbound/safe-fetch.ts';
 import type { Fetched } from '../collectors/discovery.ts';
 import type { PageFacts } from '../collectors/page.ts';
@@ -52,6 +53,8 @@ export interface CrawlRequest {
    * are not kept: a crawl holds at most `concurrency` of them at a time.
    */
   onPage?: (page: { url: string; html: string; facts: PageFacts }) => void;
+  /** SVCB/HTTPS lookups for DNS-AID (the outbound resolver's); without it DNS-AID is not looked up. */
+  resolveSvcb?: SvcbResolver;
 }
 
 export class CrawlError extends Error {

@@ -198,14 +198,16 @@ export interface Inputs {
   facts: SiteFacts;
   traffic: LiveTraffic | null;
   previous: ScoreHistory | null;
+  /** The profile scored as (detected or requested), for checks that apply to a profile only on a condition. */
+  profile: ProfileId;
 }
 
 export interface Evaluation {
   score: number | null;
   seen: string;
   evidence_url?: string | null;
-  /** Why a null score is null, when it is not simply "no data". */
-  status?: 'no_data' | 'unable_to_check';
+  /** Why a null score is null, when it is not simply "no data" (`not_applicable`: the condition of `applies` is not met). */
+  status?: 'no_data' | 'unable_to_check' | 'not_applicable';
 }
 
 export interface CheckDef {
