@@ -103,9 +103,11 @@ async function followAlias(
   target: string,
   type: 'SVCB' | 'HTTPS',
 ): Promise<SvcbRecord | null> {
-  return (
-    (await ask(target, type)).filter((r) => r.priority > 0).sort((a, b) => a.priority - b.priority)[0] ?? null
-  );
+  const best = (await ask(target, type))
+    .filter((r) => r.priority > 0)
+    .sort((a, b) => a.priority - b.priority)[0];
+  // "." in ServiceMode names the record's owner: here the alias target.
+  return best ? { ...best, target: best.target === '.' ? target : best.target } : null;
 }
 
 function recordOf(name: string, type: 'SVCB' | 'HTTPS', r: SvcbRecord, aliasOf: string | null): Found {
