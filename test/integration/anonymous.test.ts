@@ -319,6 +319,13 @@ describe.each(dialects)('anonymous sessions and claims (%s)', (dialect) => {
       },
       anonymous: { credential_types_supported: ['bearer_token'] },
     });
+    // Its POST endpoints say so to a GET (an agent or a scanner checking that they are there).
+    for (const url of [`${auth}/signup`, `${auth}/ssf/push`]) {
+      const got = await fetch(url);
+      expect(got.status, url).toBe(405);
+      expect(got.headers.get('allow'), url).toBe('POST');
+      expect(got.headers.get('content-type'), url).toMatch(/^application\/problem\+json/);
+    }
     const methods = descriptor.methods as { method: string }[];
     expect(methods.map((m) => m.method)).toEqual([
       'oauth_dynamic_client_registration',

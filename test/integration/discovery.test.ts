@@ -398,10 +398,14 @@ describe.each(dialects)('our own scanner scans our own deployment (%s)', (dialec
       'entity_consistency',
       'agent_skills',
       'a2a_agent_card',
+      // Issue 35: auth.md, the descriptor's agent_auth block and every endpoint it names.
+      'auth_md',
     ]) {
       expect(checks.get(id), `${id}: ${findings.find((f) => f.startsWith(`${id}:`))}`).toBe(1);
     }
     expect(checks.get('https')).toBe(0);
+    // Scanned by IP address over loopback: no DNS zone, so DNS-AID has nothing to judge and no weight.
+    expect(checks.get('dns_aid')).toBeNull();
     expect(scan.result.profile).toMatchObject({ id: 'api', detected: 'api', source: 'detected' });
     expect(scan.result.scoring_version).toBe(2);
   }, 90_000);
