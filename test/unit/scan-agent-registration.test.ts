@@ -94,6 +94,10 @@ describe('auth_md on fixture sites', () => {
     const blog = facts.get('blog') as SiteFacts;
     expect(checkOf(blog, 'auth_md')).toMatchObject({ status: 'not_applicable', score: null });
     expect(checkOf(blog, 'auth_md', 'api')).toMatchObject({ status: 'fail', score: 0 });
+    // A site scored as content that has OAuth metadata is asked for auth.md all the same.
+    expect(checkOf(facts.get('agentRegistration') as SiteFacts, 'auth_md', 'content')).toMatchObject({
+      status: 'pass',
+    });
   });
 
   it('is unable to check facts stored before it existed', () => {
