@@ -25,15 +25,16 @@ export async function readAuthMd(
 ): Promise<AuthMdFacts> {
   const { session } = site;
   const guideUrl = site.at(AUTH_MD_PATH);
-  const guideOutcome = site.mayFetch(guideUrl)
-    ? await session.get(guideUrl, 'text/markdown, text/plain;q=0.9, */*;q=0.1', 256 * 1024, {
-        topic: 'auth_md',
-      })
-    : null;
-  const guide = judgeGuide(guideUrl, guideOutcome, judge);
   const prm = protectedResourceOf(site, docs.prm, judge, chain);
   const issuer = prm.authorization_servers[0];
-  const server = issuer && !session.signal.aborted ? await readAgentAuth(site, issuer) : null;
+  // The guide and the authorization server's metadata are independent: asked side by side.
+  const [guideOutcome, server] = await Promise.all([
+    site.mayFetch(guideUrl)
+      ? session.get(guideUrl, 'text/markdown, text/plain;q=0.9, */*;q=0.1', 256 * 1024, { topic: 'auth_md' })
+      : Promise.resolve(null),
+    issuer && !session.signal.aborted ? readAgentAuth(site, issuer) : Promise.resolve(null),
+  ]);
+  const guide = judgeGuide(guideUrl, guideOutcome, judge);
   const block = server?.agent_auth ? judgeAgentAuth(server.agent_auth) : null;
   const endpoints = block ? await askEndpoints(site, block.endpoints) : [];
   return {
