@@ -9,6 +9,14 @@
  * only the site: RFC 8615 reserves `/.well-known/` for site-wide metadata, and no registered name
  * exists for this document yet, so it takes the name of the block it mirrors.
  *
+ * The fields an auth.md agent reads first are those of the auth.md protocol
+ * (https://workos.com/auth-md/docs/auth-md, "1b. Fetch the Authorization Server metadata"): `skill`,
+ * `register_uri` (our anonymous sign-up, the one registration that needs nothing), `claim_uri`,
+ * `revocation_uri` (where an identity provider pushes the security events that revoke a credential:
+ * our CAEP receiver), `identity_types_supported` with one block per type naming its assertion and
+ * credential types, and `events_supported`. `methods` then says how each way in works, endpoint by
+ * endpoint.
+ *
  * Only what works is published, and the methods follow SPEC "Authentication": OAuth with dynamic
  * client registration, `identity_assertion` (ID-JAG from a trusted identity provider, or our own
  * verified-email assertion, both exchanged with the jwt-bearer grant: `assertions/`), and
@@ -57,7 +65,16 @@ export function agentAuthDescriptor(config: Config) {
     skill: skillUrl(config),
     skill_name: SKILL_NAME,
     claim_uri: registerUrl(config),
+    register_uri: signupUrl(config),
+    // The CAEP receiver's push endpoint (`events/routes.ts` PUSH_PATH; importing it would close a cycle).
+    revocation_uri: `${auth}/ssf/push`,
     identity_types_supported: ['identity_assertion', 'anonymous'],
+    identity_assertion: {
+      assertion_types_supported: [ID_JAG_TOKEN_TYPE, VERIFIED_EMAIL_ASSERTION],
+      credential_types_supported: ['bearer_token', 'jwt'],
+    },
+    anonymous: { credential_types_supported: ['bearer_token'] },
+    events_supported: [...caepEventTypes],
     methods: [
       {
         method: 'oauth_dynamic_client_registration',

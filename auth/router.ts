@@ -133,6 +133,9 @@ export function authorizationRouter(services: AuthorizationRouterDeps, authz: Au
 
   // The anonymous method of the agent authentication descriptor (`anonymous/sessions.ts`).
   router.post('/signup', signupHandler(services));
+  // The descriptor names it as `register_uri`: an agent (or a scanner) that GETs it learns it exists
+  // and takes POST (RFC 9110 section 15.5.6), not that there is nothing here.
+  router.all('/signup', postOnly);
 
   // RFC 8414 section 3 names this document; oidc-provider serves the OpenID one. Same content.
   router.get(OAUTH_METADATA, (req, res, next) => {
@@ -144,6 +147,15 @@ export function authorizationRouter(services: AuthorizationRouterDeps, authz: Au
   router.use(callback);
   return router;
 }
+
+/** 405 with `Allow: POST` for a POST endpoint asked with another method. */
+const postOnly: RequestHandler = (req, _res, next) =>
+  next(
+    new ServiceError('method_not_allowed', {
+      detail: `${req.method} is not allowed here; use POST`,
+      headers: { Allow: 'POST' },
+    }),
+  );
 
 /**
  * Mounted at `site_url`: `/.well-known/oauth-authorization-server` and `/.well-known/openid-configuration`,

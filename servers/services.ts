@@ -231,6 +231,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     log: log.child({ component: 'scans' }),
     fetch: siteFetch,
     browser,
+    resolveSvcb: dns.resolveSvcb,
     traffic: options.traffic ?? (async (domain) => liveTrafficForScore(await traffic.liveTraffic(domain))),
     anonymous,
     now,

@@ -164,6 +164,15 @@ export function securityEventsRouter(services: SecurityEventRouteDeps): Router {
   const { transmitter } = services.securityEvents;
 
   router.post(PUSH_PATH, pushEndpoint(services));
+  // The agent authentication descriptor names it as `revocation_uri`: any other method is a 405.
+  router.all(PUSH_PATH, (req, _res, next) =>
+    next(
+      new ServiceError('method_not_allowed', {
+        detail: `${req.method} is not allowed here; use POST`,
+        headers: { Allow: 'POST' },
+      }),
+    ),
+  );
   router.get(SSF_CONFIGURATION_PATH, serveSsfConfiguration(services));
 
   /** Runs a management handler: the owner first, then the body, errors as problem+json. */

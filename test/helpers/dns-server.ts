@@ -1,14 +1,17 @@
 /**
- * A real DNS server on loopback (UDP) answering TXT, A, AAAA and MX queries from tables, so domain
+ * A real DNS server on loopback (UDP) answering TXT, A, AAAA, MX, SVCB and HTTPS queries from tables, so domain
  * verification by TXT record, names that resolve to loopback fixture sites (live merchant
  * resolution, brand sites) and mail domains (MX, or none) are tested through Node's resolver
  * against the wire protocol. Unknown names: NXDOMAIN; a known name asked for another type: no
  * records (NODATA). Every question is recorded, so a test can tell which server was asked. TXT
- * records of any length (DKIM keys) are served as a list of character-strings.
+ * records of any length (DKIM keys) are served as a list of character-strings. SVCB and HTTPS
+ * records (DNS-AID's `_agents` names) are written with the service's own RDATA codec
+ * (`servers/outbound/svcb.ts`), the layout of RFC 9460 section 2.2.
  */
 import { createSocket } from 'node:dgram';
 import type { AddressInfo } from 'node:net';
 import * as packet from 'dns-packet';
+import { encodeSvcb, type SvcbRecord } from '../../servers/outbound/svcb.ts';
 
 export interface MxAnswer {
   exchange: string;
@@ -26,6 +29,10 @@ export interface TestDnsServer {
   aaaa: Map<string, string[]>;
   /** Mail exchangers (MX records) per lowercase name; `{exchange: '.'}` is a null MX (RFC 7505). */
   mx: Map<string, MxAnswer[]>;
+  /** SVCB records (RFC 9460) per lowercase name. */
+  svcb: Map<string, SvcbRecord[]>;
+  /** HTTPS records (SVCB for HTTPS origins) per lowercase name. */
+  https: Map<string, SvcbRecord[]>;
   /** Every question asked, `TYPE name`, in order. */
   questions: string[];
   close(): Promise<void>;
@@ -36,6 +43,8 @@ export async function startDnsServer(): Promise<TestDnsServer> {
   const a = new Map<string, string[]>();
   const aaaa = new Map<string, string[]>();
   const mx = new Map<string, MxAnswer[]>();
+  const svcb = new Map<string, SvcbRecord[]>();
+  const https = new Map<string, SvcbRecord[]>();
   const questions: string[] = [];
   const socket = createSocket('udp4');
   socket.on('message', (message, peer) => {
@@ -43,7 +52,7 @@ export async function startDnsServer(): Promise<TestDnsServer> {
     const question = query.questions?.[0];
     const name = question?.name.toLowerCase() ?? '';
     if (question) questions.push(`${question.type} ${name}`);
-    const known = txt.has(name) || a.has(name) || aaaa.has(name) || mx.has(name);
+    const known = [txt, a, aaaa, mx, svcb, https].some((table) => table.has(name));
     const answers: packet.Answer[] = [];
     const base = { name: question?.name ?? '', ttl: 60, class: 'IN' as const };
     if (question?.type === 'TXT') {
@@ -58,6 +67,10 @@ export async function startDnsServer(): Promise<TestDnsServer> {
       for (const data of aaaa.get(name) ?? []) answers.push({ ...base, type: 'AAAA', data });
     } else if (question?.type === 'MX') {
       for (const data of mx.get(name) ?? []) answers.push({ ...base, type: 'MX', data });
+    } else if (question?.type === ('UNKNOWN_64' as string) || question?.type === ('UNKNOWN_65' as string)) {
+      const table = question.type === ('UNKNOWN_64' as string) ? svcb : https;
+      const type = question.type as 'NULL'; // dns-packet writes an unknown type's RDATA as given
+      for (const record of table.get(name) ?? []) answers.push({ ...base, type, data: encodeSvcb(record) });
     }
     const answer = packet.encode({
       type: 'response',
@@ -76,6 +89,8 @@ export async function startDnsServer(): Promise<TestDnsServer> {
     a,
     aaaa,
     mx,
+    svcb,
+    https,
     questions,
     close: () => new Promise<void>((resolve) => socket.close(() => resolve())),
   };

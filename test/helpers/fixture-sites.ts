@@ -73,7 +73,9 @@ export type FixtureKind =
   | 'mcpBothEras'
   | 'paidApi'
   | 'shopCommerce'
-  | 'shopBrokenCommerce';
+  | 'shopBrokenCommerce'
+  | 'agentRegistration'
+  | 'agentRegistrationBroken';
 
 export interface FixtureOptions {
   /**
@@ -1173,7 +1175,64 @@ const routes: Record<FixtureKind, Record<string, Route>> = {
     '/.well-known/ucp': ucpProfile(false),
     '/.well-known/acp.json': acpDiscovery(false),
   },
+  agentRegistration: { ...wellPrepared, ...agentRegistration(false) },
+  agentRegistrationBroken: { ...wellPrepared, ...agentRegistration(true) },
 };
+
+/**
+ * auth.md (workos.com/auth-md) on a well-prepared site: the guide, the `agent_auth` block in the
+ * authorization server metadata and its POST endpoints (405 to a GET). Broken: the guide is an HTML
+ * page, the block lacks `register_uri` and per-type blocks, and its claim endpoint is a 404.
+ */
+function agentRegistration(broken: boolean): Record<string, Route> {
+  const postOnly: Route = (_req, res) => {
+    res.writeHead(405, { allow: 'POST', 'content-type': 'application/json' }).end('{"error":"use POST"}');
+  };
+  return {
+    '/auth.md': (_req, res, { origin }) => {
+      if (broken)
+        return res
+          .writeHead(200, { 'content-type': 'text/html' })
+          .end('<!doctype html><html><body><h1>Sign up</h1></body></html>');
+      res
+        .writeHead(200, { 'content-type': 'text/markdown; charset=utf-8' })
+        .end(
+          `# auth.md\n\nYou are an agent. Register at ${origin}/agent/auth (POST) for a credential:\n\n1. Read ${origin}/.well-known/oauth-protected-resource.\n2. Read the agent_auth block of ${origin}/.well-known/oauth-authorization-server.\n`,
+        );
+    },
+    '/.well-known/oauth-authorization-server': (_req, res, { origin }) => {
+      const agentAuth = broken
+        ? {
+            skill: `${origin}/auth.md`,
+            claim_uri: `${origin}/agent/auth/claim`,
+            identity_types_supported: ['anonymous'],
+          }
+        : {
+            skill: `${origin}/auth.md`,
+            register_uri: `${origin}/agent/auth`,
+            claim_uri: `${origin}/agent/auth/claim`,
+            revocation_uri: `${origin}/agent/auth/revoke`,
+            identity_types_supported: ['anonymous', 'identity_assertion'],
+            anonymous: { credential_types_supported: ['api_key'] },
+            identity_assertion: {
+              assertion_types_supported: ['urn:ietf:params:oauth:token-type:id-jag'],
+              credential_types_supported: ['access_token'],
+            },
+          };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          issuer: origin,
+          authorization_endpoint: `${origin}/authorize`,
+          token_endpoint: `${origin}/token`,
+          agent_auth: agentAuth,
+        }),
+      );
+    },
+    '/agent/auth': postOnly,
+    ...(broken ? {} : { '/agent/auth/claim': postOnly }),
+    '/agent/auth/revoke': postOnly,
+  };
+}
 
 /** What a kind answers for a path it has no route for; a 404 unless listed here. */
 const fallbacks: Partial<Record<FixtureKind, Route>> = {
@@ -1209,7 +1268,9 @@ export async function startFixtureSite(
         kind === 'badIssuer' ||
         kind === 'apiProduct' ||
         kind === 'mcpBothEras' ||
-        kind === 'paidApi') &&
+        kind === 'paidApi' ||
+        kind === 'agentRegistration' ||
+        kind === 'agentRegistrationBroken') &&
       wellPreparedPage(req, res, origin)
     )
       return;

@@ -310,7 +310,22 @@ describe.each(dialects)('anonymous sessions and claims (%s)', (dialect) => {
       skill_name: 'auth.md',
       claim_uri: `${site}/register`,
       identity_types_supported: ['identity_assertion', 'anonymous'],
+      // The auth.md protocol's own fields (workos.com/auth-md), which the scanner's auth_md check reads.
+      register_uri: `${auth}/signup`,
+      revocation_uri: `${auth}/ssf/push`,
+      identity_assertion: {
+        assertion_types_supported: ['urn:ietf:params:oauth:token-type:id-jag', 'verified_email'],
+        credential_types_supported: ['bearer_token', 'jwt'],
+      },
+      anonymous: { credential_types_supported: ['bearer_token'] },
     });
+    // Its POST endpoints say so to a GET (an agent or a scanner checking that they are there).
+    for (const url of [`${auth}/signup`, `${auth}/ssf/push`]) {
+      const got = await fetch(url);
+      expect(got.status, url).toBe(405);
+      expect(got.headers.get('allow'), url).toBe('POST');
+      expect(got.headers.get('content-type'), url).toMatch(/^application\/problem\+json/);
+    }
     const methods = descriptor.methods as { method: string }[];
     expect(methods.map((m) => m.method)).toEqual([
       'oauth_dynamic_client_registration',

@@ -11,11 +11,18 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { apis, operationUrl } from '../../servers/adapters/api-catalog.ts';
+import { dnsAidRecords } from '../../servers/adapters/dns-aid.ts';
 import { PAID_GET_SUFFIX } from '../../servers/adapters/openapi.ts';
 import { parseLlmsTxt } from '../../servers/features/scans/collectors/llms-txt.ts';
 import { aiAgents, parseRobots, robotsParser } from '../../servers/features/scans/collectors/robots.ts';
-import { tiers } from '../../servers/features/scans/scoring.ts';
+import { crawlSite } from '../../servers/features/scans/crawler.ts';
+import { SCORING_VERSION } from '../../servers/features/scans/scoring/model.ts';
+import { scoreSite, tiers } from '../../servers/features/scans/scoring.ts';
+import { outboundResolver } from '../../servers/outbound/dns-lookup.ts';
+import { createSafeFetch } from '../../servers/outbound/safe-fetch.ts';
+import type { SvcbRecord } from '../../servers/outbound/svcb.ts';
 import { createTestDatabase, dialects } from '../helpers/databases.ts';
+import { startDnsServer } from '../helpers/dns-server.ts';
 import { scannerOnLoopback } from '../helpers/fixture-sites.ts';
 import { TEST_SKU, withTestSku } from '../helpers/paid-operations.ts';
 import { waitFor } from '../helpers/receivers.ts';
@@ -403,12 +410,16 @@ describe.each(dialects)('our own scanner scans our own deployment (%s)', (dialec
       // Issue 35: its paid resources answer with x402 terms; its MCP server speaks both eras.
       'commerce',
       'mcp_era',
+      // Issue 35: auth.md, the descriptor's agent_auth block and every endpoint it names.
+      'auth_md',
     ]) {
       expect(checks.get(id), `${id}: ${findings.find((f) => f.startsWith(`${id}:`))}`).toBe(1);
     }
     expect(checks.get('https')).toBe(0);
+    // Scanned by IP address over loopback: no DNS zone, so DNS-AID has nothing to judge and no weight.
+    expect(checks.get('dns_aid')).toBeNull();
     expect(scan.result.profile).toMatchObject({ id: 'api', detected: 'api', source: 'detected' });
-    expect(scan.result.scoring_version).toBe(2);
+    expect(scan.result.scoring_version).toBe(SCORING_VERSION);
   }, 90_000);
 
   it('proves control of its own domain with the file it serves, so its pixel data counts', async () => {
@@ -428,4 +439,88 @@ describe.each(dialects)('our own scanner scans our own deployment (%s)', (dialec
     expect(traffic).toMatchObject({ site_id: siteId, ai_events_30d: 0 });
     expect(traffic?.events_30d).toBeGreaterThan(0);
   });
+
+  it('publishes its agents in DNS with the lines `npm run dns-aid-records` prints, and scans them back', async () => {
+    // The deployment under a name: agents.test resolves to it through a real DNS server on loopback,
+    // which serves the zone lines derived for that name, parsed from their presentation form.
+    const port = new URL(service.config.site_url).port;
+    const named = (url: string) => {
+      const u = new URL(url);
+      u.hostname = 'agents.test';
+      return u.href.replace(/\/$/, '');
+    };
+    const lines = dnsAidRecords({
+      site_url: named(service.config.site_url),
+      mcp_url: named(service.config.mcp_url),
+    });
+    const dns = await startDnsServer();
+    const resolver = outboundResolver([dns.address]);
+    const fetch = createSafeFetch({
+      allowPrivateNetworks: true,
+      timeoutMs: 5000,
+      userAgent: service.config.scanner.user_agent,
+      lookup: resolver.lookup,
+    });
+    try {
+      dns.a.set('agents.test', ['127.0.0.1']);
+      for (const line of lines) {
+        const { owner, type, record } = parseZoneLine(line);
+        const table = type === 'HTTPS' ? dns.https : dns.svcb;
+        table.set(owner, [...(table.get(owner) ?? []), record]);
+      }
+      const facts = await crawlSite({
+        domain: `agents.test:${port}`,
+        fetch,
+        userAgent: service.config.scanner.user_agent,
+        limits: { ...limitsOfScanner(service), max_pages: 3 },
+        schemes: ['http'],
+        resolveSvcb: resolver.resolveSvcb,
+      });
+      expect(facts.dns_aid?.records.map((r) => [r.name, r.endpoint?.url, r.endpoint?.ok])).toEqual([
+        ['_a2a._agents.agents.test', `http://agents.test:${port}/.well-known/agent-card.json`, true],
+        ['_index._agents.agents.test', `http://agents.test:${port}/`, true],
+        ['_mcp._agents.agents.test', `http://agents.test:${port}/mcp/server-card`, true],
+      ]);
+      const result = scoreSite(facts, null);
+      const check = result.components.flatMap((c) => c.checks).find((k) => k.id === 'dns_aid');
+      expect(check, check?.seen).toMatchObject({ status: 'pass', score: 1 });
+    } finally {
+      await fetch.close();
+      await dns.close();
+    }
+  }, 60_000);
 });
+
+/** One SVCB/HTTPS line of a zone file (`owner TTL IN TYPE priority target key=value ...`). */
+function parseZoneLine(line: string): { owner: string; type: string; record: SvcbRecord } {
+  const tokens = line.match(/(?:[^\s"]+|"[^"]*")+/g) ?? [];
+  const [owner = '', , , type = '', priority = '', target = '', ...params] = tokens;
+  return {
+    owner: owner.replace(/\.$/, ''),
+    type,
+    record: {
+      priority: Number(priority),
+      target: target.replace(/\.$/, '') || '.',
+      params: Object.fromEntries(
+        params.map((p) => {
+          const [key = '', ...value] = p.split('=');
+          return [key, value.join('=').replace(/^"|"$/g, '')];
+        }),
+      ),
+    },
+  };
+}
+
+function limitsOfScanner(service: TestService) {
+  const s = service.config.scanner;
+  return {
+    max_pages: s.max_pages,
+    max_bytes: s.max_bytes,
+    request_timeout_ms: s.request_timeout_ms,
+    scan_timeout_ms: s.scan_timeout_ms,
+    concurrency: s.concurrency,
+    delay_ms: s.delay_ms,
+    max_redirects: s.max_redirects,
+    max_sitemaps: s.max_sitemaps,
+  };
+}

@@ -104,6 +104,18 @@ describe.each(dialects)('one outbound DNS setting (%s)', (dialect) => {
     expect(dns.questions).toContain('A www.readiness-shop.com');
   });
 
+  it("asks the same server for the scanner's DNS-AID records (SVCB, over UDP)", async () => {
+    const record = {
+      priority: 1,
+      target: 'www.readiness-shop.com',
+      params: { alpn: 'h2', port: String(sitePort) },
+    };
+    dns.svcb.set('_mcp._agents.readiness-shop.com', [record]);
+    // The resolver the scans are given (`services.ts`: `resolveSvcb: dns.resolveSvcb`).
+    expect(await service.services.dns.resolveSvcb('_mcp._agents.readiness-shop.com')).toEqual([record]);
+    expect(dns.questions).toContain('UNKNOWN_64 _mcp._agents.readiness-shop.com');
+  });
+
   it('names an unknown merchant from its site (live resolution)', async () => {
     const res = await fetch(
       `${service.config.base_url}/agent?charge=${encodeURIComponent('SQ *HALCYON ROASTERS OAKLAND CA')}`,

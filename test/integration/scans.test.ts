@@ -6,6 +6,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCORING_VERSION } from '../../servers/features/scans/scoring/model.ts';
 import { doorVisitors } from '../../servers/features/scans/verify.ts';
 import { dialects } from '../helpers/databases.ts';
 import { type FixtureSite, scannerOnLoopback, startFixtureSite } from '../helpers/fixture-sites.ts';
@@ -340,7 +341,7 @@ describe.each(dialects)('scans and Signal Strength (%s)', (dialect) => {
     try {
       const { scan } = await scanToEnd(blog.domain);
       expect(scan.result).toMatchObject({
-        scoring_version: 2,
+        scoring_version: SCORING_VERSION,
         profile: { id: 'content', source: 'detected' },
       });
       const check = scan.result.components[0].checks.find((k: { id: string }) => k.id === 'mcp_live');
@@ -377,7 +378,11 @@ describe.each(dialects)('scans and Signal Strength (%s)', (dialect) => {
       expect(asApi.result.profile).toMatchObject({ id: 'api', detected: 'content', source: 'requested' });
       expect(asApi.result.score).toBeLessThan(scan.result.score);
       const signal = await (await fetch(`${api}/signal?domain=${blog.domain}&profile=api`)).json();
-      expect(signal).toMatchObject({ score: asApi.result.score, profile: 'api', scoring_version: 2 });
+      expect(signal).toMatchObject({
+        score: asApi.result.score,
+        profile: 'api',
+        scoring_version: SCORING_VERSION,
+      });
       expect((await fetch(`${api}/signal?domain=${blog.domain}&profile=forum`)).status).toBe(400);
     } finally {
       await blog.close();
@@ -428,7 +433,7 @@ describe.each(dialects)('scans and Signal Strength (%s)', (dialect) => {
       .execute();
     // On read: the current version's score, computed from the stored facts.
     const read = await (await fetch(`${api}/scans/${scan.scan_id}`)).json();
-    expect(read.result).toMatchObject({ score: scan.result.score, scoring_version: 2 });
+    expect(read.result).toMatchObject({ score: scan.result.score, scoring_version: SCORING_VERSION });
     // By the worker: stored, and the leaderboard shows it.
     await waitFor(async () => {
       const row = await db
@@ -436,11 +441,13 @@ describe.each(dialects)('scans and Signal Strength (%s)', (dialect) => {
         .selectAll()
         .where('domain', '=', bare.domain)
         .executeTakeFirst();
-      return row?.scoring_version === 2 && row.score === scan.result.score;
+      return row?.scoring_version === SCORING_VERSION && row.score === scan.result.score;
     }, 10_000);
     const board = await (await fetch(`${api}/leaderboard?limit=100`)).json();
-    expect(board.scoring_version).toBe(2);
-    expect(board.entries.every((e: { scoring_version: number }) => e.scoring_version === 2)).toBe(true);
+    expect(board.scoring_version).toBe(SCORING_VERSION);
+    expect(
+      board.entries.every((e: { scoring_version: number }) => e.scoring_version === SCORING_VERSION),
+    ).toBe(true);
   });
 
   it('refuses domains outside the policy and unknown scans', async () => {

@@ -37,25 +37,30 @@ const expected: Record<
   blog: { score: 98, tier: 'beacon', profile: 'content', findings: ['https', 'no_pixel'] },
   shop: { score: 96, tier: 'beacon', profile: 'shop', findings: ['https', 'commerce', 'x402', 'no_pixel'] },
   apiProduct: {
-    score: 96,
+    score: 95,
     tier: 'beacon',
     profile: 'api',
-    findings: ['https', 'a2a_agent_card', 'agent_skills', 'x402', 'json_ld', 'no_pixel'],
+    findings: ['https', 'a2a_agent_card', 'agent_skills', 'x402', 'json_ld', 'auth_md', 'no_pixel'],
   },
-  wellPrepared: { score: 98, tier: 'beacon', profile: 'api', findings: ['https', 'mcp_era', 'no_pixel'] },
-  spa: { score: 30, tier: 'faint', profile: 'content', findings: [] },
-  blocker: { score: 49, tier: 'faint', profile: 'content', findings: ['door_test', 'https', 'no_pixel'] },
-  lyingCard: {
+  wellPrepared: {
     score: 97,
     tier: 'beacon',
     profile: 'api',
-    findings: ['https', 'mcp_live', 'mcp_era', 'no_pixel'],
+    findings: ['https', 'mcp_era', 'auth_md', 'no_pixel'],
+  },
+  spa: { score: 30, tier: 'faint', profile: 'content', findings: [] },
+  blocker: { score: 49, tier: 'faint', profile: 'content', findings: ['door_test', 'https', 'no_pixel'] },
+  lyingCard: {
+    score: 96,
+    tier: 'beacon',
+    profile: 'api',
+    findings: ['https', 'mcp_live', 'mcp_era', 'auth_md', 'no_pixel'],
   },
   badIssuer: {
     score: 97,
     tier: 'beacon',
     profile: 'api',
-    findings: ['https', 'oauth_chain', 'mcp_era', 'no_pixel'],
+    findings: ['https', 'oauth_chain', 'mcp_era', 'auth_md', 'no_pixel'],
   },
   blogNoVary: {
     score: 97,
@@ -70,10 +75,10 @@ const expected: Record<
     findings: ['https', 'llms_txt_links', 'no_pixel'],
   },
   shopCommerce: { score: 97, tier: 'beacon', profile: 'shop', findings: ['https', 'x402', 'no_pixel'] },
-  mcpBothEras: { score: 99, tier: 'beacon', profile: 'api', findings: ['https', 'no_pixel'] },
+  mcpBothEras: { score: 97, tier: 'beacon', profile: 'api', findings: ['https', 'auth_md', 'no_pixel'] },
 };
 
-describe('Signal Strength archetypes (scoring version 2)', () => {
+describe('Signal Strength archetypes (scoring version 3)', () => {
   let fetch: SafeFetch;
   const facts = new Map<string, SiteFacts>();
   const scores = new Map<string, SignalScore>();
@@ -116,7 +121,7 @@ describe('Signal Strength archetypes (scoring version 2)', () => {
       },
     );
     if (kind !== 'spa') expect(ids).toEqual(want.findings);
-    expect(result.scoring_version).toBe(2);
+    expect(result.scoring_version).toBe(3);
   });
 
   it('marks API checks not applicable to a blog, and scores it lower when asked to as an API product', () => {

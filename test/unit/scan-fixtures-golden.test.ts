@@ -57,6 +57,8 @@ const kinds = {
   paidApi: true,
   shopCommerce: true,
   shopBrokenCommerce: true,
+  agentRegistration: true,
+  agentRegistrationBroken: true,
 } satisfies Record<FixtureKind, true>;
 
 const userAgent = `${scannerToken}/0.1.0 (+http://localhost/scanner)`;

@@ -39,6 +39,8 @@ import {
 } from './collectors/discovery.ts';
 import { parseLlmsTxt } from './collectors/llms-txt.ts';
 import { absentRobots, parseRobots, type RobotsFacts } from './collectors/robots.ts';
+import { readAuthMd } from './crawl/auth-md.ts';
+import { readDnsAid } from './crawl/dns-aid.ts';
 import { fetchDocuments, findMcpCard, type SiteDocuments, UnknownPathJudge } from './crawl/documents.ts';
 import { entityOfHome, markdownFacts, policyOf } from './crawl/facts.ts';
 import { PageCrawl, readSitemaps } from './crawl/pages.ts';
@@ -79,6 +81,8 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
     : null;
   const site = new Site(session, robotsTxt, homeOutcome?.ok ? homeOutcome.result.final_url : homeUrl);
   const crawl = new PageCrawl(site, homeUrl);
+  // DNS-AID asks DNS first, so it runs beside the crawl; it never rejects.
+  const dnsAid = readDnsAid(site, request.resolveSvcb);
 
   // 3. Site-level documents, in parallel through the same limiter.
   const docs = await fetchDocuments(site);
@@ -123,15 +127,30 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
     llmsText: texts.llms,
     pages: crawl.pages,
   });
-  // 7. The OAuth chain, and beside it the home page in a browser for its WebMCP tools.
+  // 7. The OAuth chain, and beside it the home page in a browser for its WebMCP tools; then auth.md
+  // and the agent_auth block it describes (the chain's authorization server), and DNS-AID.
   const [chain, webmcp] = await Promise.all([
     verifyOAuth(site, docs.prm, claims.mcp, judge),
     request.browser && homeOutcome?.ok ? readWebMcp(site, request.browser) : null,
   ]);
+  const agentRegistration = { auth_md: await readAuthMd(site, docs, judge, chain), dns_aid: await dnsAid };
   if (session.signal.aborted && !session.cancelled) session.stats.stopped = 'time_budget';
   if (session.cancelled) throw new CrawlError('timeout', 'scan cancelled');
   return siteFactsOf(
-    { site, robots, texts, docs, judge, sitemap, crawl, homeOutcome, claims, chain, webmcp },
+    {
+      site,
+      robots,
+      texts,
+      docs,
+      judge,
+      sitemap,
+      crawl,
+      homeOutcome,
+      claims,
+      chain,
+      webmcp,
+      agentRegistration,
+    },
     {
       api_catalog: apiCatalog,
       mcp_server_card: mcpCard.check,
@@ -152,6 +171,7 @@ interface Collected {
   claims: Claims;
   chain: OAuthChain | null;
   webmcp: WebMcpFacts | null;
+  agentRegistration: Pick<SiteFacts, 'auth_md' | 'dns_aid'>;
 }
 
 /** The crawl's facts as stored with the scan, once every request is done. */
@@ -214,6 +234,7 @@ function siteFactsOf(
       },
     ),
     entity: c.crawl.homeHtml ? entityOfHome(c.crawl.homeHtml, site.home, llmsFacts) : null,
+    ...c.agentRegistration,
     pages: c.crawl.pages,
     crawl: session.stats,
     requests: session.evidence.requests,

@@ -6,6 +6,7 @@ import type { Dialect } from '../../../db/database.ts';
 import type { Database } from '../../../db/schema.ts';
 import type { Config } from '../../config.ts';
 import type { BrowserPool } from '../../outbound/browser-pool.ts';
+import type { SvcbResolver } from '../../outbound/dns-lookup.ts';
 import type { SafeFetch } from '../../outbound/safe-fetch.ts';
 import type { LiveTrafficProvider } from './scoring.ts';
 
@@ -18,6 +19,8 @@ export interface ScansDeps {
   fetch: SafeFetch;
   /** Headless Chromium for the WebMCP check (`scanner.webmcp.enabled`); null: not measured. */
   browser?: BrowserPool | null;
+  /** SVCB/HTTPS lookups of the outbound resolver, for DNS-AID. */
+  resolveSvcb?: SvcbResolver;
   /** Live traffic of a domain with the pixel; the sites feature provides it. */
   traffic: LiveTrafficProvider;
   /** Counts scans of anonymous sessions against their quota. */

@@ -101,6 +101,7 @@ export async function runScan(
       schemes: schemesOf(scan.domain),
       onProgress: progress.write,
       ...browserFor(deps, scan.depth),
+      ...(deps.resolveSvcb ? { resolveSvcb: deps.resolveSvcb } : {}),
     });
   } catch (err) {
     await progress.written();

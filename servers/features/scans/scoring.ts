@@ -11,6 +11,7 @@
  * components that have data, weights renormalized, and `note` says which were left out.
  */
 import { evidenceOf, type RequestEvidence } from './evidence.ts';
+import { agentRegistrationChecks } from './scoring/agent-registration.ts';
 import { citationSignalsChecks } from './scoring/citation-signals.ts';
 import { commerceChecks } from './scoring/commerce.ts';
 import { contentDepthChecks } from './scoring/content-depth.ts';
@@ -76,6 +77,7 @@ export const checks: readonly CheckDef[] = [
   ...citationSignalsChecks,
   ...engagementVelocityChecks,
   ...webmcpChecks,
+  ...agentRegistrationChecks,
 ];
 
 /** Score trend needs the previous overall score, which depends on this scan's own score: done last. */
@@ -176,7 +178,7 @@ export function scoreSite(
     reasons: detected.reasons,
   };
   const applies = (k: CheckDef) => !k.applies || k.applies.includes(profile.id);
-  const evaluations = evaluate({ facts, traffic, previous }, profile.id, applies);
+  const evaluations = evaluate({ facts, traffic, previous, profile: profile.id }, profile.id, applies);
   const build = (overrides: ReadonlyMap<string, number> = new Map()) =>
     buildComponents(facts, evaluations, { applies, profile: profile.id }, overrides);
 

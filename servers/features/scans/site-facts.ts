@@ -106,6 +106,54 @@ export interface WebMcpFacts {
   blocked: string[];
 }
 
+/** auth.md and the `agent_auth` block it describes (`crawl/auth-md.ts`). */
+export interface AuthMdFacts {
+  /** `/auth.md`: valid when a 2xx Markdown answer with a heading, about registering. */
+  guide: { url: string; status: number | null; valid: boolean; note: string | null };
+  /** The protected resource metadata's `authorization_servers`. */
+  protected_resource: { url: string; authorization_servers: string[]; note: string | null };
+  /** The first authorization server's metadata document. */
+  authorization_server: { issuer: string; url: string; has_agent_auth: boolean; note: string | null } | null;
+  agent_auth: {
+    skill: string | null;
+    register_uri: string | null;
+    identity_types: string[];
+    /** Identity types whose block names their credential (and assertion) types. */
+    complete_types: string[];
+    problems: string[];
+  } | null;
+  /** The block's endpoints asked with GET. */
+  endpoints: { name: string; url: string; status: number | null; ok: boolean; note: string | null }[];
+}
+
+/** One `_agents` record and what it points to (`crawl/dns-aid.ts`). */
+export interface DnsAidRecord {
+  name: string;
+  type: 'SVCB' | 'HTTPS';
+  priority: number;
+  target: string;
+  /** The AliasMode target this ServiceMode record was found behind. */
+  alias_of: string | null;
+  alpn: string[];
+  port: number | null;
+  /** `mcp` or `a2a`, from `bap`, `alpn` or the label. */
+  protocol: string | null;
+  cap: string | null;
+  bap: string[];
+  problem: string | null;
+  endpoint: { url: string; status: number | null; ok: boolean; note: string | null } | null;
+}
+
+/** DNS-AID: the `_agents` SVCB/HTTPS records of the domain. */
+export interface DnsAidFacts {
+  /** The domain asked under (`_agents.<domain>`). */
+  domain: string;
+  /** skipped: an IP address or no resolver; failed: no DNS server answered. */
+  lookup: 'done' | 'skipped' | 'failed';
+  note: string | null;
+  records: DnsAidRecord[];
+}
+
 export interface SiteFacts {
   /** Where the crawl ran (after following the home page's redirects). */
   origin: string;
@@ -172,6 +220,10 @@ export interface SiteFacts {
   /** Agent commerce: live 402s (x402, MPP) and the UCP, ACP and AP2 manifests (absent before issue 35). */
   commerce?: CommerceFacts | null;
   policy?: PolicyFacts | null;
+  /** auth.md and its agent_auth block (absent before scoring version 3). */
+  auth_md?: AuthMdFacts;
+  /** DNS-AID records (absent before scoring version 3). */
+  dns_aid?: DnsAidFacts;
   entity?: EntityFacts | null;
   /** Every request the scan made, as evidence (capped per topic; absent before scoring version 2). */
   requests?: RequestEvidence[];

@@ -12,6 +12,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import { getDomain } from 'tldts';
 import type { RequestInit, Response } from 'undici';
 import type { BrowserPool } from '../../../outbound/browser-pool.ts';
+import type { SvcbResolver } from '../../../outbound/dns-lookup.ts';
 import { readLimitedBody, type SafeFetch } from '../../../outbound/safe-fetch.ts';
 import type { Fetched } from '../collectors/discovery.ts';
 import type { PageFacts } from '../collectors/page.ts';
@@ -62,6 +63,8 @@ export interface CrawlRequest {
   onPage?: (page: { url: string; html: string; facts: PageFacts }) => void;
   /** Headless Chromium for the WebMCP check; absent: it is not measured (`SiteFacts.webmcp` null). */
   browser?: WebMcpBrowser;
+  /** SVCB/HTTPS lookups for DNS-AID (the outbound resolver's); without it DNS-AID is not looked up. */
+  resolveSvcb?: SvcbResolver;
 }
 
 export class CrawlError extends Error {

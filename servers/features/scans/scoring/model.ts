@@ -198,6 +198,8 @@ export interface Inputs {
   facts: SiteFacts;
   traffic: LiveTraffic | null;
   previous: ScoreHistory | null;
+  /** The profile scored as (detected or requested), for checks that apply to a profile only on a condition. */
+  profile: ProfileId;
 }
 
 export interface Evaluation {
@@ -206,8 +208,8 @@ export interface Evaluation {
   evidence_url?: string | null;
   /** The specification of what this evaluation found wanting, when it is not the check's own. */
   spec_url?: string;
-  /** Why a null score is null, when it is not simply "no data". */
-  status?: 'no_data' | 'unable_to_check';
+  /** Why a null score is null, when it is not simply "no data" (`not_applicable`: the condition of `applies` is not met). */
+  status?: 'no_data' | 'unable_to_check' | 'not_applicable';
 }
 
 export interface CheckDef {
@@ -246,4 +248,4 @@ export interface CheckDef {
  * The scoring version stored with every scan (docs/reference/scoring.md "Versions"). Raise it with every change
  * to a check, a weight or a rule; stored scans of an older version are re-scored from their facts.
  */
-export const SCORING_VERSION = 2;
+export const SCORING_VERSION = 3;
