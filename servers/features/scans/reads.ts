@@ -16,6 +16,7 @@ import { domainPolicyOf, normalizeDomain } from '../../public-address.ts';
 import type { AccountPrincipal } from '../accounts/service.ts';
 import type { ScansDeps } from './deps.ts';
 import { fixSheet } from './fix-sheet.ts';
+import { latestPublicScans } from './history-repository.ts';
 import {
   aggregateScores,
   findDomainScore,
@@ -31,6 +32,7 @@ import {
 } from './repository.ts';
 import type {
   Leaderboard,
+  LeaderboardEntry,
   ReadinessIndex,
   ReadinessPoint,
   Scan,
@@ -104,14 +106,17 @@ export class ScanReads {
     if (!row) throw notFound(`No scan ${scanId}`);
     return this.view(row, account, anonymous, readToken, profile, payer);
   }
-  async view(
+  /**
+   * Throws 404 unless `account`, `anonymous`, the holder of `readToken` or the wallet `payer` that
+   * paid for it may see the scan; returns whether the read token is what lets the caller see it.
+   */
+  async assertVisible(
     row: ScanRow,
     account: AccountPrincipal | null,
     anonymous: AnonymousPrincipal | null = null,
     readToken: string | null = null,
-    profile: ProfileId | null = null,
     payer: string | null = null,
-  ): Promise<Scan> {
+  ): Promise<boolean> {
     const ownedByAccount = account !== null && account.id === row.account_id;
     const ownedBySession =
       anonymous !== null && row.account_id === null && row.anonymous_session_id === anonymous.sessionId;
@@ -126,6 +131,17 @@ export class ScanReads {
     if (row.is_public === 0 && !ownedByAccount && !ownedBySession && !tokenHolder && !paidBy) {
       throw notFound(`No scan ${row.id}`);
     }
+    return tokenHolder;
+  }
+  async view(
+    row: ScanRow,
+    account: AccountPrincipal | null,
+    anonymous: AnonymousPrincipal | null = null,
+    readToken: string | null = null,
+    profile: ProfileId | null = null,
+    payer: string | null = null,
+  ): Promise<Scan> {
+    const tokenHolder = await this.assertVisible(row, account, anonymous, readToken, payer);
     return {
       scan_id: row.id,
       domain: row.domain,
@@ -296,6 +312,10 @@ export class ScanReads {
           ).map((r) => [r.domain, r]),
         )
       : new Map<string, { rank: number; score: number }>();
+    const lastScans = await latestPublicScans(
+      db,
+      page.map((r) => r.domain),
+    );
     const firstRank = (after?.rank ?? 0) + 1;
     const entries = page.map((r, i) => {
       const rank = firstRank + i;
@@ -312,6 +332,7 @@ export class ScanReads {
           previous_rank: before?.rank ?? null,
           rank_change: before ? before.rank - rank : null,
           score_change: before ? r.score - before.score : null,
+          since_last_scan: this.sinceLastScan(r, lastScans.get(r.domain)),
         },
       };
     });
@@ -324,6 +345,21 @@ export class ScanReads {
         rows.length > limit && last
           ? leaderboardCursor.encode([last.score, last.domain, firstRank + page.length - 1])
           : null,
+    };
+  }
+  /** An entry's movement against the public full scan before the one it shows (history). */
+  private sinceLastScan(
+    entry: { scan_id: string; score: number },
+    latest: { id: string; score: number; finished_at: string }[] | undefined,
+  ): LeaderboardEntry['movement']['since_last_scan'] {
+    const [newest, previous] = latest ?? [];
+    // The entry shows the newest full scan; the one before it is the previous scan.
+    if (!newest || !previous || newest.id !== entry.scan_id) return null;
+    return {
+      previous_scan_id: previous.id,
+      previous_score: previous.score,
+      score_change: entry.score - previous.score,
+      diff_url: `${this.statusUrl(newest.id)}/diff`,
     };
   }
   async readinessIndex(): Promise<ReadinessIndex> {

@@ -374,7 +374,7 @@ export function previousPublicScore(db: Db, domain: string, before: string) {
 export function leaderboardPage(db: Db, after: { score: number; domain: string } | null, limit: number) {
   return db
     .selectFrom('domain_scores')
-    .select(['domain', 'score', 'tier', 'depth', 'scanned_at', 'scoring_version'])
+    .select(['domain', 'scan_id', 'score', 'tier', 'depth', 'scanned_at', 'scoring_version'])
     .$if(after !== null, (q) =>
       q.where((w) =>
         w.or([
