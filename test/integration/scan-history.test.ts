@@ -3,6 +3,7 @@
  * server and the pages, once per dialect, against local fixture sites: the diff of two scans of a
  * site that changed between them, the history bound, a batch of 20 domains, and the 4xx answers.
  */
+import { createHash, randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +15,7 @@ import {
   startFixtureSite,
   startHeldSite,
 } from '../helpers/fixture-sites.ts';
+import { authorizeInBrowser } from '../helpers/oauth.ts';
 import { waitFor } from '../helpers/receivers.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
@@ -326,5 +328,104 @@ describe.each(dialects)('scan history, diffs and batches (%s)', (dialect) => {
     expect(count).toEqual([]);
     const badId = await fetch(`${api}/scans/batch/nope`, { headers: { 'x-service-key': fresh } });
     expect(badId.status).toBe(400);
+  });
+
+  /** An access token for the owner MCP server, approved by `owner` through the code flow with PKCE. */
+  async function ownerToken(owner: { email: string; password: string }): Promise<string> {
+    const metadata = await (
+      await fetch(`${service.config.auth_url}/.well-known/openid-configuration`)
+    ).json();
+    const redirectUri = 'http://127.0.0.1:9/callback';
+    const resource = `${service.config.mcp_url}/auth`;
+    const registered = await (
+      await fetch(metadata.registration_endpoint, {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({
+          client_name: 'scan history test',
+          redirect_uris: [redirectUri],
+          token_endpoint_auth_method: 'none',
+          grant_types: ['authorization_code'],
+        }),
+      })
+    ).json();
+    const verifier = randomBytes(32).toString('base64url');
+    const url = new URL(metadata.authorization_endpoint);
+    url.search = new URLSearchParams({
+      client_id: registered.client_id,
+      redirect_uri: redirectUri,
+      response_type: 'code',
+      scope: 'agent-service',
+      state: 'state',
+      resource,
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+    }).toString();
+    const flow = await authorizeInBrowser(url.href, owner);
+    const tokens = await (
+      await fetch(metadata.token_endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code: flow.redirect.searchParams.get('code') as string,
+          redirect_uri: redirectUri,
+          client_id: registered.client_id,
+          code_verifier: verifier,
+          resource,
+        }),
+      })
+    ).json();
+    return tokens.access_token;
+  }
+
+  it('starts and follows a private batch over the owner MCP server, for the token account only', async () => {
+    const owner = { email: `batch-owner-${dialect}@example.com`, password: 'correct horse battery staple' };
+    const ownerKey = (await service.services.accounts.create(owner)).key.service_key;
+    const token = await ownerToken(owner);
+    const ownerMcp = new Client({ name: 'scan-history-owner', version: '1.0.0' });
+    await ownerMcp.connect(
+      new StreamableHTTPClientTransport(new URL(`${service.config.mcp_url}/auth`), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      }),
+    );
+    const sites = await Promise.all([1, 2, 3].map(() => startFixtureSite('bare')));
+    try {
+      const started = await ownerMcp.callTool({
+        name: 'start_my_scan_batch',
+        arguments: { domains: sites.map((s) => s.domain), public: false },
+      });
+      expect(started.isError).toBeFalsy();
+      const batch = started.structuredContent as { batch_id: string; public: boolean; items: unknown[] };
+      expect(batch).toMatchObject({ public: false });
+      expect(batch.items).toHaveLength(3);
+      let progress = batch as unknown as { complete: boolean; items: { scan_id: string; score: number }[] };
+      await waitFor(async () => {
+        const read = await ownerMcp.callTool({
+          name: 'get_my_scan_batch',
+          arguments: { batch_id: batch.batch_id },
+        });
+        progress = read.structuredContent as typeof progress;
+        return progress.complete;
+      }, 30_000);
+      // The same batch over REST with the account's key; its private scans are hidden from others.
+      const rest = await (
+        await fetch(`${api}/scans/batch/${batch.batch_id}`, { headers: { 'x-service-key': ownerKey } })
+      ).json();
+      expect(rest).toEqual(progress);
+      const scanId = progress.items[0]?.scan_id as string;
+      expect((await fetch(`${api}/scans/${scanId}`)).status).toBe(404);
+      expect((await fetch(`${api}/scans/${scanId}`, { headers: { 'x-service-key': ownerKey } })).status).toBe(
+        200,
+      );
+      const stranger = await ownerMcp.callTool({
+        name: 'get_my_scan_batch',
+        arguments: { batch_id: crypto.randomUUID() },
+      });
+      expect(stranger.isError).toBe(true);
+    } finally {
+      await ownerMcp.close();
+      await Promise.all(sites.map((s) => s.close()));
+    }
   });
 });
