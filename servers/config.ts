@@ -764,6 +764,7 @@ export const envBindings: Record<string, EnvBinding> = {
   SCAN_DELAY_MS: { key: 'scanner.delay_ms', parse: numberOrRaw },
   SCAN_TIMEOUT_MS: { key: 'scanner.scan_timeout_ms', parse: numberOrRaw },
   SCAN_WORKERS: { key: 'scanner.workers', parse: numberOrRaw },
+  SCAN_HISTORY_PER_DOMAIN: { key: 'scanner.history_per_domain', parse: numberOrRaw },
   SITES_DNS_SERVERS: { key: 'sites.verification_dns_servers', parse: list },
   CHARGES_LIVE_RESOLUTION: {
     key: 'charges.live_resolution.enabled',
