@@ -406,6 +406,13 @@ export interface DomainScoresTable {
   has_markdown: number;
   /** The scoring version of `score` (null: version 1); the re-scoring job brings every row up to date. */
   scoring_version: number | null;
+  /**
+   * The full scan the row showed before `scan_id` replaced it, and its score (migration
+   * 2026-11-30T0400Z_scan_history_batches): the leaderboard's movement since the last scan. Null
+   * for a domain's first full scan; kept out of the history's pruning.
+   */
+  previous_scan_id: string | null;
+  previous_score: number | null;
 }
 
 /** Leaderboard ranks at the start of each period (UTC day `YYYY-MM-DD`): movement is measured against them. */

@@ -144,6 +144,29 @@ describe.each(dialects)('scan history, diffs and batches (%s)', (dialect) => {
     });
   });
 
+  it('re-scores the previous scan the leaderboard compares with when the scoring version moves', async () => {
+    const { db } = service.services;
+    // As if an older scoring version had stored the earlier scan (with another score).
+    await db
+      .updateTable('scans')
+      .set({ scoring_version: 1, score: 0 })
+      .where('id', '=', first.scan_id)
+      .execute();
+    await db
+      .updateTable('domain_scores')
+      .set({ previous_score: 0 })
+      .where('domain', '=', changing.domain)
+      .execute();
+    await waitFor(async () => {
+      const row = await db
+        .selectFrom('domain_scores')
+        .select('previous_score')
+        .where('domain', '=', changing.domain)
+        .executeTakeFirstOrThrow();
+      return row.previous_score === first.result.score;
+    }, 10_000);
+  });
+
   it('refuses diffs it cannot answer with a 4xx naming the field or the reason', async () => {
     const noEarlier = await fetch(`${api}/scans/${first.scan_id}/diff`);
     expect(noEarlier.status).toBe(404);

@@ -104,49 +104,6 @@ export function previousCompleteScan(
     .executeTakeFirst();
 }
 
-/**
- * For each domain, its two latest complete public full scans (newest first): the leaderboard reads
- * the one before the scan it shows, for its movement since the last scan.
- */
-export async function latestPublicScans(
-  db: Db,
-  domains: readonly string[],
-): Promise<Map<string, { id: string; score: number; finished_at: string }[]>> {
-  const byDomain = new Map<string, { id: string; score: number; finished_at: string }[]>();
-  if (domains.length === 0) return byDomain;
-  const ranked = db
-    .selectFrom('scans')
-    .select((eb) => [
-      'id',
-      'domain',
-      'score',
-      'finished_at',
-      eb.fn
-        .agg<number>('row_number')
-        .over((o) => o.partitionBy('domain').orderBy('finished_at', 'desc').orderBy('id', 'desc'))
-        .as('n'),
-    ])
-    .where('domain', 'in', [...domains])
-    .where('status', '=', 'done')
-    .where('is_public', '=', 1)
-    .where('depth', '=', 'full')
-    .as('ranked');
-  const rows = await db
-    .selectFrom(ranked)
-    .select(['id', 'domain', 'score', 'finished_at'])
-    .where('n', '<=', 2)
-    .orderBy('domain')
-    .orderBy('n')
-    .execute();
-  for (const r of rows) {
-    if (r.score === null || r.finished_at === null) continue;
-    const list = byDomain.get(r.domain) ?? [];
-    list.push({ id: r.id, score: r.score, finished_at: r.finished_at });
-    byDomain.set(r.domain, list);
-  }
-  return byDomain;
-}
-
 /** Domains with more than `keep` finished scans (up to `limit` of them), for the worker's sweep. */
 export async function domainsOverHistory(db: Db, keep: number, limit: number): Promise<string[]> {
   const rows = await db
@@ -162,7 +119,7 @@ export async function domainsOverHistory(db: Db, keep: number, limit: number): P
 
 /**
  * Deletes the finished scans of `domain` past its `keep` newest (their findings go with them),
- * except the one the leaderboard shows and those a payment bought. Returns how many it deleted.
+ * except the one the leaderboard shows, the one it compares with, and those a payment bought. Returns how many it deleted.
  */
 export async function pruneHistory(db: Db, domain: string, keep: number): Promise<number> {
   const old = await db
@@ -185,6 +142,13 @@ export async function pruneHistory(db: Db, domain: string, keep: number): Promis
     )
     .where('id', 'not in', (eb) =>
       eb.selectFrom('domain_scores').select('scan_id').where('domain', '=', domain),
+    )
+    .where('id', 'not in', (eb) =>
+      eb
+        .selectFrom('domain_scores')
+        .select('previous_scan_id')
+        .where('domain', '=', domain)
+        .where('previous_scan_id', 'is not', null),
     )
     .where('id', 'not in', (eb) => eb.selectFrom('paid_scans').select('scan_id'))
     .executeTakeFirst();

@@ -16,7 +16,6 @@ import { domainPolicyOf, normalizeDomain } from '../../public-address.ts';
 import type { AccountPrincipal } from '../accounts/service.ts';
 import type { ScansDeps } from './deps.ts';
 import { fixSheet } from './fix-sheet.ts';
-import { latestPublicScans } from './history-repository.ts';
 import {
   aggregateScores,
   findDomainScore,
@@ -312,10 +311,6 @@ export class ScanReads {
           ).map((r) => [r.domain, r]),
         )
       : new Map<string, { rank: number; score: number }>();
-    const lastScans = await latestPublicScans(
-      db,
-      page.map((r) => r.domain),
-    );
     const firstRank = (after?.rank ?? 0) + 1;
     const entries = page.map((r, i) => {
       const rank = firstRank + i;
@@ -332,7 +327,7 @@ export class ScanReads {
           previous_rank: before?.rank ?? null,
           rank_change: before ? before.rank - rank : null,
           score_change: before ? r.score - before.score : null,
-          since_last_scan: this.sinceLastScan(r, lastScans.get(r.domain)),
+          since_last_scan: this.sinceLastScan(r),
         },
       };
     });
@@ -347,19 +342,19 @@ export class ScanReads {
           : null,
     };
   }
-  /** An entry's movement against the public full scan before the one it shows (history). */
-  private sinceLastScan(
-    entry: { scan_id: string; score: number },
-    latest: { id: string; score: number; finished_at: string }[] | undefined,
-  ): LeaderboardEntry['movement']['since_last_scan'] {
-    const [newest, previous] = latest ?? [];
-    // The entry shows the newest full scan; the one before it is the previous scan.
-    if (!newest || !previous || newest.id !== entry.scan_id) return null;
+  /** An entry's movement against the full scan it showed before (`domain_scores.previous_scan_id`). */
+  private sinceLastScan(entry: {
+    scan_id: string;
+    score: number;
+    previous_scan_id: string | null;
+    previous_score: number | null;
+  }): LeaderboardEntry['movement']['since_last_scan'] {
+    if (entry.previous_scan_id === null || entry.previous_score === null) return null;
     return {
-      previous_scan_id: previous.id,
-      previous_score: previous.score,
-      score_change: entry.score - previous.score,
-      diff_url: `${this.statusUrl(newest.id)}/diff`,
+      previous_scan_id: entry.previous_scan_id,
+      previous_score: entry.previous_score,
+      score_change: entry.score - entry.previous_score,
+      diff_url: `${this.statusUrl(entry.scan_id)}/diff`,
     };
   }
   async readinessIndex(): Promise<ReadinessIndex> {
