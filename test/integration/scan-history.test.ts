@@ -7,7 +7,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialects } from '../helpers/databases.ts';
+import { migrateToLatest, migrateUpTo, migrationNames } from '../../db/migrate.ts';
+import { createTestDatabase, dialects } from '../helpers/databases.ts';
 import {
   type FixtureSite,
   type HeldSite,
@@ -449,6 +450,66 @@ describe.each(dialects)('scan history, diffs and batches (%s)', (dialect) => {
     } finally {
       await ownerMcp.close();
       await Promise.all(sites.map((s) => s.close()));
+    }
+  });
+
+  it("fills each leaderboard entry's previous scan for the domains scanned before the migration", async () => {
+    const earlier = await createTestDatabase(dialect, { migrate: false });
+    try {
+      const db = earlier.handle.db;
+      const names = await migrationNames();
+      const mine = names.indexOf('2026-11-30T0400Z_scan_history_batches');
+      await migrateUpTo(db, names[mine - 1] as string);
+      const ids = Array.from({ length: 4 }, () => crypto.randomUUID());
+      const scan = (id: string, domain: string, at: string, score: number, depth = 'full') => ({
+        id,
+        domain,
+        is_public: 1,
+        depth,
+        status: 'done',
+        requested_at: at,
+        finished_at: at,
+        score,
+        tier: 'dark',
+      });
+      await db
+        .insertInto('scans')
+        .values([
+          scan(ids[0] as string, 'a.example', '2026-11-01T00:00:00.000Z', 10),
+          scan(ids[1] as string, 'a.example', '2026-11-02T00:00:00.000Z', 20),
+          scan(ids[2] as string, 'a.example', '2026-11-03T00:00:00.000Z', 30),
+          scan(ids[3] as string, 'b.example', '2026-11-03T00:00:00.000Z', 5),
+        ] as never)
+        .execute();
+      const shown = (domain: string, scanId: string, score: number) => ({
+        domain,
+        scan_id: scanId,
+        depth: 'full',
+        score,
+        tier: 'dark',
+        scanned_at: '2026-11-03T00:00:00.000Z',
+        has_llms_txt: 0,
+        has_robots_ai_rules: 0,
+        has_api_catalog: 0,
+        has_mcp: 0,
+        has_markdown: 0,
+      });
+      await db
+        .insertInto('domain_scores')
+        .values([shown('a.example', ids[2] as string, 30), shown('b.example', ids[3] as string, 5)] as never)
+        .execute();
+      await migrateToLatest(db);
+      const rows = await db
+        .selectFrom('domain_scores')
+        .select(['domain', 'previous_scan_id', 'previous_score'])
+        .orderBy('domain')
+        .execute();
+      expect(rows).toEqual([
+        { domain: 'a.example', previous_scan_id: ids[1], previous_score: 20 },
+        { domain: 'b.example', previous_scan_id: null, previous_score: null },
+      ]);
+    } finally {
+      await earlier.drop();
     }
   });
 });
