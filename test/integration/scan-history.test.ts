@@ -439,6 +439,16 @@ describe.each(dialects)('scan history, diffs and batches (%s)', (dialect) => {
       expect(rest).toEqual(progress);
       const scanId = progress.items[0]?.scan_id as string;
       expect((await fetch(`${api}/scans/${scanId}`)).status).toBe(404);
+      // The domain's history shows the private scan to its account alone.
+      const domain = sites[0]?.domain as string;
+      const publicHistory = await (await fetch(`${api}/scans?domain=${domain}`)).json();
+      expect(publicHistory.scans).toEqual([]);
+      const ownHistory = await (
+        await fetch(`${api}/scans?domain=${domain}`, { headers: { 'x-service-key': ownerKey } })
+      ).json();
+      expect(ownHistory.scans).toEqual([
+        expect.objectContaining({ scan_id: scanId, public: false, status: 'done' }),
+      ]);
       expect((await fetch(`${api}/scans/${scanId}`, { headers: { 'x-service-key': ownerKey } })).status).toBe(
         200,
       );

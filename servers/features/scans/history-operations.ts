@@ -22,7 +22,8 @@ export const listScans = defineOperation({
   name: 'listScans',
   title: 'Scan history of a domain',
   description:
-    'Every public scan of a domain, newest first: status, depth, when it was requested and finished, the Signal ' +
+    'Every public scan of a domain (with x-service-key, your private ones too), newest first: status, depth, ' +
+    'when it was requested and finished, the Signal ' +
     'Strength score and tier (by the current scoring version) and, once done, diff_url - what changed since the ' +
     'scan before it (get_scan_diff). The newest scanner.history_per_domain finished scans are kept. Paginate ' +
     'with limit and the next_cursor of the previous page.',
@@ -32,9 +33,10 @@ export const listScans = defineOperation({
   access: 'public',
   http: { surface: 'public_api', method: 'GET', path: '/scans', input: 'query' },
   mcp: ['public'],
-  errors: ['validation_failed'],
+  errors: ['validation_failed', 'unauthorized'],
   tags,
-  handler: async (ctx, input) => ctx.services.scans.history.list(input.domain, input.limit, input.cursor),
+  handler: async (ctx, input) =>
+    ctx.services.scans.history.list(input.domain, ctx.account ?? null, input.limit, input.cursor),
 });
 
 export const getScanDiff = defineOperation({

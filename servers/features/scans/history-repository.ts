@@ -41,10 +41,14 @@ const headColumns = [
   'profile',
 ] as const satisfies readonly (keyof ScanHead)[];
 
-/** One page of a domain's public scans after `after`, newest request first (`scans_domain_history`). */
-export function publicScansPage(
+/**
+ * One page of a domain's scans after `after`, newest request first (`scans_domain_history`): the
+ * public ones, and the private ones of `accountId` when given.
+ */
+export function domainScansPage(
   db: Db,
   domain: string,
+  accountId: string | null,
   after: { at: string; id: string } | null,
   limit: number,
 ): Promise<ScanHead[]> {
@@ -52,7 +56,11 @@ export function publicScansPage(
     .selectFrom('scans')
     .select(headColumns)
     .where('domain', '=', domain)
-    .where('is_public', '=', 1)
+    .where((w) =>
+      accountId === null
+        ? w('is_public', '=', 1)
+        : w.or([w('is_public', '=', 1), w('account_id', '=', accountId)]),
+    )
     .$if(after !== null, (q) => {
       const { at, id } = after as { at: string; id: string };
       return q.where((w) =>

@@ -19,6 +19,7 @@ export const ScanHistoryInput = z.strictObject({
 
 export const HistoryEntry = z.object({
   scan_id: z.uuid(),
+  public: z.boolean().describe('false: a private scan of your account (x-service-key)'),
   status: ScanStatus,
   depth: z.enum(['full', 'quick']),
   requested_at: z.string(),
@@ -40,7 +41,11 @@ export type HistoryEntry = z.infer<typeof HistoryEntry>;
 
 export const ScanHistory = z.object({
   domain: z.string(),
-  scans: z.array(HistoryEntry).describe('Public scans of the domain, newest request first'),
+  scans: z
+    .array(HistoryEntry)
+    .describe(
+      "The domain's public scans, with your account's private ones (x-service-key), newest request first",
+    ),
   kept_per_domain: z
     .number()
     .int()

@@ -13,7 +13,7 @@ import { cursorCodec } from '../../pagination.ts';
 import type { AccountPrincipal } from '../accounts/service.ts';
 import type { ScansDeps } from './deps.ts';
 import { diffScans, type ScoredScan } from './diff.ts';
-import { previousCompleteScan, publicScansPage, type ScanHead } from './history-repository.ts';
+import { domainScansPage, previousCompleteScan, type ScanHead } from './history-repository.ts';
 import type { HistoryEntry, ScanDiff, ScanDiffInput, ScanHistory } from './history-schemas.ts';
 import type { ScanReads } from './reads.ts';
 import { findScan } from './repository.ts';
@@ -42,14 +42,23 @@ export class ScanHistoryReads {
     this.reads = reads;
   }
 
-  /** The public scans of a domain, newest request first, a page at a time. */
-  async list(rawDomain: string, limit: number | undefined, cursor: string | undefined): Promise<ScanHistory> {
+  /**
+   * The public scans of a domain, and the private ones of `account` when given, newest request
+   * first, a page at a time.
+   */
+  async list(
+    rawDomain: string,
+    account: AccountPrincipal | null,
+    limit: number | undefined,
+    cursor: string | undefined,
+  ): Promise<ScanHistory> {
     const domain = this.reads.normalize(rawDomain);
     const decoded = historyCursor.decode(cursor);
     const size = limit ?? DEFAULT_PAGE;
-    const rows = await publicScansPage(
+    const rows = await domainScansPage(
       this.deps.db,
       domain,
+      account?.id ?? null,
       decoded && { at: decoded[0], id: decoded[1] },
       size + 1,
     );
@@ -68,6 +77,7 @@ export class ScanHistoryReads {
     const done = row.status === 'done';
     return {
       scan_id: row.id,
+      public: row.is_public === 1,
       status: row.status,
       depth: row.depth,
       requested_at: row.requested_at,
