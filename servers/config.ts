@@ -335,6 +335,22 @@ export const Config = z
       history_per_domain: positiveInt.describe(
         'finished scans kept per domain (`GET /scans?domain=`, diffs); the scan worker prunes older ones, never the one the leaderboard shows or one a payment bought',
       ),
+      webmcp: z.strictObject({
+        enabled: z
+          .boolean()
+          .describe(
+            "reads the tools a site's home page registers for in-browser agents (WebMCP) with headless Chromium; off: the `webmcp` check is not measured",
+          ),
+        chromium_path: z.string().min(1).describe('the Chromium executable the WebMCP check launches'),
+        pool_size: positiveInt
+          .max(8)
+          .describe('browsers the WebMCP check runs at once per process (each reused, one page at a time)'),
+        page_budget_ms: positiveInt
+          .max(60_000)
+          .describe(
+            'hard time budget of one page in the browser: it is closed then and what it registered is kept',
+          ),
+      }),
     }),
     sites: z.strictObject({
       verification_dns_servers: z
@@ -765,6 +781,10 @@ export const envBindings: Record<string, EnvBinding> = {
   SCAN_TIMEOUT_MS: { key: 'scanner.scan_timeout_ms', parse: numberOrRaw },
   SCAN_WORKERS: { key: 'scanner.workers', parse: numberOrRaw },
   SCAN_HISTORY_PER_DOMAIN: { key: 'scanner.history_per_domain', parse: numberOrRaw },
+  SCAN_WEBMCP: { key: 'scanner.webmcp.enabled', parse: flag },
+  SCAN_WEBMCP_CHROMIUM_PATH: { key: 'scanner.webmcp.chromium_path' },
+  SCAN_WEBMCP_POOL_SIZE: { key: 'scanner.webmcp.pool_size', parse: numberOrRaw },
+  SCAN_WEBMCP_PAGE_BUDGET_MS: { key: 'scanner.webmcp.page_budget_ms', parse: numberOrRaw },
   SITES_DNS_SERVERS: { key: 'sites.verification_dns_servers', parse: list },
   CHARGES_LIVE_RESOLUTION: {
     key: 'charges.live_resolution.enabled',

@@ -3,6 +3,7 @@
  * part they may use as `ctx.services` (`OperationServices`); nothing here knows about HTTP or MCP,
  * and no feature or auth module imports this file (only the adapters, pages and the server do).
  */
+import { existsSync } from 'node:fs';
 import type { Kysely } from 'kysely';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
@@ -63,6 +64,7 @@ import { sweepIdempotencyKeys } from './idempotency.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { Metrics } from './metrics.ts';
 import type { OperationServices } from './operation-services.ts';
+import { BrowserPool } from './outbound/browser-pool.ts';
 import { dnsServersFor, type OutboundResolver, outboundResolver } from './outbound/dns-lookup.ts';
 import { languageModelStatus, languageModelsOf } from './outbound/llm.ts';
 import { createSafeFetch } from './outbound/safe-fetch.ts';
@@ -207,12 +209,28 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
   // Queued traffic events are written before the caller closes the database.
   lifecycle.run({ stop: () => traffic.drain() });
   lifecycle.sweep('traffic retention', () => traffic.sweep());
+  const webmcp = config.scanner.webmcp;
+  const browser = webmcp.enabled
+    ? new BrowserPool({
+        executablePath: webmcp.chromium_path,
+        size: webmcp.pool_size,
+        userAgent: config.scanner.user_agent,
+        log: log.child({ component: 'browser' }),
+      })
+    : null;
+  if (browser) lifecycle.onClose(() => browser.close());
+  if (browser && !existsSync(webmcp.chromium_path))
+    log.warn(
+      { chromium_path: webmcp.chromium_path },
+      'scanner.webmcp.enabled but no Chromium at scanner.webmcp.chromium_path: the webmcp check will not be measured',
+    );
   const scans = new ScansService({
     db,
     dialect: database.dialect,
     config,
     log: log.child({ component: 'scans' }),
     fetch: siteFetch,
+    browser,
     traffic: options.traffic ?? (async (domain) => liveTrafficForScore(await traffic.liveTraffic(domain))),
     anonymous,
     now,

@@ -24,7 +24,12 @@ export function scoringBlocks(): Record<string, string> {
       ['check', 'weight', 'severity', 'rule'],
       checks
         .filter((k) => k.component === c.id)
-        .map((k) => [code(k.id), String(k.weight), k.severity, k.rule + profilesNote(k.applies)]),
+        .map((k) => [
+          code(k.id),
+          String(k.weight),
+          k.severity,
+          k.rule + profilesNote(k.applies) + informationalNote(k.informationalFor),
+        ]),
     );
   }
   return blocks;
@@ -36,4 +41,11 @@ function profilesNote(applies: readonly string[] | undefined): string {
   return names.length === 1
     ? `. Profile ${names[0]} only`
     : `. Profiles ${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
+}
+
+function informationalNote(profiles: readonly string[] | undefined): string {
+  if (!profiles?.length) return '';
+  const names = profiles.map(code);
+  const list = names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
+  return `. Informational (no weight) on ${list} sites`;
 }

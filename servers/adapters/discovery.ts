@@ -4,6 +4,7 @@
  * are open to every origin; `/` answers HTML, Markdown (`Accept: text/markdown`) or the JSON map of
  * URLs by content negotiation, with `Vary: Accept`.
  */
+
 import express, { type RequestHandler, type Response } from 'express';
 import { descriptorUrl, signupUrl, skillUrl } from '../../auth/descriptor.ts';
 import { clientRegistrationMetadata, METADATA_CACHE_CONTROL, siteResource } from '../../auth/provider.ts';
@@ -28,6 +29,7 @@ import {
 import { aiTxt, robotsTxt, sitemapXml } from './crawler-rules.ts';
 import { llmsFullTxt, llmsTxt } from './llms-txt.ts';
 import { LEGACY_SERVER_CARD_PATH, MCP_CATALOG_PATH, mcpCatalog, mcpServerCard } from './mcp-server-card.ts';
+import { WEBMCP_SCRIPT_PATH, webmcpScript } from './webmcp-tools.ts';
 
 const DISCOVERY_CACHE_CONTROL = 'public, max-age=300';
 
@@ -142,6 +144,10 @@ export function discoveryRouter(services: Services, operations: readonly AnyOper
   router.get(
     API_CATALOG_PATH,
     document(API_CATALOG_CONTENT_TYPE, json(apiCatalog(operations, config)), { Link: link }),
+  );
+  router.get(
+    WEBMCP_SCRIPT_PATH,
+    document('text/javascript; charset=utf-8', webmcpScript(operations, config)),
   );
   router.get('/llms.txt', document('text/markdown; charset=utf-8', llmsTxt(operations, config)));
   router.get('/llms-full.txt', document('text/markdown; charset=utf-8', llmsFullTxt(operations, config)));

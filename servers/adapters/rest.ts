@@ -194,19 +194,24 @@ export function surfaceRouter(
   // surface's own routes are opened to other origins.
   if (surface !== 'site') router.use(crossOrigin);
 
-  // The site's document is the whole site's: every surface in one (issue 14).
-  const document =
-    surface === 'site'
-      ? siteOpenApiDocument(operations, services.config)
-      : openApiDocument(surface, operations, services.config);
-  const documentJson = JSON.stringify(document, null, 2);
-  const documentYaml = asYaml(document);
+  // The site's document is the whole site's: every surface in one (issue 14). Built and written out
+  // on the first request for it, not at start: the YAML alone was a tenth of a start's CPU.
+  let written: { json: string; yaml: string } | undefined;
+  const documents = () => {
+    if (written) return written;
+    const document =
+      surface === 'site'
+        ? siteOpenApiDocument(operations, services.config)
+        : openApiDocument(surface, operations, services.config);
+    written = { json: JSON.stringify(document, null, 2), yaml: asYaml(document) };
+    return written;
+  };
   if (surface === 'site') router.all(['/openapi.json', '/openapi.yaml'], crossOrigin);
   router.get('/openapi.json', (_req, res) => {
-    res.type('application/json').send(documentJson);
+    res.type('application/json').send(documents().json);
   });
   router.get('/openapi.yaml', (_req, res) => {
-    res.type('application/yaml').send(documentYaml);
+    res.type('application/yaml').send(documents().yaml);
   });
 
   const methodsByPath = new Map<string, Set<string>>();

@@ -12,6 +12,7 @@ import { descriptorUrl, signupUrl, skillUrl } from '../../auth/descriptor.ts';
 import { API_CATALOG_PATH, type Api, apis } from '../adapters/api-catalog.ts';
 import { callUrl, llmsFullTxt, mcpConnectLine, priceOf, serviceSummary } from '../adapters/llms-txt.ts';
 import { MCP_CATALOG_PATH } from '../adapters/mcp-server-card.ts';
+import { WEBMCP_SCRIPT_PATH, webmcpOrigins } from '../adapters/webmcp-tools.ts';
 import { type Config, SERVICE_TITLE, serviceVersion } from '../config.ts';
 import { installSnippets } from '../features/sites/snippets.ts';
 import type { AnyOperation } from '../operation.ts';
@@ -119,7 +120,10 @@ function model(operations: readonly AnyOperation[], config: Config) {
 
 const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
 
-/** The HTML's Content-Security-Policy allows its inline script and style by hash only. */
+/**
+ * The HTML's Content-Security-Policy allows the service's own scripts (`/webmcp.js`) and its inline
+ * script (the pixel) by hash only, and calls to the origins the WebMCP tools and the beacon use.
+ */
 export function homePage(operations: readonly AnyOperation[], config: Config): RenderedPage {
   const sections = model(operations, config);
   const site = config.site_url;
@@ -221,10 +225,13 @@ ${links.map(
 )}</ul>
 </section>
 <p>Health: <a href="${config.public_api_url}/health">${config.public_api_url}/health</a>.</p>`;
+  // The free public reads as WebMCP tools for agents in the browser (adapters/webmcp-tools.ts).
+  const webmcp = html`<script src="${site}${WEBMCP_SCRIPT_PATH}"></script>
+`;
   const tail = snippet
-    ? html`<script>${raw(pixelScript)}</script>
+    ? html`${webmcp}<script>${raw(pixelScript)}</script>
 ${raw(snippet.noscript)}`
-    : html``;
+    : webmcp;
   const page = layout({
     config,
     path: '/',
@@ -236,10 +243,11 @@ ${raw(snippet.noscript)}`
     jsonLd,
   });
 
-  const beaconOrigin = new URL(config.public_api_url).origin;
+  const connectTo = new Set([new URL(config.public_api_url).origin, ...webmcpOrigins(operations, config)]);
+  connectTo.delete(new URL(site).origin);
   const csp = pageCsp(config)
-    .replace("script-src 'none'", `script-src ${pixelScript ? sha256(pixelScript) : "'none'"}`)
-    .replace("connect-src 'self'", `connect-src 'self' ${beaconOrigin}`);
+    .replace("script-src 'none'", `script-src 'self'${pixelScript ? ` ${sha256(pixelScript)}` : ''}`)
+    .replace("connect-src 'self'", ['connect-src', "'self'", ...connectTo].join(' '));
 
   return { html: page, markdown: homeMarkdown(operations, config), csp };
 }

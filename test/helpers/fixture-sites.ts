@@ -25,13 +25,24 @@
  * - `people`: result pages about two different people named Jane Doe (a robotics CTO in Portland and
  *   a marine biologist in Halifax), each page saying who she is in JSON-LD and prose with dated
  *   statements; robots.txt keeps `/private/` from the scanner's token.
+ * - `mcpBothEras`: `wellPrepared` whose MCP server speaks 2026-07-28 and 2025-11-25 (the v2 SDK)
+ *   and publishes its card at `/mcp/server-card`;
+ * - `paidApi`: `wellPrepared` whose paid resource also offers an MPP challenge, with an OpenAPI
+ *   operation marked `x-payment-info` that answers with an MPP challenge only, and an A2A card
+ *   declaring the AP2 extension as a merchant;
+ * - `shopCommerce`: `shop` with a UCP profile and an ACP discovery document;
+ *   `shopBrokenCommerce`: the same with an incomplete UCP profile and ACP document.
  * Every request is recorded so tests can check what the crawler did (and did not) fetch.
+ * - `webmcp*`: home pages that register WebMCP tools, well or badly, or misbehave
+ *   (`webmcp-fixtures.ts`).
  * `startHeldSite` is a site that answers nothing until released (a scan that lasts).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { createMcpHandler, McpServer as McpServerOfBothEras } from '@modelcontextprotocol/server';
+import { webmcpBroken, webmcpHang, webmcpPrivate, webmcpSpin, webmcpTools } from './webmcp-fixtures.ts';
 
 export type FixtureKind =
   | 'wellPrepared'
@@ -53,7 +64,16 @@ export type FixtureKind =
   | 'blocker'
   | 'lyingCard'
   | 'badIssuer'
-  | 'apiProduct';
+  | 'apiProduct'
+  | 'webmcpTools'
+  | 'webmcpBroken'
+  | 'webmcpPrivate'
+  | 'webmcpHang'
+  | 'webmcpSpin'
+  | 'mcpBothEras'
+  | 'paidApi'
+  | 'shopCommerce'
+  | 'shopBrokenCommerce';
 
 export interface FixtureOptions {
   /**
@@ -919,6 +939,174 @@ function apiProduct(authorizationServer: string | undefined): Record<string, Rou
   };
 }
 
+// --- Issue 35: agent commerce and the MCP eras ---------------------------------------------------
+
+/**
+ * An MCP server of both eras: the v2 SDK's `createMcpHandler` answers `server/discover`
+ * (2026-07-28) and serves 2025-11-25 requests statelessly, from one factory.
+ */
+function mcpBothErasRoute(): Route {
+  const handler = createMcpHandler(() => {
+    const server = new McpServerOfBothEras({ name: 'example-widgets', version: '1.0.0' });
+    for (const name of fixtureTools)
+      server.registerTool(name, { description: `${name} of Example Widgets` }, async () => ({
+        content: [{ type: 'text', text: 'ok' }],
+      }));
+    return server;
+  });
+  return (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(req.headers))
+        if (typeof value === 'string') headers.set(name, value);
+      const request = new Request(`http://${req.headers.host}${req.url}`, {
+        method: req.method ?? 'GET',
+        headers,
+        ...(req.method === 'POST' ? { body: Buffer.concat(chunks) } : {}),
+      });
+      const response = await handler.fetch(request);
+      res.writeHead(response.status, Object.fromEntries(response.headers));
+      res.end(Buffer.from(await response.arrayBuffer()));
+    });
+  };
+}
+
+/** SEP-2127's card at the endpoint's reserved location. */
+const serverCardOfBothEras: Route = (_req, res, { origin }) => {
+  res.writeHead(200, { 'content-type': 'application/mcp-server-card+json' }).end(
+    JSON.stringify({
+      name: 'com.example/widgets',
+      version: '1.0.0',
+      remotes: [
+        {
+          type: 'streamable-http',
+          url: `${origin}/mcp`,
+          supportedProtocolVersions: ['2026-07-28', '2025-11-25'],
+        },
+      ],
+    }),
+  );
+};
+
+/** An MPP challenge (draft-httpauth-payment): the request is base64url JSON. */
+const mppChallenge = (realm: string) =>
+  `Payment id="ch_1", realm="${realm}", method="tempo", intent="charge", expires="2030-01-01T00:00:00Z", request="${Buffer.from(
+    JSON.stringify({
+      amount: '10000',
+      currency: 'usd',
+      recipient: '0x1111111111111111111111111111111111111111',
+    }),
+  ).toString('base64url')}"`;
+
+/** x402 v2 terms and an MPP challenge on the same 402: either kind of client can pay. */
+const paidResourceWithMpp: Route = (req, res, site) => {
+  res.setHeader('www-authenticate', mppChallenge(new URL(site.origin).host));
+  paidResource(req, res, site);
+};
+
+const mppOnlyResource: Route = (_req, res, { origin }) => {
+  res
+    .writeHead(402, {
+      'content-type': 'application/json',
+      'www-authenticate': mppChallenge(new URL(origin).host),
+    })
+    .end('{}');
+};
+
+/** MPP discovery (mpp.dev "Discovery"): an OpenAPI GET marked with `x-payment-info`. */
+const openApiWithPaymentInfo: Route = (_req, res) => {
+  res.writeHead(200, { 'content-type': 'application/json' }).end(
+    JSON.stringify({
+      openapi: '3.1.0',
+      info: { title: 'Widgets', version: '1' },
+      paths: {
+        '/api/fortune': {
+          get: {
+            'x-payment-info': {
+              offers: [{ intent: 'charge', method: 'tempo', amount: '10000', currency: 'usd' }],
+            },
+          },
+        },
+      },
+    }),
+  );
+};
+
+const agentCardWithAp2: Route = (_req, res, { origin }) => {
+  res.writeHead(200, { 'content-type': 'application/json' }).end(
+    JSON.stringify({
+      name: 'Example Widgets agent',
+      description: 'Sells widgets to agents.',
+      url: `${origin}/a2a`,
+      version: '1.0.0',
+      capabilities: {
+        extensions: [
+          {
+            uri: 'https://github.com/google-agentic-commerce/ap2/tree/v0.1',
+            description: 'Agent Payments Protocol',
+            required: true,
+            params: { roles: ['merchant'] },
+          },
+        ],
+      },
+      skills: [{ id: 'buy', name: 'Buy a widget', description: 'Buys a widget' }],
+    }),
+  );
+};
+
+/** A UCP business profile (ucp.dev); `complete: false` leaves out the capabilities. */
+function ucpProfile(complete: boolean): Route {
+  return (_req, res, { origin }) => {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        ucp: {
+          version: '2026-04-08',
+          services: {
+            'dev.ucp.shopping': [
+              {
+                version: '2026-04-08',
+                spec: 'https://ucp.dev/specification/overview',
+                transport: 'rest',
+                endpoint: `${origin}/ucp/v1`,
+                schema: 'https://ucp.dev/2026-04-08/services/shopping/rest.openapi.json',
+              },
+            ],
+          },
+          ...(complete
+            ? {
+                capabilities: {
+                  'dev.ucp.shopping.checkout': [
+                    {
+                      version: '2026-04-08',
+                      spec: 'https://ucp.dev/specification/checkout',
+                      schema: 'https://ucp.dev/2026-04-08/schemas/shopping/checkout.json',
+                    },
+                  ],
+                },
+              }
+            : {}),
+        },
+      }),
+    );
+  };
+}
+
+/** An ACP discovery document (ACP RFC "Discovery"); `complete: false` offers no REST transport. */
+function acpDiscovery(complete: boolean): Route {
+  return (_req, res, { origin }) => {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        protocol: { name: 'acp', version: '2026-01-30', supported_versions: ['2025-09-29', '2026-01-30'] },
+        api_base_url: `${origin}/acp`,
+        transports: complete ? ['rest'] : ['mcp'],
+        capabilities: { services: ['checkout'] },
+      }),
+    );
+  };
+}
+
 const routes: Record<FixtureKind, Record<string, Route>> = {
   wellPrepared,
   bare,
@@ -958,6 +1146,33 @@ const routes: Record<FixtureKind, Record<string, Route>> = {
     },
   },
   apiProduct: {},
+  webmcpTools,
+  webmcpBroken,
+  webmcpPrivate,
+  webmcpHang,
+  webmcpSpin,
+  mcpBothEras: {
+    ...wellPrepared,
+    '/mcp': mcpBothErasRoute(),
+    '/mcp/server-card': serverCardOfBothEras,
+  },
+  paidApi: {
+    ...wellPrepared,
+    '/api/paid': paidResourceWithMpp,
+    '/api/fortune': mppOnlyResource,
+    '/openapi.json': openApiWithPaymentInfo,
+    '/.well-known/agent-card.json': agentCardWithAp2,
+  },
+  shopCommerce: {
+    ...contentSite('shop'),
+    '/.well-known/ucp': ucpProfile(true),
+    '/.well-known/acp.json': acpDiscovery(true),
+  },
+  shopBrokenCommerce: {
+    ...contentSite('shop'),
+    '/.well-known/ucp': ucpProfile(false),
+    '/.well-known/acp.json': acpDiscovery(false),
+  },
 };
 
 /** What a kind answers for a path it has no route for; a 404 unless listed here. */
@@ -989,7 +1204,12 @@ export async function startFixtureSite(
     const route = kindRoutes[path];
     if (route) return route(req, res, { origin });
     if (
-      (kind === 'wellPrepared' || kind === 'lyingCard' || kind === 'badIssuer' || kind === 'apiProduct') &&
+      (kind === 'wellPrepared' ||
+        kind === 'lyingCard' ||
+        kind === 'badIssuer' ||
+        kind === 'apiProduct' ||
+        kind === 'mcpBothEras' ||
+        kind === 'paidApi') &&
       wellPreparedPage(req, res, origin)
     )
       return;

@@ -289,6 +289,8 @@ describe.each(dialects)('our own scanner scans our own deployment (%s)', (dialec
   const db = createTestDatabase(dialect);
   const scanner = {
     'rate_limits.unauthenticated_writes.points': 1000,
+    // A deployment that sells: its paid resources answer 402 with terms (the commerce check).
+    'payments.pay_to': '0x209693Bc6afc0C5328bA36FaF03C514EF312287C',
     ...scannerOnLoopback,
     'scanner.request_timeout_ms': 5000,
   };
@@ -398,6 +400,9 @@ describe.each(dialects)('our own scanner scans our own deployment (%s)', (dialec
       'entity_consistency',
       'agent_skills',
       'a2a_agent_card',
+      // Issue 35: its paid resources answer with x402 terms; its MCP server speaks both eras.
+      'commerce',
+      'mcp_era',
     ]) {
       expect(checks.get(id), `${id}: ${findings.find((f) => f.startsWith(`${id}:`))}`).toBe(1);
     }

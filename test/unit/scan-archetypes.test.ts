@@ -1,5 +1,5 @@
 /**
- * Scoring version 2 against one fixture site per archetype (docs/reference/scoring.md "Profiles"), each with the
+ * Scoring version 2 (with issue 35's commerce and mcp_era checks) against one fixture site per archetype (docs/reference/scoring.md "Profiles"), each with the
  * exact score, tier, profile and findings it must get, and the four lies the verification catches:
  * a server card that lists a tool the server does not serve, an OAuth chain whose OpenID
  * configuration names another issuer, markdown without Vary: Accept, and llms.txt with dead links.
@@ -25,6 +25,8 @@ const kinds = [
   'badIssuer',
   'blogNoVary',
   'blogDeadLinks',
+  'shopCommerce',
+  'mcpBothEras',
 ] as const satisfies readonly FixtureKind[];
 
 /** Score, tier, profile and the ids of the findings, in order, for each archetype. */
@@ -33,18 +35,28 @@ const expected: Record<
   { score: number; tier: string; profile: string; findings: string[] }
 > = {
   blog: { score: 98, tier: 'beacon', profile: 'content', findings: ['https', 'no_pixel'] },
-  shop: { score: 97, tier: 'beacon', profile: 'shop', findings: ['https', 'x402', 'no_pixel'] },
+  shop: { score: 96, tier: 'beacon', profile: 'shop', findings: ['https', 'commerce', 'x402', 'no_pixel'] },
   apiProduct: {
     score: 96,
     tier: 'beacon',
     profile: 'api',
     findings: ['https', 'a2a_agent_card', 'agent_skills', 'x402', 'json_ld', 'no_pixel'],
   },
-  wellPrepared: { score: 99, tier: 'beacon', profile: 'api', findings: ['https', 'no_pixel'] },
+  wellPrepared: { score: 98, tier: 'beacon', profile: 'api', findings: ['https', 'mcp_era', 'no_pixel'] },
   spa: { score: 30, tier: 'faint', profile: 'content', findings: [] },
   blocker: { score: 49, tier: 'faint', profile: 'content', findings: ['door_test', 'https', 'no_pixel'] },
-  lyingCard: { score: 97, tier: 'beacon', profile: 'api', findings: ['https', 'mcp_live', 'no_pixel'] },
-  badIssuer: { score: 98, tier: 'beacon', profile: 'api', findings: ['https', 'oauth_chain', 'no_pixel'] },
+  lyingCard: {
+    score: 97,
+    tier: 'beacon',
+    profile: 'api',
+    findings: ['https', 'mcp_live', 'mcp_era', 'no_pixel'],
+  },
+  badIssuer: {
+    score: 97,
+    tier: 'beacon',
+    profile: 'api',
+    findings: ['https', 'oauth_chain', 'mcp_era', 'no_pixel'],
+  },
   blogNoVary: {
     score: 97,
     tier: 'beacon',
@@ -57,6 +69,8 @@ const expected: Record<
     profile: 'content',
     findings: ['https', 'llms_txt_links', 'no_pixel'],
   },
+  shopCommerce: { score: 97, tier: 'beacon', profile: 'shop', findings: ['https', 'x402', 'no_pixel'] },
+  mcpBothEras: { score: 99, tier: 'beacon', profile: 'api', findings: ['https', 'no_pixel'] },
 };
 
 describe('Signal Strength archetypes (scoring version 2)', () => {

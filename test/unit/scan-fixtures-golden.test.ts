@@ -48,6 +48,15 @@ const kinds = {
   lyingCard: true,
   badIssuer: true,
   apiProduct: true,
+  webmcpTools: true,
+  webmcpBroken: true,
+  webmcpPrivate: true,
+  webmcpHang: true,
+  webmcpSpin: true,
+  mcpBothEras: true,
+  paidApi: true,
+  shopCommerce: true,
+  shopBrokenCommerce: true,
 } satisfies Record<FixtureKind, true>;
 
 const userAgent = `${scannerToken}/0.1.0 (+http://localhost/scanner)`;

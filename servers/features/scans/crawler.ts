@@ -19,8 +19,11 @@
  * The parts, in `crawl/`: `session.ts` (the limiter, the time budget, the counters, the evidence and
  * `get`, the one way a request is made), then one module per phase: `site.ts` (robots.txt and the
  * origin), `documents.ts` (the site-level documents and the unknown-path judge), `pages.ts` (home
- * page, sitemaps, breadth-first pages), `verification.ts` (OpenAPI, the claims, the OAuth chain)
- * and `facts.ts` (what is derived once everything is read). `test/unit/scan-fixtures-golden.test.ts`
+ * page, sitemaps, breadth-first pages), `verification.ts` (OpenAPI, the claims, the OAuth chain;
+ * with `commerce.ts`, the commerce manifests and the paid resources' unpaid answers), `webmcp.ts`
+ * (the home page in headless Chromium for its WebMCP tools, when the deployment runs a browser; its
+ * requests go through the same `get`) and `facts.ts` (what is derived once everything is read).
+ * `test/unit/scan-fixtures-golden.test.ts`
  * pins what the whole produces on every fixture site.
  */
 import { parseAiTxt } from './collectors/ai-txt.ts';
@@ -49,7 +52,8 @@ import {
 } from './crawl/session.ts';
 import { readRobots, Site } from './crawl/site.ts';
 import { type Claims, findOpenApi, verifyClaims, verifyOAuth, x402Check } from './crawl/verification.ts';
-import type { SiteFacts } from './site-facts.ts';
+import { readWebMcp } from './crawl/webmcp.ts';
+import type { SiteFacts, WebMcpFacts } from './site-facts.ts';
 import type { OAuthChain } from './verify.ts';
 
 export {
@@ -104,7 +108,7 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
   for (const url of pageUrls) crawl.enqueue(url, site.origin);
   await crawl.crawlQueue();
 
-  // 5. OpenAPI, then 6. verify what the documents claim, and the OAuth chain last.
+  // 5. OpenAPI, then 6. verify what the documents claim.
   const homeHeaders = homeOutcome?.ok ? homeOutcome.result.headers : null;
   const openapi = await findOpenApi(site, judge, {
     serviceDescs: apiCatalog.service_descs,
@@ -119,11 +123,15 @@ export async function crawlSite(request: CrawlRequest): Promise<SiteFacts> {
     llmsText: texts.llms,
     pages: crawl.pages,
   });
-  const chain = await verifyOAuth(site, docs.prm, claims.mcp, judge);
+  // 7. The OAuth chain, and beside it the home page in a browser for its WebMCP tools.
+  const [chain, webmcp] = await Promise.all([
+    verifyOAuth(site, docs.prm, claims.mcp, judge),
+    request.browser && homeOutcome?.ok ? readWebMcp(site, request.browser) : null,
+  ]);
   if (session.signal.aborted && !session.cancelled) session.stats.stopped = 'time_budget';
   if (session.cancelled) throw new CrawlError('timeout', 'scan cancelled');
   return siteFactsOf(
-    { site, robots, texts, docs, judge, sitemap, crawl, homeOutcome, claims, chain },
+    { site, robots, texts, docs, judge, sitemap, crawl, homeOutcome, claims, chain, webmcp },
     {
       api_catalog: apiCatalog,
       mcp_server_card: mcpCard.check,
@@ -143,6 +151,7 @@ interface Collected {
   homeOutcome: FetchOutcome | null;
   claims: Claims;
   chain: OAuthChain | null;
+  webmcp: WebMcpFacts | null;
 }
 
 /** The crawl's facts as stored with the scan, once every request is done. */
@@ -194,6 +203,8 @@ function siteFactsOf(
       llms_txt: claims.llms_txt,
       door: claims.door,
     },
+    webmcp: c.webmcp,
+    commerce: claims.commerce,
     policy: policyOf(
       site.robots.text !== null && c.robots.present ? site.robots.text : null,
       site.robots.url,

@@ -23,7 +23,7 @@ import type { SiteFacts } from './site-facts.ts';
 const PROGRESS_WRITE_INTERVAL_MS = 250;
 
 /** The crawl limits of a scan of this depth (`scanner.*`; a quick check reads less). */
-export function limitsFor(deps: ScansDeps, depth: 'full' | 'quick'): CrawlLimits {
+export function limitsFor(deps: Pick<ScansDeps, 'config'>, depth: 'full' | 'quick'): CrawlLimits {
   const s = deps.config.scanner;
   return {
     max_pages: depth === 'quick' ? s.quick_max_pages : s.max_pages,
@@ -37,7 +37,14 @@ export function limitsFor(deps: ScansDeps, depth: 'full' | 'quick'): CrawlLimits
   };
 }
 
-const schemesOf = (domain: string): CrawlRequest['schemes'] =>
+/** Full scans open the home page in the browser when the deployment runs one; quick checks never do. */
+function browserFor(deps: ScansDeps, depth: 'full' | 'quick'): Pick<CrawlRequest, 'browser'> {
+  if (!deps.browser || depth !== 'full') return {};
+  return { browser: { pool: deps.browser, page_budget_ms: deps.config.scanner.webmcp.page_budget_ms } };
+}
+
+/** Local sites serve plain http; public ones are tried over https first. */
+export const schemesOf = (domain: string): CrawlRequest['schemes'] =>
   isLocalDomain(domain) ? ['http'] : ['https', 'http'];
 
 /**
@@ -93,6 +100,7 @@ export async function runScan(
       ...(signal ? { signal } : {}),
       schemes: schemesOf(scan.domain),
       onProgress: progress.write,
+      ...browserFor(deps, scan.depth),
     });
   } catch (err) {
     await progress.written();

@@ -12,11 +12,13 @@
  */
 import { evidenceOf, type RequestEvidence } from './evidence.ts';
 import { citationSignalsChecks } from './scoring/citation-signals.ts';
+import { commerceChecks } from './scoring/commerce.ts';
 import { contentDepthChecks } from './scoring/content-depth.ts';
 import { engagementVelocityChecks } from './scoring/engagement-velocity.ts';
 import { findingsOf } from './scoring/findings.ts';
 import { clamp01 } from './scoring/judging.ts';
 import { liveAiTrafficChecks } from './scoring/live-ai-traffic.ts';
+import { mcpEraChecks } from './scoring/mcp-era.ts';
 import {
   type CheckDef,
   type CheckResult,
@@ -37,6 +39,7 @@ import {
   tiers,
 } from './scoring/model.ts';
 import { technicalFoundationChecks } from './scoring/technical-foundation.ts';
+import { webmcpChecks } from './scoring/webmcp.ts';
 import type { SiteFacts } from './site-facts.ts';
 
 export {
@@ -66,10 +69,13 @@ export {
 /** Every check, grouped by component in docs/reference/scoring.md order. Weights within a component sum to 100. */
 export const checks: readonly CheckDef[] = [
   ...technicalFoundationChecks,
+  ...commerceChecks,
+  ...mcpEraChecks,
   ...liveAiTrafficChecks,
   ...contentDepthChecks,
   ...citationSignalsChecks,
   ...engagementVelocityChecks,
+  ...webmcpChecks,
 ];
 
 /** Score trend needs the previous overall score, which depends on this scan's own score: done last. */
@@ -111,7 +117,8 @@ const apiTypes = new Set(['WebAPI', 'SoftwareApplication', 'WebApplication']);
 /**
  * The site's profile (docs/reference/scoring.md "Profiles"): an API or SaaS product publishes machine interfaces
  * (api-catalog, OpenAPI, OAuth, an MCP server card, an A2A card, x402) or says it is software; a
- * shop marks up products or offers; everything else is a content site.
+ * shop marks up products or offers, or publishes a UCP or ACP manifest; everything else is a
+ * content site.
  */
 export function detectProfile(facts: SiteFacts): { id: ProfileId; reasons: string[] } {
   const d = facts.discovery;
@@ -128,6 +135,9 @@ export function detectProfile(facts: SiteFacts): { id: ProfileId; reasons: strin
   if (api.length) return { id: 'api', reasons: api };
   const shop = [...shopTypes].filter((t) => types.has(t)).map((t) => `${t} JSON-LD`);
   if (facts.pages.some((p) => p.open_graph['og:type'] === 'product')) shop.push('og:type product');
+  // A UCP profile or an ACP discovery document says the site sells, whatever its markup.
+  if (facts.commerce?.ucp.present) shop.push('UCP profile');
+  if (facts.commerce?.acp.present) shop.push('ACP discovery document');
   if (shop.length) return { id: 'shop', reasons: shop };
   return { id: 'content', reasons: ['no machine interface and no product markup found'] };
 }
@@ -168,7 +178,7 @@ export function scoreSite(
   const applies = (k: CheckDef) => !k.applies || k.applies.includes(profile.id);
   const evaluations = evaluate({ facts, traffic, previous }, profile.id, applies);
   const build = (overrides: ReadonlyMap<string, number> = new Map()) =>
-    buildComponents(facts, evaluations, applies, overrides);
+    buildComponents(facts, evaluations, { applies, profile: profile.id }, overrides);
 
   // The score trend compares with the overall score computed without it.
   const first = overall(build());
@@ -181,9 +191,12 @@ export function scoreSite(
     doorClosed && computed.score > DOOR_CLOSED_CAP
       ? `${computed.note ? `${computed.note} ` : ''}AI search and user agents are refused at the door, so the score is capped at ${DOOR_CLOSED_CAP} (computed ${computed.score}).`
       : computed.note;
-  const judged = checks
-    .filter(applies)
-    .map((check) => ({ check, evaluation: evaluations.get(check.id) as Evaluation }));
+  const judged = checks.filter(applies).map((check) => ({
+    check: informationalOn(check, profile.id)
+      ? { ...check, weight: 0, informational: true, severity: 'info' as const }
+      : check,
+    evaluation: evaluations.get(check.id) as Evaluation,
+  }));
   const { findings, tools } = findingsOf(facts, judged, traffic !== null);
   const tier = tierOf(score);
   return {
@@ -199,6 +212,14 @@ export function scoreSite(
   };
 }
 
+/** The check is informational on this profile (`CheckDef.informationalFor`). */
+const informationalOn = (k: CheckDef, profile: ProfileId): boolean => !!k.informationalFor?.includes(profile);
+
+/** An informational check with nothing there has no value rather than a zero. */
+function quietWhenAbsent(e: Evaluation): Evaluation {
+  return e.score === 0 ? { ...e, score: null, status: 'no_data' } : e;
+}
+
 /** Every check's evaluation; the checks that do not fit the profile say so. */
 function evaluate(
   inputs: Inputs,
@@ -207,12 +228,15 @@ function evaluate(
 ): Map<string, Evaluation> {
   const evaluations = new Map<string, Evaluation>();
   for (const check of checks) {
-    evaluations.set(
-      check.id,
-      applies(check)
-        ? check.evaluate(inputs)
-        : { score: null, seen: `does not apply to a ${profile} site (profile ${profile})` },
-    );
+    if (!applies(check)) {
+      evaluations.set(check.id, {
+        score: null,
+        seen: `does not apply to a ${profile} site (profile ${profile})`,
+      });
+      continue;
+    }
+    const e = check.evaluate(inputs);
+    evaluations.set(check.id, informationalOn(check, profile) ? quietWhenAbsent(e) : e);
   }
   return evaluations;
 }
@@ -221,7 +245,7 @@ function evaluate(
 function buildComponents(
   facts: SiteFacts,
   evaluations: ReadonlyMap<string, Evaluation>,
-  applies: (k: CheckDef) => boolean,
+  { applies, profile }: { applies: (k: CheckDef) => boolean; profile: ProfileId },
   overrides: ReadonlyMap<string, number>,
 ): ComponentResult[] {
   const statusOf = (k: CheckDef, e: Evaluation): CheckStatus => {
@@ -238,7 +262,7 @@ function buildComponents(
         return {
           id: k.id,
           title: k.title,
-          weight: k.weight,
+          weight: informationalOn(k, profile) ? 0 : k.weight,
           score,
           status: statusOf(k, e),
           seen: e.seen,

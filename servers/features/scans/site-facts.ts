@@ -3,11 +3,13 @@
  * judges (`scoring.ts`). Facts stored by an older scoring version lack the fields marked so.
  */
 import type { AiTxt } from './collectors/ai-txt.ts';
+import type { Ap2Declaration, CommerceManifest, MppAnswer, X402Terms } from './collectors/commerce.ts';
 import type { DiscoveryCheck, MarkdownNegotiation } from './collectors/discovery.ts';
 import type { LlmsTxt } from './collectors/llms-txt.ts';
 import type { PageFacts } from './collectors/page.ts';
 import type { RobotsFacts } from './collectors/robots.ts';
 import type { UnknownPathAnswer } from './collectors/soft-404.ts';
+import type { WebMcpTool } from './collectors/webmcp.ts';
 import type { RequestEvidence } from './evidence.ts';
 import type { DoorAnswer, McpVerification, OAuthChain } from './verify.ts';
 
@@ -41,6 +43,27 @@ export interface X402Verification {
   }[];
 }
 
+/** A paid resource the site lists, asked for once without payment (issue 35). */
+export interface PaidResourceAnswer {
+  url: string;
+  /** Listed by the x402 document, or an OpenAPI operation marked with `x-payment-info` (MPP discovery). */
+  source: 'x402' | 'openapi';
+  status: number | null;
+  x402: X402Terms;
+  mpp: MppAnswer;
+}
+
+/** The agent commerce protocols the site speaks (`crawl/commerce.ts`). */
+export interface CommerceFacts {
+  paid: PaidResourceAnswer[];
+  /** The UCP business profile at `/.well-known/ucp`. */
+  ucp: CommerceManifest;
+  /** The ACP discovery document at `/.well-known/acp.json` (or `/.well-known/acp`). */
+  acp: CommerceManifest;
+  /** AP2 as the A2A agent card declares it; null without a card. */
+  ap2: Ap2Declaration | null;
+}
+
 /** llms.txt as served, and whether the links it lists resolve. */
 export interface LlmsVerification {
   url: string;
@@ -65,6 +88,22 @@ export interface EntityFacts {
   same_as: string[];
   og_site_name: string | null;
   llms_txt_title: string | null;
+}
+
+/** The home page as headless Chromium ran it, and the WebMCP tools it registered (`crawl/webmcp.ts`). */
+export interface WebMcpFacts {
+  url: string;
+  /**
+   * loaded: the load event came (or the page failed after registering tools: `note` says how);
+   * time_budget: the page's budget ended first; failed: nothing to read.
+   */
+  outcome: 'loaded' | 'time_budget' | 'failed';
+  note: string | null;
+  tools: WebMcpTool[];
+  /** Requests the page made that were answered through the scanner's fetcher. */
+  requests: number;
+  /** Requests refused: a destination the address policy forbids, up to ten. */
+  blocked: string[];
 }
 
 export interface SiteFacts {
@@ -125,6 +164,13 @@ export interface SiteFacts {
     llms_txt: LlmsVerification | null;
     door: DoorAnswer[] | null;
   };
+  /**
+   * WebMCP tools of the home page; null when this deployment runs no browser
+   * (`scanner.webmcp.enabled`) or the scan was a quick one; absent in facts stored before it existed.
+   */
+  webmcp?: WebMcpFacts | null;
+  /** Agent commerce: live 402s (x402, MPP) and the UCP, ACP and AP2 manifests (absent before issue 35). */
+  commerce?: CommerceFacts | null;
   policy?: PolicyFacts | null;
   entity?: EntityFacts | null;
   /** Every request the scan made, as evidence (capped per topic; absent before scoring version 2). */

@@ -5,7 +5,8 @@
  * and judges the answers.
  *
  * - MCP: the server card's endpoint answers `initialize` and `tools/list` (never `tools/call`) with
- *   the MCP SDK client, and the tools the card lists are the tools the server lists.
+ *   the MCP SDK client, and the tools the card lists are the tools the server lists; and which
+ *   protocol eras it speaks (`server/discover` for 2026-07-28, `initialize` for 2025-11-25).
  * - OAuth: the protected resource metadata names the resource it was fetched for (RFC 9728 section
  *   3.3), each authorization server's metadata resolves under both RFC 8414 layouts and OpenID
  *   Connect Discovery with the same `issuer` (RFC 8414 section 3.3), and a 401 from the resource
@@ -67,6 +68,18 @@ export interface McpVerification {
   /** Listed by the server, not on the card. */
   not_on_card: string[];
   error: string | null;
+  /** Which protocol eras the server speaks (absent before issue 35). */
+  eras?: McpEras;
+}
+
+/** The MCP protocol eras a server speaks, each asked for the way a client of that era connects. */
+export interface McpEras {
+  /** `server/discover` answered, offering 2026-07-28 or later (stateless, `_meta` per request). */
+  modern: { speaks: boolean; versions: string[]; error: string | null };
+  /** `initialize` answered with a 2025 revision (2025-11-25). */
+  legacy: { speaks: boolean; version: string | null; error: string | null };
+  /** SEP-2127's server card at `<endpoint>/server-card`, the 2026-07-28 server card extension. */
+  server_card: { url: string; found: boolean; note: string | null } | null;
 }
 
 const MAX_TOOL_PAGES = 3;
@@ -118,7 +131,13 @@ export async function verifyMcp(options: {
         headers: Object.fromEntries(headers),
         body: typeof init?.body === 'string' ? init.body : undefined,
         redirect: 'manual',
-        signal: AbortSignal.any([budget, AbortSignal.timeout(options.timeoutMs)]),
+        // The transport's own signal too: client.close() aborts the GET stream it opened, which
+        // otherwise held its connection until the timeout, after the scan was over.
+        signal: AbortSignal.any([
+          budget,
+          AbortSignal.timeout(options.timeoutMs),
+          ...(init?.signal ? [init.signal] : []),
+        ]),
       });
       const body = await readLimitedBody(response, options.maxBytes);
       const text = body.bytes.toString('utf8');
@@ -142,6 +161,8 @@ export async function verifyMcp(options: {
         headers: Object.fromEntries(response.headers),
       });
     } catch (err) {
+      // Closed by the client once the verification was done: not something the site did.
+      if (init?.signal?.aborted && !budget.aborted) throw err;
       options.evidence.add({
         topic: 'mcp',
         method,
@@ -156,33 +177,19 @@ export async function verifyMcp(options: {
     }
   };
   // 'auto': a server of the 2026-07-28 era answers server/discover; an older one, initialize.
-  const client = new Client(
-    { name: 'agent-service-scanner', version: '1.0.0' },
-    { versionNegotiation: { mode: 'auto' } },
-  );
+  const client = newClient('auto');
   const transport = new StreamableHTTPClientTransport(new URL(options.endpoint), { fetch: limitedFetch });
   try {
     await client.connect(transport, { signal: budget, timeout: options.timeoutMs });
     result.initialized = true;
     result.server_name = client.getServerVersion()?.name ?? null;
     result.protocol_version = client.getNegotiatedProtocolVersion() ?? null;
-    const tools: string[] = [];
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_TOOL_PAGES; page++) {
-      const listed = await client.listTools(cursor ? { cursor } : {}, {
-        signal: budget,
-        timeout: options.timeoutMs,
-      });
-      tools.push(...listed.tools.map((t) => t.name));
-      cursor = listed.nextCursor;
-      if (!cursor) break;
-    }
-    result.live_tools = tools;
+    result.live_tools = await listToolNames(client, budget, options.timeoutMs);
     if (options.cardTools) {
-      const live = new Set(tools);
+      const live = new Set(result.live_tools);
       const card = new Set(options.cardTools);
       result.missing_live = options.cardTools.filter((t) => !live.has(t));
-      result.not_on_card = tools.filter((t) => !card.has(t));
+      result.not_on_card = result.live_tools.filter((t) => !card.has(t));
     }
   } catch (err) {
     result.error = result.auth_required
@@ -190,10 +197,92 @@ export async function verifyMcp(options: {
       : budget.aborted
         ? 'timed out'
         : shortError(err);
+  }
+  // Read before closing: a closed client forgets what `server/discover` offered.
+  const modern =
+    client.getProtocolEra() === 'modern'
+      ? (client.getDiscoverResult()?.supportedVersions ?? [result.protocol_version ?? ''])
+      : null;
+  await client.close().catch(() => {});
+  if (!result.auth_required)
+    result.eras = await erasOf(modern, result, () =>
+      connectsLegacy(options.endpoint as string, limitedFetch, budget, options.timeoutMs),
+    );
+  return result;
+}
+
+function newClient(mode: 'auto' | 'legacy'): Client {
+  return new Client({ name: 'agent-service-scanner', version: '1.0.0' }, { versionNegotiation: { mode } });
+}
+
+async function listToolNames(client: Client, signal: AbortSignal, timeout: number): Promise<string[]> {
+  const tools: string[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+    const listed = await client.listTools(cursor ? { cursor } : {}, { signal, timeout });
+    tools.push(...listed.tools.map((t) => t.name));
+    cursor = listed.nextCursor;
+    if (!cursor) break;
+  }
+  return tools;
+}
+
+/**
+ * The eras from the 'auto' connection (`modern`: what its `server/discover` offered, or null when
+ * it fell back): a modern one proves `server/discover`, and `initialize` is then asked for on its
+ * own (a 2025 client's connect); a legacy one proves `initialize` and that `server/discover` did
+ * not offer 2026-07-28. The server card is judged by the crawl.
+ */
+async function erasOf(
+  modern: string[] | null,
+  result: McpVerification,
+  legacyConnect: () => Promise<{ version: string | null; error: string | null }>,
+): Promise<McpEras> {
+  if (!result.initialized) {
+    const error = result.error ?? 'no answer';
+    return {
+      modern: { speaks: false, versions: [], error },
+      legacy: { speaks: false, version: null, error },
+      server_card: null,
+    };
+  }
+  if (!modern)
+    return {
+      modern: {
+        speaks: false,
+        versions: [],
+        error: 'server/discover did not offer 2026-07-28 (fell back to initialize)',
+      },
+      legacy: { speaks: true, version: result.protocol_version, error: null },
+      server_card: null,
+    };
+  const legacy = await legacyConnect();
+  return {
+    modern: { speaks: true, versions: modern, error: null },
+    legacy: { speaks: legacy.error === null, version: legacy.version, error: legacy.error },
+    server_card: null,
+  };
+}
+
+/** A 2025-11-25 client's connect (`initialize`, then `notifications/initialized`), closed at once. */
+async function connectsLegacy(
+  endpoint: string,
+  fetch: (input: string | URL | Request, init?: RequestInit) => Promise<Response>,
+  signal: AbortSignal,
+  timeout: number,
+): Promise<{ version: string | null; error: string | null }> {
+  const client = newClient('legacy');
+  try {
+    await client.connect(new StreamableHTTPClientTransport(new URL(endpoint), { fetch }), {
+      signal,
+      timeout,
+    });
+    return { version: client.getNegotiatedProtocolVersion() ?? null, error: null };
+  } catch (err) {
+    return { version: null, error: signal.aborted ? 'timed out' : shortError(err) };
   } finally {
     await client.close().catch(() => {});
   }
-  return result;
 }
 
 const shortError = (err: unknown): string => {

@@ -77,7 +77,7 @@ function missing(
 }
 
 /** The JSON object a JSON document must be, or the check saying there is none. */
-function jsonDocument(
+export function jsonDocument(
   fetched: Fetched | null,
   url: string,
   unknown: AnswerFingerprint | null,
@@ -422,74 +422,6 @@ export function mcpCardEndpoint(
         .filter((n): n is string => typeof n === 'string')
     : null;
   return { endpoint: raw ? new URL(raw, cardUrl).href : null, tools };
-}
-
-/** Resource URLs an x402 discovery document lists (`resources` of strings or objects, `items`). */
-export function x402Resources(body: string, docUrl: string): string[] {
-  let doc: Record<string, unknown>;
-  try {
-    doc = JSON.parse(body) as Record<string, unknown>;
-  } catch {
-    return [];
-  }
-  const list = [
-    ...(Array.isArray(doc?.resources) ? (doc.resources as unknown[]) : []),
-    ...(Array.isArray(doc?.items) ? (doc.items as unknown[]) : []),
-  ];
-  const urls: string[] = [];
-  for (const entry of list) {
-    const record = entry as Record<string, unknown> | string;
-    if (typeof record === 'object' && record && record.available === false) continue;
-    const raw =
-      typeof record === 'string'
-        ? record
-        : typeof record?.resource === 'string'
-          ? record.resource
-          : typeof record?.url === 'string'
-            ? record.url
-            : null;
-    if (raw && URL.canParse(raw, docUrl)) urls.push(new URL(raw, docUrl).href);
-  }
-  return [...new Set(urls)];
-}
-
-/**
- * x402 payment requirements in a 402 answer: v2 in the `PAYMENT-REQUIRED` header (base64 JSON),
- * v1 in the JSON body; valid when `accepts` lists at least one option with scheme, network, an
- * amount, the asset and the payee.
- */
-export function x402Requirements(
-  status: number,
-  paymentRequired: string | null,
-  body: string,
-): { valid: boolean; version: number | null; note: string | null } {
-  if (status !== 402) return { valid: false, version: null, note: `answered HTTP ${status}, not 402` };
-  let doc: Record<string, unknown> | null = null;
-  if (paymentRequired) {
-    try {
-      doc = JSON.parse(Buffer.from(paymentRequired, 'base64').toString('utf8')) as Record<string, unknown>;
-    } catch {
-      return { valid: false, version: null, note: 'PAYMENT-REQUIRED is not base64 JSON' };
-    }
-  } else {
-    try {
-      doc = JSON.parse(body) as Record<string, unknown>;
-    } catch {
-      return { valid: false, version: null, note: '402 without PAYMENT-REQUIRED or a JSON body' };
-    }
-  }
-  const accepts = Array.isArray(doc?.accepts) ? (doc.accepts as Record<string, unknown>[]) : [];
-  const complete = accepts.filter(
-    (a) =>
-      typeof a?.scheme === 'string' &&
-      typeof a.network === 'string' &&
-      (typeof a.amount === 'string' || typeof a.maxAmountRequired === 'string') &&
-      typeof a.asset === 'string' &&
-      typeof a.payTo === 'string',
-  );
-  const version = typeof doc?.x402Version === 'number' ? doc.x402Version : null;
-  if (complete.length === 0) return { valid: false, version, note: 'no complete payment option in accepts' };
-  return { valid: true, version, note: null };
 }
 
 /** `servers[].url` of an OpenAPI document (JSON or YAML), absolute against the document's URL. */

@@ -11,6 +11,7 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import { getDomain } from 'tldts';
 import type { RequestInit, Response } from 'undici';
+import type { BrowserPool } from '../../../outbound/browser-pool.ts';
 import { readLimitedBody, type SafeFetch } from '../../../outbound/safe-fetch.ts';
 import type { Fetched } from '../collectors/discovery.ts';
 import type { PageFacts } from '../collectors/page.ts';
@@ -36,6 +37,13 @@ export interface CrawlProgress {
   message: string;
 }
 
+/** Headless Chromium for the WebMCP phase (`webmcp.ts`). */
+export interface WebMcpBrowser {
+  pool: BrowserPool;
+  /** Hard budget of the page (`scanner.webmcp.page_budget_ms`), within what is left of the scan's. */
+  page_budget_ms: number;
+}
+
 export interface CrawlRequest {
   /** A host, optionally with a port (`example.com`, `127.0.0.1:8080`). */
   domain: string;
@@ -52,6 +60,8 @@ export interface CrawlRequest {
    * are not kept: a crawl holds at most `concurrency` of them at a time.
    */
   onPage?: (page: { url: string; html: string; facts: PageFacts }) => void;
+  /** Headless Chromium for the WebMCP check; absent: it is not measured (`SiteFacts.webmcp` null). */
+  browser?: WebMcpBrowser;
 }
 
 export class CrawlError extends Error {

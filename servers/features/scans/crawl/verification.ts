@@ -8,18 +8,23 @@
 import LinkHeader from 'http-link-header';
 import {
   agentDocumentPaths,
+  checkMcpCard,
   checkOpenApi,
   checkX402,
   type DiscoveryCheck,
   discoveryPaths,
   mcpCardEndpoint,
   openApiServers,
-  x402Requirements,
-  x402Resources,
 } from '../collectors/discovery.ts';
 import { parseLlmsTxt } from '../collectors/llms-txt.ts';
 import { mediaType } from '../collectors/soft-404.ts';
-import type { LlmsVerification, OpenApiVerification, PageSummary, X402Verification } from '../site-facts.ts';
+import type {
+  CommerceFacts,
+  LlmsVerification,
+  OpenApiVerification,
+  PageSummary,
+  X402Verification,
+} from '../site-facts.ts';
 import {
   type DoorAnswer,
   doorTest,
@@ -28,6 +33,7 @@ import {
   verifyMcp,
   verifyOAuthChain,
 } from '../verify.ts';
+import { readCommerce, x402VerificationOf } from './commerce.ts';
 import type { SiteDocuments, UnknownPathJudge } from './documents.ts';
 import { asFetched, type FetchOutcome, type FetchResult, textOf } from './session.ts';
 import type { Site } from './site.ts';
@@ -84,6 +90,7 @@ export interface Claims {
   mcp: McpVerification | null;
   openapi: OpenApiVerification | null;
   x402: X402Verification | null;
+  commerce: CommerceFacts;
   llms_txt: LlmsVerification | null;
   door: DoorAnswer[] | null;
   /** A page beyond the home page, asked for as markdown. */
@@ -110,10 +117,13 @@ export async function verifyClaims(
     (o) => o.ok && checkX402(asFetched(o), o.result.final_url, found.judge.answer).valid,
   );
   const markdownTarget = found.pages.find((p) => p.url !== site.home && p.url !== `${site.origin}/`) ?? null;
-  const [mcp, openapi, x402Probes, llmsLinks, door, markdownOther] = await Promise.all([
-    found.mcpCard && !session.signal.aborted ? verifyMcpCard(site, found.mcpCard) : Promise.resolve(null),
+  const x402Doc = x402Fetched?.ok ? x402Fetched.result : null;
+  const [mcp, openapi, commerce, llmsLinks, door, markdownOther] = await Promise.all([
+    found.mcpCard && !session.signal.aborted
+      ? verifyMcpCard(site, found.mcpCard, found.judge)
+      : Promise.resolve(null),
     verifyOpenApiServers(site, found.openapi),
-    verifyX402Resources(site, x402Fetched?.ok ? x402Fetched.result : null),
+    readCommerce(site, { judge: found.judge, a2aCard: found.docs.a2aCard, x402Doc, openapi: found.openapi }),
     verifyLlmsLinks(site, found.llmsText),
     site.mayFetch(site.home) && !session.signal.aborted
       ? doorTest(site.home, session.probe, session.signal)
@@ -122,7 +132,16 @@ export async function verifyClaims(
       ? session.get(markdownTarget.url, 'text/markdown, text/plain;q=0.5', undefined, { topic: 'markdown' })
       : Promise.resolve(null),
   ]);
-  return { mcp, openapi, x402: x402Probes, llms_txt: llmsLinks, door, markdownTarget, markdownOther };
+  return {
+    mcp,
+    openapi,
+    x402: x402VerificationOf(x402Doc, commerce),
+    commerce,
+    llms_txt: llmsLinks,
+    door,
+    markdownTarget,
+    markdownOther,
+  };
 }
 
 /** x402's two documents: the one that is valid, else the plain name when only it is there. */
@@ -170,11 +189,15 @@ export async function verifyOAuth(
   });
 }
 
-function verifyMcpCard(site: Site, card: { url: string; body: string }): Promise<McpVerification | null> {
+async function verifyMcpCard(
+  site: Site,
+  card: { url: string; body: string },
+  judge: UnknownPathJudge,
+): Promise<McpVerification | null> {
   const { session } = site;
   const { endpoint, tools } = mcpCardEndpoint(card.body, card.url);
-  if (endpoint && !site.onSite(endpoint)) return Promise.resolve(null);
-  return verifyMcp({
+  if (endpoint && !site.onSite(endpoint)) return null;
+  const verified = await verifyMcp({
     cardUrl: card.url,
     endpoint,
     cardTools: tools,
@@ -188,6 +211,37 @@ function verifyMcpCard(site: Site, card: { url: string; body: string }): Promise
     evidence: session.evidence,
     signal: session.signal,
   });
+  if (verified.eras && endpoint)
+    verified.eras.server_card = await serverCardExtension(site, endpoint, card, judge);
+  return verified;
+}
+
+/**
+ * The server card extension (SEP-2127, part of the 2026-07-28 revision): a card at the endpoint's
+ * reserved location `<streamable-http-url>/server-card`. The card the crawl already read counts
+ * when that is where it was.
+ */
+async function serverCardExtension(
+  site: Site,
+  endpoint: string,
+  card: { url: string; body: string },
+  judge: UnknownPathJudge,
+): Promise<NonNullable<McpVerification['eras']>['server_card']> {
+  const url = `${endpoint.replace(/\/$/, '')}/server-card`;
+  if (card.url === url) return { url, found: true, note: null };
+  if (!site.mayFetch(url) || site.session.signal.aborted)
+    return { url, found: false, note: 'not fetched (robots.txt or the time budget)' };
+  const got = await site.session.get(
+    url,
+    'application/mcp-server-card+json, application/json;q=0.9',
+    256 * 1024,
+    {
+      topic: 'mcp',
+    },
+  );
+  judge.like(got);
+  const check = checkMcpCard(asFetched(got), url, judge.answer);
+  return { url, found: check.valid, note: check.valid ? null : check.note };
 }
 
 async function verifyOpenApiServers(
@@ -212,30 +266,6 @@ async function verifyOpenApiServers(
     }),
   );
   return { url: doc.url, parsed, truncated: doc.truncated, servers: checked };
-}
-
-async function verifyX402Resources(site: Site, doc: FetchResult | null): Promise<X402Verification | null> {
-  if (!doc) return null;
-  const resources = x402Resources(doc.body, doc.final_url).filter(site.onSite).slice(0, 3);
-  const checked = await Promise.all(
-    resources.map(async (url) => {
-      const got = await site.session.probe(url, {
-        topic: 'x402',
-        accept: 'application/json',
-        maxBytes: 32 * 1024,
-      });
-      if (!got.ok) return { url, status: null, verdict: 'failed' as const, note: got.error };
-      const requirements = x402Requirements(got.status, got.headers['payment-required'] ?? null, got.body);
-      // An answer that asks for input first (400, 422) says nothing about payment either way.
-      const verdict = requirements.valid
-        ? ('valid' as const)
-        : got.status === 400 || got.status === 422
-          ? ('needs_input' as const)
-          : ('failed' as const);
-      return { url, status: got.status, verdict, note: requirements.note };
-    }),
-  );
-  return { url: doc.final_url, resources: checked };
 }
 
 async function verifyLlmsLinks(site: Site, file: FetchResult | null): Promise<LlmsVerification | null> {

@@ -204,6 +204,8 @@ export interface Evaluation {
   score: number | null;
   seen: string;
   evidence_url?: string | null;
+  /** The specification of what this evaluation found wanting, when it is not the check's own. */
+  spec_url?: string;
   /** Why a null score is null, when it is not simply "no data". */
   status?: 'no_data' | 'unable_to_check';
 }
@@ -230,6 +232,11 @@ export interface CheckDef {
   applies?: readonly ProfileId[];
   /** Weightless and reported only when a document is there but broken (Web Bot Auth). */
   informational?: boolean;
+  /**
+   * Profiles on which the check is informational: weightless, no value when nothing is there,
+   * and a finding only when something is there but broken (commerce on a content or API site).
+   */
+  informationalFor?: readonly ProfileId[];
   /** Tools that help when the check falls short. */
   tools?: string[];
   evaluate: (inputs: Inputs) => Evaluation;
