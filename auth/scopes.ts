@@ -15,7 +15,7 @@ export const supportedScopes = [...resourceScopes, 'offline_access'] as const;
 /** What approving each scope lets the client do, as the consent screen says it. */
 export const scopeDescriptions: Record<string, string> = {
   [SERVICE_SCOPE]:
-    'Read your own sites, their agent-versus-human traffic and the stored scan findings of your sites',
+    'Read your own sites, their agent-versus-human traffic and the stored scan findings of your sites, and start batches of scans under your account',
   profile: 'See your account identifier',
   email: 'See the email address of your account',
   offline_access: 'Stay connected after you close this window, until you sign out or revoke it',

@@ -89,6 +89,9 @@ export async function measureLeaderboard(domains = 100_000, requests = 2_000): P
         has_api_catalog: i % 10 === 0 ? 1 : 0,
         has_mcp: i % 20 === 0 ? 1 : 0,
         has_markdown: i % 7 === 0 ? 1 : 0,
+        // The scan shown before, so every entry carries its movement since the last scan.
+        previous_scan_id: randomUUID(),
+        previous_score: Math.max(0, score - 3),
       };
     });
     for (let i = 0; i < rows.length; i += 500) {

@@ -258,7 +258,9 @@ export interface SitesTable {
  * lease (`FOR UPDATE SKIP LOCKED` on PostgreSQL), progress is written while it runs, and the result
  * (score, tier, components, the crawl's facts) is kept with it. `account_id` is the account that
  * asked (null for anonymous requests); private scans (`is_public` 0) are shown only to it, to the
- * anonymous session that asked, or to the holder of its read token.
+ * anonymous session that asked, or to the holder of its read token. Every scan of a domain is kept as
+ * its history, up to `scanner.history_per_domain` finished ones: the scan worker prunes older ones
+ * (never the one `domain_scores` shows, nor one a payment bought).
  */
 export interface ScansTable {
   id: string;
@@ -338,6 +340,33 @@ export interface SiwxNoncesTable {
   expires_at: string;
 }
 
+/**
+ * A batch of scans an account asked for in one request (`POST /scans/batch`, migration
+ * 2026-11-30T0400Z_scan_history_batches): written with its items and their queued scans in one
+ * transaction, so the 202 names a batch that exists. Progress is read off the items' scans.
+ */
+export interface ScanBatchesTable {
+  id: string;
+  account_id: string;
+  /** 1: the batch's scans are public (leaderboard); 0: private to the account. */
+  is_public: number;
+  /** The profile every scan of the batch is scored as; null: each site's detected one. */
+  profile: string | null;
+  created_at: string;
+}
+
+/**
+ * One domain of a batch, in the order given, and the scan it queued or joined (one already queued
+ * or running for the domain). `scan_id` is null once that scan was pruned from the domain's
+ * history (`scanner.history_per_domain`).
+ */
+export interface ScanBatchItemsTable {
+  batch_id: string;
+  seq: number;
+  domain: string;
+  scan_id: string | null;
+}
+
 /** The findings of a scan, in the order reported (critical first). */
 export interface ScanFindingsTable {
   scan_id: string;
@@ -377,6 +406,13 @@ export interface DomainScoresTable {
   has_markdown: number;
   /** The scoring version of `score` (null: version 1); the re-scoring job brings every row up to date. */
   scoring_version: number | null;
+  /**
+   * The full scan the row showed before `scan_id` replaced it, and its score (migration
+   * 2026-11-30T0400Z_scan_history_batches): the leaderboard's movement since the last scan. Null
+   * for a domain's first full scan; kept out of the history's pruning.
+   */
+  previous_scan_id: string | null;
+  previous_score: number | null;
 }
 
 /** Leaderboard ranks at the start of each period (UTC day `YYYY-MM-DD`): movement is measured against them. */
@@ -1241,6 +1277,8 @@ export interface Database {
   paid_scans: PaidScansTable;
   siwx_nonces: SiwxNoncesTable;
   scan_findings: ScanFindingsTable;
+  scan_batches: ScanBatchesTable;
+  scan_batch_items: ScanBatchItemsTable;
   domain_scores: DomainScoresTable;
   leaderboard_snapshots: LeaderboardSnapshotsTable;
   readiness_snapshots: ReadinessSnapshotsTable;

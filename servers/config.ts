@@ -273,6 +273,9 @@ export const Config = z
       email_codes_per_email: RateLimit.describe(
         'verified-email codes sent per email (`auth/assertions/email-codes.ts`)',
       ),
+      scan_batch_domains: RateLimit.describe(
+        'domains queued by `POST /scans/batch` (and the `start_my_scan_batch` tool) per account: a batch of 20 spends 20 points, and a batch larger than what is left is refused whole',
+      ),
       email_codes_per_address: RateLimit.describe(
         'code requests and code checks per client address, across emails (a right code gives its check back)',
       ),
@@ -329,6 +332,9 @@ export const Config = z
       poll_interval_ms: positiveInt.describe('how often idle scan workers look for queued scans'),
       lease_ms: positiveInt.describe('how long a claimed scan is held before another process may take it'),
       max_attempts: positiveInt.describe('attempts before a scan whose worker died is marked failed'),
+      history_per_domain: positiveInt.describe(
+        'finished scans kept per domain (`GET /scans?domain=`, diffs); the scan worker prunes older ones, never the one the leaderboard shows or one a payment bought',
+      ),
       webmcp: z.strictObject({
         enabled: z
           .boolean()
@@ -774,6 +780,7 @@ export const envBindings: Record<string, EnvBinding> = {
   SCAN_DELAY_MS: { key: 'scanner.delay_ms', parse: numberOrRaw },
   SCAN_TIMEOUT_MS: { key: 'scanner.scan_timeout_ms', parse: numberOrRaw },
   SCAN_WORKERS: { key: 'scanner.workers', parse: numberOrRaw },
+  SCAN_HISTORY_PER_DOMAIN: { key: 'scanner.history_per_domain', parse: numberOrRaw },
   SCAN_WEBMCP: { key: 'scanner.webmcp.enabled', parse: flag },
   SCAN_WEBMCP_CHROMIUM_PATH: { key: 'scanner.webmcp.chromium_path' },
   SCAN_WEBMCP_POOL_SIZE: { key: 'scanner.webmcp.pool_size', parse: numberOrRaw },

@@ -181,6 +181,18 @@ export const errorCodes = {
     about:
       "the state changed under the request (another request rotated a soul's key first, a link exists, the log's head moved)",
   },
+  scan_not_complete: {
+    status: 409,
+    title: 'The scan is not complete',
+    about:
+      'a diff compares two done scans: `scan_id` or `against` names one still queued or running (ask again when `GET /scans/{id}` says done) or one that failed',
+  },
+  no_earlier_scan: {
+    status: 404,
+    title: 'There is no earlier complete scan to compare with',
+    about:
+      'a diff without `against` compares with the previous complete scan of the same domain and depth that the caller may see, and there is none yet',
+  },
   illegal_transition: {
     status: 409,
     title: 'That status change is not allowed from the current status',

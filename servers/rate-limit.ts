@@ -22,9 +22,10 @@ export type RateLimitKind = keyof Config['rate_limits'];
 export interface RateLimits {
   /**
    * Counts one request of `key` (a client address unless the kind says otherwise); throws
-   * `rate_limited` (429 with Retry-After) once the kind's points for the window are spent.
+   * `rate_limited` (429 with Retry-After) once the kind's points for the window are spent. A request
+   * that counts as several (a batch of domains) spends `points` at once.
    */
-  consume(kind: RateLimitKind, key: string): Promise<void>;
+  consume(kind: RateLimitKind, key: string, points?: number): Promise<void>;
   /** Gives back what one `consume` took (an attempt that turned out not to count). */
   refund(kind: RateLimitKind, key: string): Promise<void>;
   /** Forgets the key's count (a success ends a run of failures). */
@@ -38,6 +39,7 @@ const refusal: Partial<Record<RateLimitKind, string>> = {
   authorization_requests: 'Too many authorization requests from this address',
   email_codes_per_email: 'Too many codes were sent to this email',
   email_codes_per_address: 'Too many code requests or checks from this address',
+  scan_batch_domains: 'Too many domains queued in batch scans by this account',
 };
 
 export async function createRateLimits(
@@ -82,11 +84,11 @@ export async function createRateLimits(
   };
 
   return {
-    async consume(kind, key) {
+    async consume(kind, key, points = 1) {
       const limiter = limiters.get(kind);
       if (!limiter) return;
       try {
-        await limiter.consume(keyOf(key));
+        await limiter.consume(keyOf(key), points);
       } catch (rejection) {
         if (!(rejection instanceof RateLimiterRes)) throw rejection;
         const seconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));

@@ -24,6 +24,7 @@ import { ownerContextOperations } from './features/owner/whoami.ts';
 import { brandRequestOperations } from './features/returns/brand-operations.ts';
 import { brandChannelOperations } from './features/returns/channels/operations.ts';
 import { returnOperations } from './features/returns/operations.ts';
+import { scanHistoryOperations } from './features/scans/history-operations.ts';
 import { scanOperations } from './features/scans/operations.ts';
 import { siteOperations } from './features/sites/operations.ts';
 import { soulOperations } from './features/souls/operations.ts';
@@ -40,6 +41,7 @@ export const operations: readonly AnyOperation[] = checkedOperations([
   ...siteOperations,
   ...declarationOperations,
   ...scanOperations,
+  ...scanHistoryOperations,
   ...directoryOperations,
   ...serviceOperations,
   ...brandRequestOperations,

@@ -12,6 +12,8 @@ import { ServiceError } from '../errors.ts';
 import { getFeatured } from '../features/catalog/featured-bid/operations.ts';
 import { getAgentHub } from '../features/directory/operations.ts';
 import { AGENT_REQUESTS_PATH } from '../features/returns/brand-guide.ts';
+import { getScanDiff } from '../features/scans/history-operations.ts';
+import type { ScanDiff } from '../features/scans/history-schemas.ts';
 import { getLeaderboard, getScanScore } from '../features/scans/operations.ts';
 import type { ScanScore } from '../features/scans/schemas.ts';
 import { getSoul, listSoulMemories, searchSouls } from '../features/souls/operations.ts';
@@ -25,6 +27,7 @@ import { layout, pageCsp, STYLESHEET_PATH, stylesheet } from './layout.ts';
 import { agentHubBody, featuredBody, sendWithFeaturedBrand } from './marketplace.ts';
 import type { RenderedPage } from './negotiate.ts';
 import { robotSoulPage } from './robot-soul.ts';
+import { scanChangesMarkdown, scanChangesSection } from './scan-changes.ts';
 
 /** The HTML pages of section 2 with a fixed path (for the sitemap and the link crawl). */
 export const publicPagePaths = [
@@ -135,8 +138,12 @@ export function publicPagesRouter(services: Services, operations: readonly AnyOp
               ? html`<span class="up">▲ ${m.rank_change}</span>`
               : html`<span class="down">▼ ${-m.rank_change}</span>`
             : html`<span class="muted">=</span>`;
+      const sinceLastScan = (m: (typeof board.entries)[number]['movement']) =>
+        m.since_last_scan === null
+          ? ''
+          : html` <a class="muted" href="${m.since_last_scan.diff_url}" data-testid="since-last-scan">(${m.since_last_scan.score_change > 0 ? '+' : ''}${m.since_last_scan.score_change} since the last scan)</a>`;
       const body = html`<h1>Signal Strength leaderboard</h1>
-<p>Public domains by agent-readiness score, highest first. Movement is measured since the start of the current period (${board.period}, UTC). Tiers: Dark 0-24, Faint 25-49, Emerging 50-69, Strong 70-84, Beacon 85-100. The same data as JSON: <a href="${config.public_api_url}/leaderboard">${config.public_api_url}/leaderboard</a>.</p>
+<p>Public domains by agent-readiness score, highest first. Movement is measured since the start of the current period (${board.period}, UTC), and against each domain's previous scan. Tiers: Dark 0-24, Faint 25-49, Emerging 50-69, Strong 70-84, Beacon 85-100. The same data as JSON: <a href="${config.public_api_url}/leaderboard">${config.public_api_url}/leaderboard</a>.</p>
 ${
   board.spotlight.length
     ? html`<section class="card" aria-labelledby="spotlight-h"><h2 id="spotlight-h">Spotlight <span class="sponsored">Sponsored</span></h2>
@@ -158,7 +165,7 @@ ${
 ${board.entries.map(
   (
     e,
-  ) => html`<tr><td class="num">${e.rank}</td><td><a href="${site}/scan/${encodeURIComponent(e.domain)}">${e.domain}</a></td><td class="num">${e.score}</td><td><span class="tier tier-${e.tier}">${e.tier}</span></td><td>${movement(e.movement)}</td><td>${e.scanned_at.slice(0, 10)} <span class="muted">(${e.depth})</span></td></tr>
+  ) => html`<tr><td class="num">${e.rank}</td><td><a href="${site}/scan/${encodeURIComponent(e.domain)}">${e.domain}</a></td><td class="num">${e.score}</td><td><span class="tier tier-${e.tier}">${e.tier}</span></td><td>${movement(e.movement)}${sinceLastScan(e.movement)}</td><td>${e.scanned_at.slice(0, 10)} <span class="muted">(${e.depth})</span></td></tr>
 `,
 )}</tbody></table>`
 }
@@ -193,6 +200,16 @@ ${board.next_cursor ? html`<p><a href="${site}/leaderboard?cursor=${encodeURICom
     }),
   );
 
+  /** What changed since the previous complete scan; null when the scan is the domain's first. */
+  async function previousChanges(req: Request, scanId: string): Promise<ScanDiff | null> {
+    try {
+      return await call(getScanDiff, req, { scan_id: scanId });
+    } catch (error) {
+      if (error instanceof ServiceError && error.code === 'no_earlier_scan') return null;
+      throw error;
+    }
+  }
+
   router.get(
     '/scan/:domain',
     wrap(async (req, res) => {
@@ -205,6 +222,8 @@ ${board.next_cursor ? html`<p><a href="${site}/leaderboard?cursor=${encodeURICom
         return;
       }
       const traffic = await publicTraffic(services, score.domain);
+      const diffUrl = `${config.public_api_url}/scans/${score.scan_id}/diff`;
+      const changes = await previousChanges(req, score.scan_id);
       const grouped = severityOrder
         .map((severity) => ({ severity, findings: score.findings.filter((f) => f.severity === severity) }))
         .filter((g) => g.findings.length > 0);
@@ -234,6 +253,7 @@ ${score.components.map(
 )}</tbody></table>
 </section>
 </div>
+${scanChangesSection(changes, diffUrl)}
 <section aria-labelledby="findings-h"><h2 id="findings-h">Findings and fixes</h2>
 <p>The <a href="${fixSheetUrl}">fix sheet</a> has every finding with its specification, the requests that showed it and a prompt for a coding agent.</p>
 ${
@@ -278,7 +298,7 @@ ${c.checks.map(
         .map((c) => `- ${c.name}: ${c.score === null ? 'no data' : c.score}`)
         .join('\n')}\n\n## Findings\n\n${score.findings
         .map((f) => `- **${f.severity}** (${f.component}): ${md(f.seen)} Fix: ${md(f.fix)}`)
-        .join('\n')}\n`;
+        .join('\n')}\n\n${scanChangesMarkdown(changes, md)}`;
       await page(req, res, {
         path,
         title: `${score.domain}: Signal Strength ${score.score}`,

@@ -94,6 +94,12 @@ const validInputs = (): Record<string, Input> => ({
   requestScan: { domain: 'example.com', public: false },
   getScan: { scan_id: SOME_ID },
   getScanFixes: { scan_id: SOME_ID },
+  listScans: { domain: 'example.com', limit: 5 },
+  getScanDiff: { scan_id: SOME_ID, against: SOME_ID },
+  requestScanBatch: { domains: ['example.com', 'example.org'], public: false },
+  getScanBatch: { batch_id: SOME_ID },
+  startMyScanBatch: { domains: ['example.com', 'example.org'], public: false },
+  getMyScanBatch: { batch_id: SOME_ID },
   getSignal: { domain: 'example.com' },
   getScanScore: { domain: 'example.com' },
   getLeaderboard: { limit: 5 },
@@ -567,7 +573,7 @@ describe.each(dialects)('malformed input on every route (%s)', (dialect) => {
         cursors.push(await send(`${op.http?.path} cursor`, rest(op, { ...validInput(op), cursor })));
       }
     }
-    expect(cursors.length).toBe(leaderboard.length + 5 * keyset.length);
+    expect(cursors.length).toBe(leaderboard.length + 6 * keyset.length);
     expect(misses(cursors, (o) => o.status === 400 && o.body.errors?.[0]?.field === 'cursor')).toEqual([]);
   });
 

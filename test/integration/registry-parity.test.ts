@@ -117,19 +117,22 @@ describe('registry parity', () => {
     );
   });
 
-  it('keeps owner operations (one account’s data, under row-level security) on the owner MCP server only, read-only', () => {
+  it('keeps owner operations (one account’s data, under row-level security) on the owner MCP server only, read-only but for starting a batch of scans', () => {
     const owner = operations.filter((op) => op.access === 'owner');
     expect(owner.map((op) => op.toolName).sort()).toEqual([
+      'get_my_scan_batch',
       'get_my_traffic',
       'get_owner_context',
       'list_my_findings',
       'list_my_scans',
       'list_my_sites',
+      'start_my_scan_batch',
     ]);
     for (const op of owner) {
       expect(op.http, op.name).toBeUndefined();
       expect(op.mcp, op.name).toEqual(['owner']);
-      expect(op.annotations.readOnlyHint, op.name).toBe(true);
+      // The one write: the MCP form of POST /scans/batch, for the token's account (issue 35 item 3).
+      expect(op.annotations.readOnlyHint, op.name).toBe(op.toolName !== 'start_my_scan_batch');
       expect(Object.keys(jsonSchemaOf(op.input, 'input').properties ?? {}), op.name).not.toContain(
         'account_id',
       );

@@ -110,7 +110,7 @@ export const getScan = defineOperation({
  * A scan read as the caller is (account, anonymous session, or the read token of its link), or - no
  * token sent - as the wallet that paid for it, signed in with x402 sign-in-with-x (`payments/sign-in.ts`).
  */
-function readScan<T>(
+export function readScan<T>(
   ctx: OperationContext,
   input: { scan_id: string; token?: string | undefined },
   read: (payer: string | null) => Promise<T>,

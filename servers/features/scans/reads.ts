@@ -31,6 +31,7 @@ import {
 } from './repository.ts';
 import type {
   Leaderboard,
+  LeaderboardEntry,
   ReadinessIndex,
   ReadinessPoint,
   Scan,
@@ -104,14 +105,17 @@ export class ScanReads {
     if (!row) throw notFound(`No scan ${scanId}`);
     return this.view(row, account, anonymous, readToken, profile, payer);
   }
-  async view(
+  /**
+   * Throws 404 unless `account`, `anonymous`, the holder of `readToken` or the wallet `payer` that
+   * paid for it may see the scan; returns whether the read token is what lets the caller see it.
+   */
+  async assertVisible(
     row: ScanRow,
     account: AccountPrincipal | null,
     anonymous: AnonymousPrincipal | null = null,
     readToken: string | null = null,
-    profile: ProfileId | null = null,
     payer: string | null = null,
-  ): Promise<Scan> {
+  ): Promise<boolean> {
     const ownedByAccount = account !== null && account.id === row.account_id;
     const ownedBySession =
       anonymous !== null && row.account_id === null && row.anonymous_session_id === anonymous.sessionId;
@@ -126,6 +130,17 @@ export class ScanReads {
     if (row.is_public === 0 && !ownedByAccount && !ownedBySession && !tokenHolder && !paidBy) {
       throw notFound(`No scan ${row.id}`);
     }
+    return tokenHolder;
+  }
+  async view(
+    row: ScanRow,
+    account: AccountPrincipal | null,
+    anonymous: AnonymousPrincipal | null = null,
+    readToken: string | null = null,
+    profile: ProfileId | null = null,
+    payer: string | null = null,
+  ): Promise<Scan> {
+    const tokenHolder = await this.assertVisible(row, account, anonymous, readToken, payer);
     return {
       scan_id: row.id,
       domain: row.domain,
@@ -312,6 +327,7 @@ export class ScanReads {
           previous_rank: before?.rank ?? null,
           rank_change: before ? before.rank - rank : null,
           score_change: before ? r.score - before.score : null,
+          since_last_scan: this.sinceLastScan(r),
         },
       };
     });
@@ -324,6 +340,21 @@ export class ScanReads {
         rows.length > limit && last
           ? leaderboardCursor.encode([last.score, last.domain, firstRank + page.length - 1])
           : null,
+    };
+  }
+  /** An entry's movement against the full scan it showed before (`domain_scores.previous_scan_id`). */
+  private sinceLastScan(entry: {
+    scan_id: string;
+    score: number;
+    previous_scan_id: string | null;
+    previous_score: number | null;
+  }): LeaderboardEntry['movement']['since_last_scan'] {
+    if (entry.previous_scan_id === null || entry.previous_score === null) return null;
+    return {
+      previous_scan_id: entry.previous_scan_id,
+      previous_score: entry.previous_score,
+      score_change: entry.score - entry.previous_score,
+      diff_url: `${this.statusUrl(entry.scan_id)}/diff`,
     };
   }
   async readinessIndex(): Promise<ReadinessIndex> {

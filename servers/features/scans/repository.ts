@@ -234,7 +234,18 @@ export async function completeScan(
       .insertInto('domain_scores')
       .values(row)
       .onConflict((oc) => {
-        const update = oc.column('domain').doUpdateSet(changes);
+        const update = oc.column('domain').doUpdateSet((eb) => ({
+          ...changes,
+          // A full scan replacing a full one keeps it as the previous scan (movement since the last scan).
+          previous_scan_id:
+            scan.depth === 'full'
+              ? eb.case().when('domain_scores.depth', '=', 'full').then(eb.ref('domain_scores.scan_id')).end()
+              : null,
+          previous_score:
+            scan.depth === 'full'
+              ? eb.case().when('domain_scores.depth', '=', 'full').then(eb.ref('domain_scores.score')).end()
+              : null,
+        }));
         // A quick check never replaces a full scan's score.
         return scan.depth === 'quick' ? update.where('domain_scores.depth', '=', 'quick') : update;
       })
@@ -349,6 +360,11 @@ export async function storeRescore(
     .set({ score: outcome.score, tier: outcome.tier, scoring_version: outcome.scoring_version })
     .where('scan_id', '=', scanId)
     .execute();
+  await trx
+    .updateTable('domain_scores')
+    .set({ previous_score: outcome.score })
+    .where('previous_scan_id', '=', scanId)
+    .execute();
 }
 
 export function findDomainScore(db: Db, domain: string): Promise<DomainScoreRow | undefined> {
@@ -374,7 +390,17 @@ export function previousPublicScore(db: Db, domain: string, before: string) {
 export function leaderboardPage(db: Db, after: { score: number; domain: string } | null, limit: number) {
   return db
     .selectFrom('domain_scores')
-    .select(['domain', 'score', 'tier', 'depth', 'scanned_at', 'scoring_version'])
+    .select([
+      'domain',
+      'scan_id',
+      'score',
+      'tier',
+      'depth',
+      'scanned_at',
+      'scoring_version',
+      'previous_scan_id',
+      'previous_score',
+    ])
     .$if(after !== null, (q) =>
       q.where((w) =>
         w.or([

@@ -298,9 +298,20 @@ export const LeaderboardEntry = z.object({
       previous_rank: z.number().int().nullable().describe('Rank at the start of the period; null: new entry'),
       rank_change: z.number().int().nullable().describe('Places gained (positive) or lost since then'),
       score_change: z.number().int().nullable(),
+      since_last_scan: z
+        .object({
+          previous_scan_id: z.uuid(),
+          previous_score: z.number().int(),
+          score_change: z.number().int(),
+          diff_url: z.string().describe('Which checks changed between the two scans (GET /scans/{id}/diff)'),
+        })
+        .nullable()
+        .describe("Against the domain's public full scan before the one shown; null: the first one"),
     })
-    .describe('Movement since the start of the current period'),
+    .describe('Movement since the start of the current period, and since the previous scan'),
 });
+
+export type LeaderboardEntry = z.infer<typeof LeaderboardEntry>;
 
 export const Leaderboard = z.object({
   period: z.string().describe('The current period (UTC day); movement is measured from its start'),

@@ -3,11 +3,14 @@
  * its three sides, each its own module: `requests` (free, anonymous and paid scan requests, quick
  * checks; `requests.ts`), `reads` (scans as their viewers see them, fix sheets, scores, the
  * leaderboard and readiness index; `reads.ts`) and the `worker` that claims and runs queued scans
- * (`worker.ts`, running them through `runner.ts`). How scores are stored and re-scored is
+ * (`worker.ts`, running them through `runner.ts`), with a domain's `history` and the diff of two
+ * scans (`history.ts`) and `batches` of scans (`batches.ts`). How scores are stored and re-scored is
  * `scores.ts`.
  */
+import { ScanBatches } from './batches.ts';
 import type { CrawlLimits, CrawlRequest } from './crawler.ts';
 import type { ScansDeps } from './deps.ts';
+import { ScanHistoryReads } from './history.ts';
 import { ScanReads } from './reads.ts';
 import { ScanRequests } from './requests.ts';
 import { crawlOnly } from './runner.ts';
@@ -20,6 +23,8 @@ export class ScansService {
   readonly reads: ScanReads;
   readonly requests: ScanRequests;
   readonly worker: ScanWorker;
+  readonly history: ScanHistoryReads;
+  readonly batches: ScanBatches;
   private readonly deps: ScansDeps;
 
   constructor(deps: ScansDeps) {
@@ -27,6 +32,8 @@ export class ScansService {
     this.reads = new ScanReads(deps);
     this.worker = new ScanWorker(deps);
     this.requests = new ScanRequests(deps, this.reads, this.worker);
+    this.history = new ScanHistoryReads(deps, this.reads);
+    this.batches = new ScanBatches(deps, this.reads, this.history, this.worker);
   }
 
   /** `domain` as the scanner accepts it, or a 400 naming the field. */
