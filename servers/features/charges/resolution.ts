@@ -51,6 +51,7 @@ export type CandidateOutcome =
   | 'directory'
   | 'name_absent'
   | 'city_mismatch'
+  | 'region_mismatch'
   | 'country_mismatch'
   | 'no_address'
   | 'blocked'
@@ -195,15 +196,18 @@ export class MerchantResolver {
 
     // A site that confirms the line's city wins over one that cannot say, which wins over one that
     // does not mention it (a same-name business elsewhere), whatever else adds to its confidence;
-    // then one in the line's country; then confidence, then the order the candidates came in.
+    // then one in the line's state, then its country; then confidence, then the order the candidates
+    // came in.
     const cityRank = { agrees: 0, unknown: 1, absent: 2 } as const;
+    const agrees = (v: 'agrees' | 'unknown') => (v === 'agrees' ? 0 : 1);
     const accepted = results
       .map((r, index) => ({ r, index, v: r.verdict as SiteVerdict }))
       .filter(({ r }) => r.outcome === 'accepted' && r.verdict && r.domain)
       .sort(
         (a, b) =>
           cityRank[a.v.city] - cityRank[b.v.city] ||
-          (a.v.country === 'agrees' ? 0 : 1) - (b.v.country === 'agrees' ? 0 : 1) ||
+          agrees(a.v.region) - agrees(b.v.region) ||
+          agrees(a.v.country) - agrees(b.v.country) ||
           b.v.confidence - a.v.confidence ||
           a.index - b.index,
       );
@@ -344,6 +348,7 @@ export class MerchantResolver {
           websiteHint: candidate.source === 'website_hint',
           // The site the line printed is the merchant's own on whatever country domain it is.
           domainCountry: candidate.source === 'website_hint' ? null : countryOfDomain(domain),
+          domainLabel: domain.split('.')[0] ?? null,
         });
         return result(verdict.accepted ? 'accepted' : (verdict.reason ?? 'name_absent'), {
           url: url.href,
