@@ -403,10 +403,15 @@ async function measureMode(
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+/** Prints the table of each mode (LIVE_MODES=off,... to choose; LIVE_MISSES=1 lists the misses, LIVE_DEBUG=1 why). */
+export async function printLiveAccuracy(): Promise<void> {
   const only = process.env.LIVE_MODES?.split(',') as LiveMode[] | undefined;
   for (const result of await measureLiveAccuracy(only ? { only } : {})) {
-    process.stdout.write(`live resolution ${result.mode}:\n${formatAccuracy(result.rows)}`);
+    process.stdout.write(
+      `\nLong-tail lines, live resolution ${result.mode}:\n${formatAccuracy(result.rows)}`,
+    );
     if (process.env.LIVE_MISSES) process.stdout.write(`${result.misses.join('\n')}\n`);
   }
 }
+
+if (import.meta.url === `file://${process.argv[1]}`) await printLiveAccuracy();
