@@ -225,7 +225,8 @@ function searchOf(sites: Map<string, Site>) {
   return (q: string) => {
     const query = canonicalTokens(q);
     const ranked = own
-      .map((s) => ({ s, score: score(query, s.name) }))
+      // Search engines index the page's footer too: its company's name finds it.
+      .map((s) => ({ s, score: Math.max(score(query, s.name), score(query, s.legalName)) }))
       .filter((r) => r.score >= 0.5)
       .sort((a, b) => b.score - a.score);
     const hits = ranked.slice(0, 3).map((r) => ({ url: `https://${r.s.domain}/`, title: r.s.name }));

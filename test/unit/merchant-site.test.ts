@@ -325,6 +325,14 @@ describe('reads the line as a person does (issue 32 item 7)', () => {
     expect(
       nameAgreement(['NZ', 'POST', 'AUCKLAND'], [], 'NZ Post', { pageText: ' OUR AUCKLAND STORES ' }),
     ).toBe('leftover');
+    // A place cut by the field (Fort Collins), and the company the site itself says it is.
+    expect(nameAgreement(['PINOTS', 'PALETTE', 'FORT'], [], "Pinot's Palette")).toBe('leftover');
+    expect(
+      nameAgreement(['USCCA', 'DELTA', 'DEFENSE', 'LL'], [], 'USCCA', {
+        ownNames: ['USCCA', 'DELTADEFENSELLC'],
+      }),
+    ).toBe('leftover');
+    expect(nameAgreement(['USCCA', 'DELTA', 'DEFENSE', 'LL'], [], 'USCCA')).toBeNull();
     // Other words are another business's name.
     expect(nameAgreement(['HALCYON', 'ROASTERS', 'SUPPLY'], [], 'Halcyon Roasters')).toBeNull();
     expect(nameAgreement(['WIDGETLYSHOES'], [], 'Widgetly')).toBeNull();

@@ -256,9 +256,18 @@ interface Leftover {
   cityTokens: readonly string[];
   /** The page's canonical text, space-padded (`SiteIdentity.text`): a place it names is a location. */
   pageText?: string;
+  /** The page's other names for itself, squashed (its company: `DELTADEFENSELLC`). */
+  ownNames?: readonly string[];
 }
 
-/** Are these words, left on the line's side after the name, a location, a number or a known tail? */
+/** First words of places' names: `FORT CO` is Fort Collins cut by the field. */
+const placeStarts = new Set('FORT FT SAN SANTA ST SAINT LOS LAS PORT MT MOUNT'.split(' '));
+
+/**
+ * Are these words, left on the line's side after the name, a location, a number, a known tail, or the
+ * company the site itself says it is (`USCCA/DELTA DEFENSE LL` on a site whose footer names Delta
+ * Defense, LLC)?
+ */
 function tolerated(rest: readonly string[], where: Leftover): boolean {
   if (rest.length === 0) return false;
   if (streetWords.has(rest.at(-1) as string) && rest.length <= 4) return true;
@@ -266,6 +275,9 @@ function tolerated(rest: readonly string[], where: Leftover): boolean {
     (t) => !/^\d+$/.test(t) && !leftoverWords.has(t) && !where.cityTokens.includes(t),
   );
   if (words.length === 0 || words.join('') === where.cityTokens.join('')) return true;
+  if (placeStarts.has(words[0] as string) && words.length <= 2) return true;
+  const squashed = words.join('');
+  if (squashed.length >= 6 && where.ownNames?.some((n) => n.startsWith(squashed))) return true;
   // A place the site itself names (`NZ POST AUCKLAND` on a page that says Auckland).
   return where.pageText?.includes(` ${words.join(' ')} `) ?? false;
 }
@@ -314,9 +326,18 @@ export function nameAgreement(
   nameTokens: readonly string[],
   cityTokens: readonly string[],
   siteName: string,
-  context: { cut?: boolean; domainLabel?: string | null; pageText?: string } = {},
+  context: {
+    cut?: boolean;
+    domainLabel?: string | null;
+    pageText?: string;
+    ownNames?: readonly string[];
+  } = {},
 ): NameAgreement | null {
-  const where: Leftover = { cityTokens, ...(context.pageText ? { pageText: context.pageText } : {}) };
+  const where: Leftover = {
+    cityTokens,
+    ...(context.pageText ? { pageText: context.pageText } : {}),
+    ...(context.ownNames ? { ownNames: context.ownNames } : {}),
+  };
   const merchant = coreTokens(nameTokens);
   const site = coreTokens(canonicalTokens(siteName));
   if (merchant.length === 0 || site.length === 0) return null;
@@ -433,6 +454,7 @@ export function judgeSite(
     cut: merchant.cut ?? false,
     domainLabel: options.domainLabel ?? null,
     pageText: site.text,
+    ownNames: site.names.map((n) => canonicalTokens(n.text).join('')),
   };
   const signalRank: Record<NameSignal, number> = { site_name: 0, organization: 1, title: 2 };
   const agreeing = site.names
