@@ -401,5 +401,16 @@ describe('reads the line as a person does (issue 32 item 7)', () => {
     expect(
       judgeSite(nowhere, site, { websiteHint: false, domainCountry: null }).confidence,
     ).toBeGreaterThanOrEqual(0.7);
+    // A .com with an address sells beyond its country: not held to low.
+    const dotCom = readSiteIdentity(
+      page({
+        siteName: 'Bison Liquors',
+        title: 'Bison Liquors',
+        jsonLd: { '@type': 'Store', name: 'Bison Liquors', address: { addressCountry: 'US' } },
+      }),
+    );
+    expect(
+      judgeSite(nowhere, dotCom, { websiteHint: false, domainCountry: null }).confidence,
+    ).toBeGreaterThanOrEqual(0.7);
   });
 });

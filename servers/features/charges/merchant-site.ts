@@ -278,7 +278,9 @@ function tolerated(rest: readonly string[], where: Leftover): boolean {
   if (placeStarts.has(words[0] as string) && words.length <= 2) return true;
   const squashed = words.join('');
   if (squashed.length >= 6 && where.ownNames?.some((n) => n.startsWith(squashed))) return true;
-  // A place the site itself names (`NZ POST AUCKLAND` on a page that says Auckland).
+  // A place the site itself names (`NZ POST AUCKLAND` on a page that says Auckland); a trade word
+  // on the page is no place (`HALCYON ROASTERS BAKERY` is another business).
+  if (words.some((w) => tradeWords.has(w) || w.length < 3)) return false;
   return where.pageText?.includes(` ${words.join(' ')} `) ?? false;
 }
 
@@ -423,8 +425,9 @@ export interface SiteVerdict {
 /** Guessed results stay below `high` (0.85): issue 10, "never above medium". */
 export const MAX_GUESSED_CONFIDENCE = 0.84;
 /**
- * A site bound to one country (its address or its country domain) for a line that names none: a
- * same-name business may be anywhere, so it is a lead (`low`), never a `medium` answer.
+ * A site on a country's own domain (`.com.au`, `.co.uk`) for a line that names no country: a
+ * same-name business may be anywhere, so it is a lead (`low`), never a `medium` answer. A `.com`
+ * with an address is not held to it: a business online sells beyond the country of its address.
  */
 const COUNTRY_UNKNOWN_AT_MOST = 0.66;
 
@@ -497,7 +500,7 @@ export function judgeSite(
   // country, the city's absence counts less (a local namesake's address would name its own city).
   if (city === 'absent') confidence -= country === 'agrees' && site.countries.length > 0 ? 0.04 : 0.08;
   if (options.websiteHint) confidence += 0.04;
-  if (lineCountry === null && siteCountries.length > 0 && !options.websiteHint)
+  if (lineCountry === null && options.domainCountry && !options.websiteHint)
     confidence = Math.min(confidence, COUNTRY_UNKNOWN_AT_MOST);
   return {
     accepted: true,
