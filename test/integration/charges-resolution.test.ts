@@ -217,6 +217,17 @@ describe.each(dialects)('live merchant resolution (%s)', (dialect: Dialect) => {
         name: 'Bramblewick Tavern',
         address: { '@type': 'PostalAddress', addressRegion: region, addressCountry: 'US' },
       })}</script></head><body></body></html>`;
+    // A brand's home page that says only its product's name; its about page names the company.
+    const kestrel = await fixture(
+      'bare',
+      '<html><head><title>Kestrel - tools for makers</title></head><body><a href="/about-us">About</a></body></html>',
+    );
+    kestrel.publish(
+      '/about-us',
+      'text/html; charset=utf-8',
+      '<html><head><title>About us | Kestrelworks LLC</title></head><body><p>Made in Chicago.</p></body></html>',
+    );
+    host('kestrelworks.com', kestrel.url);
     host('bramblewicktavern.com', (await fixture('bare', tavern('OR'))).url);
     host('bramblewick.com', (await fixture('bare', tavern('CO'))).url);
     host(
@@ -506,6 +517,17 @@ describe.each(dialects)('live merchant resolution (%s)', (dialect: Dialect) => {
     expect(body.matches.find((m: Json) => m.domain === 'spotify.com')).toMatchObject({
       source: 'registry',
       level: 'medium',
+    });
+  });
+
+  it("reads the site's about page when its home page does not name the merchant", async () => {
+    const alone = await service({ 'research.search.searxng_url': null });
+    const body = await lookup(alone, 'KESTRELWORKS LLC CHICAGO IL');
+    expect(body.resolution).toMatchObject({
+      status: 'resolved',
+      domain: 'kestrelworks.com',
+      name: 'Kestrelworks LLC',
+      evidence: { signals: ['organization'], city: 'agrees' },
     });
   });
 

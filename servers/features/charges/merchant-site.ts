@@ -8,7 +8,8 @@
  * adds after the name may be a location, a number or a known tail (`COM`, `USA`, a city glued on), the
  * site may use a longer form of the name when its own domain is the line's name, and the company the
  * site names in its JSON-LD `legalName` or its footer (`© 2026 Delta Defense, LLC`, `operated by`)
- * counts as its name. A near spelling is still a different business here.
+ * counts as its name; live resolution reads the site's about page the same way when the home page
+ * does not name the merchant. A near spelling is still a different business here.
  */
 import * as cheerio from 'cheerio';
 import { jsonLdEntriesOf, typesOf, visibleText } from '../../page-reading.ts';
@@ -37,6 +38,24 @@ export interface SiteIdentity {
   text: string;
   /** A parked or for-sale domain page. */
   parked: boolean;
+  /** The path of the site's own about page, linked from this one (`/about-us`), if any. */
+  aboutPath: string | null;
+}
+
+/** Links to a site's own about page: `/about`, `/about-us`, `/company/about`, `/our-story`. */
+const aboutLink =
+  /^\/(?:[\w-]+\/)?(?:about(?:[-_]?us)?|our[-_]story|who[-_]we[-_]are|company)\/?(?:\.html?)?$/i;
+
+/** The first same-site link to an about page (a path, never another host). */
+function aboutPathOf($: cheerio.CheerioAPI): string | null {
+  for (const el of $('a[href]').toArray().slice(0, 500)) {
+    const href = ($(el).attr('href') ?? '').trim();
+    let path = href;
+    if (/^https?:\/\//i.test(href)) continue;
+    path = path.split(/[?#]/)[0] ?? '';
+    if (aboutLink.test(path)) return path;
+  }
+  return null;
 }
 
 /** schema.org types that stand for the business itself (and their common subtypes). */
@@ -171,6 +190,7 @@ export function readSiteIdentity(html: string): SiteIdentity {
   // says more about itself (its JSON-LD, a tagline), and the name counts (its TLD dropped when compared).
   if (names.length > 0 || hosts.some((n) => n.signal === 'organization')) names.push(...hosts);
 
+  const aboutPath = aboutPathOf($);
   const description = $('meta[name="description" i]').attr('content') ?? '';
   const visible = visibleText($);
   const text = ` ${canonicalTokens([title, description, visible, ...localities].join(' ')).join(' ')} `;
@@ -190,6 +210,7 @@ export function readSiteIdentity(html: string): SiteIdentity {
     category: category ?? (types.length > 0 ? 'other' : null),
     text,
     parked: parkedPage.test(`${title} ${visible.slice(0, 5000)}`),
+    aboutPath,
   };
 }
 
