@@ -17,7 +17,8 @@
  * tools/call in both protocol eras, 2025-11-25 and 2026-07-28) at both log levels, info and warn, each with the heap bytes a request allocates
  * (`allocation.ts`, taken after the rates), and the JSON body reader's cost per body in process;
  * BENCH_ONLY=discovery one brand channel discovery of each fixture brand site over loopback
- * (`discovery.ts`).
+ * (`discovery.ts`); BENCH_ONLY=live the long-tail lines' top-1 with live resolution off, on without a
+ * search provider and on with one, on a local web (`live-accuracy.ts`; LIVE_MISSES=1 lists the misses).
  *
  * The service runs with brand channel discovery on, pointed at a brand world on loopback in which
  * netflix.com (the brand of the POST /return scenario) has a site; its discovery runs once before
@@ -41,6 +42,7 @@ import { signedInDashboard } from './dashboard.ts';
 import { discoveryConfigFile, measureDiscovery } from './discovery.ts';
 import { INSPECT_ARG, inspectorOf } from './inspector.ts';
 import { measureJsonBodies } from './json-body.ts';
+import { printLiveAccuracy } from './live-accuracy.ts';
 import { runLoad } from './load.ts';
 import { formatCorpusAccuracy, measureMatching, measureRealRegistry } from './matching.ts';
 import { type OwnerMcp, ownerMcp } from './owner.ts';
@@ -901,4 +903,5 @@ else if (process.env.BENCH_ONLY === 'hotpaths') await hotPaths();
 else if (process.env.BENCH_ONLY === 'payments') await payments();
 else if (process.env.BENCH_ONLY === 'charges') await chargeLookups();
 else if (process.env.BENCH_ONLY === 'discovery') await discoveries();
+else if (process.env.BENCH_ONLY === 'live') await printLiveAccuracy();
 else await main();

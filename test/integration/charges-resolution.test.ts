@@ -198,6 +198,38 @@ describe.each(dialects)('live merchant resolution (%s)', (dialect: Dialect) => {
         )
       ).url,
     );
+    // Issue 32 item 7: a name PayPal cut, a registry guess against a site that names the merchant,
+    // and two same-name taverns in different states.
+    host(
+      'quillfeatherpens.com',
+      (
+        await fixture(
+          'bare',
+          '<html><head><title>Quillfeather Pens | Fountain pens</title><meta property="og:site_name" content="Quillfeather Pens"></head><body></body></html>',
+        )
+      ).url,
+    );
+    search.results.set('quillfeathe', [{ url: 'https://quillfeatherpens.com/', title: 'Quillfeather Pens' }]);
+    host('spotiffycafehouse.com', (await fixture('bare', merchantPage({ name: 'Spotiffy Cafe House' }))).url);
+    const tavern = (region: string) =>
+      `<html><head><title>Bramblewick Tavern</title><script type="application/ld+json">${JSON.stringify({
+        '@type': 'BarOrPub',
+        name: 'Bramblewick Tavern',
+        address: { '@type': 'PostalAddress', addressRegion: region, addressCountry: 'US' },
+      })}</script></head><body></body></html>`;
+    // A brand's home page that says only its product's name; its about page names the company.
+    const kestrel = await fixture(
+      'bare',
+      '<html><head><title>Kestrel - tools for makers</title></head><body><a href="/about-us">About</a></body></html>',
+    );
+    kestrel.publish(
+      '/about-us',
+      'text/html; charset=utf-8',
+      '<html><head><title>About us | Kestrelworks LLC</title></head><body><p>Made in Chicago.</p></body></html>',
+    );
+    host('kestrelworks.com', kestrel.url);
+    host('bramblewicktavern.com', (await fixture('bare', tavern('OR'))).url);
+    host('bramblewick.com', (await fixture('bare', tavern('CO'))).url);
     host(
       'wrenhollowcoffee.com',
       (await fixture('bare', merchantPage({ name: 'Wren Hollow Coffee', country: 'United States' }))).url,
@@ -462,6 +494,56 @@ describe.each(dialects)('live merchant resolution (%s)', (dialect: Dialect) => {
     );
     expect(outcomes['bestlocalbites.com']).toBe('directory');
     expect(outcomes).not.toHaveProperty('yelp.co.uk');
+  });
+
+  it('reads a name PayPal cut at eleven characters as the start of the site that names it', async () => {
+    const body = await lookup(main, 'PAYPAL *QUILLFEATHE 402-935-7733 CA');
+    expect(body.resolution).toMatchObject({
+      status: 'resolved',
+      domain: 'quillfeatherpens.com',
+      name: 'Quillfeather Pens',
+      level: 'medium',
+      evidence: { source: 'search' },
+    });
+  });
+
+  it("ranks a site that names the merchant before the registry's guess of a brand in the line", async () => {
+    const alone = await service({ 'research.search.searxng_url': null });
+    const body = await lookup(alone, 'SPOTIFFY CAFE HOUSE');
+    expect(body.matches.map((m: Json) => [m.domain, m.source])).toEqual([
+      ['spotiffycafehouse.com', 'live_resolution'],
+      ...body.matches.slice(1).map((m: Json) => [m.domain, m.source]),
+    ]);
+    expect(body.matches.find((m: Json) => m.domain === 'spotify.com')).toMatchObject({
+      source: 'registry',
+      level: 'medium',
+    });
+  });
+
+  it("reads the site's about page when its home page does not name the merchant", async () => {
+    const alone = await service({ 'research.search.searxng_url': null });
+    const body = await lookup(alone, 'KESTRELWORKS LLC CHICAGO IL');
+    expect(body.resolution).toMatchObject({
+      status: 'resolved',
+      domain: 'kestrelworks.com',
+      name: 'Kestrelworks LLC',
+      evidence: { signals: ['organization'], city: 'agrees' },
+    });
+  });
+
+  it('never lets a same-name business in another state win: its address is compared on the region', async () => {
+    const alone = await service({ 'research.search.searxng_url': null });
+    const body = await lookup(alone, 'BRAMBLEWICK TAVERN DENVER CO');
+    expect(body.resolution).toMatchObject({ status: 'resolved', domain: 'bramblewick.com' });
+    const row = await alone.services.db
+      .selectFrom('resolved_merchants')
+      .select('evidence')
+      .where('name_key', '=', 'BRAMBLEWICKTAVERN')
+      .executeTakeFirstOrThrow();
+    const outcomes = Object.fromEntries(
+      JSON.parse(row.evidence).candidates.map((c: Json) => [c.domain, c.outcome]),
+    );
+    expect(outcomes['bramblewicktavern.com']).toBe('region_mismatch');
   });
 
   it("never lets a same-name business in another country win over the line's own", async () => {

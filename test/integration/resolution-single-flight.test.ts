@@ -123,6 +123,8 @@ describe.each(dialects)('live resolution single-flight (%s)', (dialect: Dialect)
         nameTokens: ['HALCYON', 'ROASTERS'],
         cityTokens: [],
         country: 'US',
+        region: null,
+        cut: false,
         websiteHint: null,
       };
       const first = resolver.resolve(merchant);

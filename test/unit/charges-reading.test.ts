@@ -177,6 +177,31 @@ describe('normalisation, for the line and the registry alike', () => {
   });
 });
 
+describe('a line ending with a country code', () => {
+  it('reads NL as the Netherlands, not Newfoundland', () => {
+    for (const line of ['NETFLIX INTERNATIONAL B.V. AMSTERDAM NL', 'NS REIZIGERS UTRECHT NL']) {
+      const read = normalizeDescriptor(line);
+      expect(read, line).toMatchObject({ country: 'NL', region: null });
+    }
+    expect(normalizeDescriptor('NS REIZIGERS UTRECHT NL').city).toBe('UTRECHT');
+    // A US state that is also a country code is still the state.
+    expect(normalizeDescriptor('HALCYON ROASTERS OAKLAND CA')).toMatchObject({ country: 'US', region: 'CA' });
+  });
+
+  it("takes no word of the name, nor a printed domain's label, for the city before it", () => {
+    expect(normalizeDescriptor('DUTCH BROS COFFEE #12 GR')).toMatchObject({
+      merchantTokens: ['DUTCH', 'BROS', 'COFFEE'],
+      city: null,
+    });
+    expect(normalizeDescriptor('SKY DIGITAL 0344 241 1653 GB').city).toBeNull();
+    expect(normalizeDescriptor('AMZNMktplace amazon.co.uk LU').city).toBeNull();
+    expect(normalizeDescriptor('DELIVEROO LONDON GB')).toMatchObject({
+      merchantTokens: ['DELIVEROO'],
+      city: 'LONDON',
+    });
+  });
+});
+
 describe('processors with any separator', () => {
   it.each([
     ['PAYPAL *WIDGETLY', 'PayPal'],

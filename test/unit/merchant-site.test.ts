@@ -34,6 +34,8 @@ describe('the merchant of a line', () => {
       nameTokens: ['HALCYON', 'ROASTERS'],
       cityTokens: ['OAKLAND'],
       country: 'US',
+      region: 'CA',
+      cut: false,
       websiteHint: null,
     });
     expect(merchantOf('TST* MARLOWE KITCHEN SAN FRANCISCO CA').cityTokens).toEqual(['SAN', 'FRANCISCO']);
@@ -129,7 +131,9 @@ describe('does the page name the merchant', () => {
 
   it('takes a long name the descriptor cut short as the start of the full one, and nothing looser', () => {
     expect(nameAgreement(['NORTHSIDE', 'PROVISIO'], [], 'Northside Provisions')).toBe('truncated');
-    expect(nameAgreement(['HALCYON', 'ROASTER'], [], 'Halcyon Roasters')).toBeNull();
+    expect(nameAgreement(['HALCYON', 'ROAST'], [], 'Halcyon Roasters')).toBeNull();
+    // Singular and plural are one business's name (GENESIS HEALTH CLUB, Genesis Health Clubs).
+    expect(nameAgreement(['HALCYON', 'ROASTER'], [], 'Halcyon Roasters')).toBe('exact');
     expect(nameAgreement(['HALCYON', 'ROASTERS'], [], 'Halcyon Roastery')).toBeNull();
     expect(nameAgreement(['HALCYON'], [], 'Halcyon Roasters')).toBeNull();
     expect(nameAgreement(['HALCYON', 'ROASTERS'], [], 'Halcyon Roasters Supply Co Portland')).toBeNull();
@@ -295,5 +299,118 @@ describe('does the page name the merchant', () => {
       accepted: true,
       country: 'unknown',
     });
+  });
+});
+
+describe('reads the line as a person does (issue 32 item 7)', () => {
+  it('takes a name its processor cut at the length it keeps (PayPal: 11), whatever the length', () => {
+    const paypal = merchantOf('PAYPAL *YANDYENTERP 402-935-7733 AZ');
+    expect(paypal.cut).toBe(true);
+    expect(merchantOf('PAYPAL *YANDY 402-935-7733 AZ').cut).toBe(false);
+    expect(merchantOf('YANDYENTERP PHOENIX AZ').cut).toBe(false);
+    expect(nameAgreement(['NORTHSIDE', 'PR'], [], 'Northside Provisions', { cut: true })).toBe('truncated');
+    expect(nameAgreement(['NORTHSIDE', 'PR'], [], 'Northside Provisions')).toBeNull();
+    // The company word the cut left glued on (YANDY + ENTERP[RISES]).
+    expect(nameAgreement(paypal.nameTokens, [], 'Yandy', { cut: paypal.cut })).toBe('leftover');
+  });
+
+  it('tolerates a location, a number or a known tail left on the line, as words or glued', () => {
+    expect(nameAgreement(['DASHLANEUSA'], [], 'Dashlane')).toBe('leftover');
+    expect(nameAgreement(['WIDGETLY', 'COM'], [], 'Widgetly')).toBe('leftover');
+    expect(nameAgreement(['CHEBA', 'HUT', 'LAUREL', 'ST'], [], 'Cheba Hut')).toBe('leftover');
+    expect(nameAgreement(['WIDGETLY', '0412', 'SPRINGFIELD'], ['SPRINGFIELD'], 'Widgetly')).toBe('leftover');
+    expect(nameAgreement(['WIDGETLY', 'MEMBERSHIP', 'RENEWAL'], [], 'Widgetly')).toBe('leftover');
+    // A place only when the site itself names it.
+    expect(nameAgreement(['NZ', 'POST', 'AUCKLAND'], [], 'NZ Post')).toBeNull();
+    expect(
+      nameAgreement(['NZ', 'POST', 'AUCKLAND'], [], 'NZ Post', { pageText: ' OUR AUCKLAND STORES ' }),
+    ).toBe('leftover');
+    // A place cut by the field (Fort Collins), and the company the site itself says it is.
+    expect(nameAgreement(['PINOTS', 'PALETTE', 'FORT'], [], "Pinot's Palette")).toBe('leftover');
+    expect(
+      nameAgreement(['USCCA', 'DELTA', 'DEFENSE', 'LL'], [], 'USCCA', {
+        ownNames: ['USCCA', 'DELTADEFENSELLC'],
+      }),
+    ).toBe('leftover');
+    expect(nameAgreement(['USCCA', 'DELTA', 'DEFENSE', 'LL'], [], 'USCCA')).toBeNull();
+    // Other words are another business's name.
+    expect(nameAgreement(['HALCYON', 'ROASTERS', 'SUPPLY'], [], 'Halcyon Roasters')).toBeNull();
+    expect(nameAgreement(['WIDGETLYSHOES'], [], 'Widgetly')).toBeNull();
+  });
+
+  it("takes the site's longer name or its initials only on its own domain of the line's name", () => {
+    expect(nameAgreement(['LAMARS'], [], "LaMar's Donuts", { domainLabel: 'lamars' })).toBe('longer_name');
+    expect(nameAgreement(['LAMARS'], [], "LaMar's Donuts", { domainLabel: 'donutworld' })).toBeNull();
+    expect(nameAgreement(['AFW'], [], 'American Furniture Warehouse', { domainLabel: 'afw' })).toBe(
+      'initials',
+    );
+    expect(nameAgreement(['AFW'], [], 'American Furniture Warehouse')).toBeNull();
+  });
+
+  it("reads the company the footer names and a site's own Brand.com name; a host name alone is no name", () => {
+    const uscca = readSiteIdentity(
+      page({
+        title: 'USCCA | Concealed carry training',
+        body: '<main>Train with us.</main><footer><p>© 2026 Delta Defense, LLC. All rights reserved.</p></footer>',
+      }),
+    );
+    expect(uscca.names).toContainEqual({ signal: 'organization', text: 'Delta Defense, LLC' });
+    expect(
+      judgeSite(merchantOf('DELTA DEFENSE LLC WEST BEND WI'), uscca, { websiteHint: false }),
+    ).toMatchObject({
+      accepted: true,
+      signals: ['organization'],
+    });
+    const quoted = readSiteIdentity(page({ title: 'Blog', body: '<p>© 2026 Delta Defense, LLC</p>' }));
+    expect(quoted.names.map((n) => n.text)).not.toContain('Delta Defense, LLC');
+
+    const superCom = readSiteIdentity(page({ title: 'Super.com | Save on hotels', siteName: 'Super.com' }));
+    expect(judgeSite(merchantOf('SUPER+*1833-773-8471'), superCom, { websiteHint: false }).accepted).toBe(
+      true,
+    );
+  });
+
+  it('compares a same-name business on the state, and keeps one abroad low when the line names no country', () => {
+    const denver = merchantOf('MARLOWE KITCHEN DENVER CO');
+    const oregon = readSiteIdentity(
+      page({
+        siteName: 'Marlowe Kitchen',
+        jsonLd: { '@type': 'Restaurant', name: 'Marlowe Kitchen', address: { addressRegion: 'OR' } },
+      }),
+    );
+    expect(judgeSite(denver, oregon, { websiteHint: false })).toMatchObject({
+      accepted: false,
+      reason: 'region_mismatch',
+    });
+    const colorado = readSiteIdentity(
+      page({
+        siteName: 'Marlowe Kitchen',
+        jsonLd: { '@type': 'Restaurant', name: 'Marlowe Kitchen', address: { addressRegion: 'CO' } },
+      }),
+    );
+    expect(judgeSite(denver, colorado, { websiteHint: false })).toMatchObject({
+      accepted: true,
+      region: 'agrees',
+    });
+
+    const nowhere = merchantOf('BISON LIQUORS');
+    const site = readSiteIdentity(page({ siteName: 'Bison Liquors', title: 'Bison Liquors' }));
+    expect(judgeSite(nowhere, site, { websiteHint: false, domainCountry: 'AU' }).confidence).toBeLessThan(
+      0.7,
+    );
+    expect(
+      judgeSite(nowhere, site, { websiteHint: false, domainCountry: null }).confidence,
+    ).toBeGreaterThanOrEqual(0.7);
+    // A .com with an address sells beyond its country: not held to low.
+    const dotCom = readSiteIdentity(
+      page({
+        siteName: 'Bison Liquors',
+        title: 'Bison Liquors',
+        jsonLd: { '@type': 'Store', name: 'Bison Liquors', address: { addressCountry: 'US' } },
+      }),
+    );
+    expect(
+      judgeSite(nowhere, dotCom, { websiteHint: false, domainCountry: null }).confidence,
+    ).toBeGreaterThanOrEqual(0.7);
   });
 });

@@ -14,6 +14,14 @@ export interface MerchantLine {
   cityTokens: string[];
   /** ISO 3166-1 alpha-2, when the line ends with a country or a US state / Canadian province. */
   country: string | null;
+  /** The US state or Canadian province the line ends with (`CO`), else null. */
+  region: string | null;
+  /**
+   * The name fills the field its processor leaves it, so it may be cut short (`PAYPAL *TICKETMASTE`):
+   * DE43's name field holds 22 characters (Mastercard; Visa 25) less the processor's prefix, and PayPal
+   * keeps 11 of the merchant's.
+   */
+  cut: boolean;
   /** A registrable domain printed on the line (`HALCYONROASTERS.COM`), if any. */
   websiteHint: string | null;
 }
@@ -63,8 +71,30 @@ export function merchantOfLine(charge: string, descriptor: NormalizedDescriptor)
       ? descriptor.city.toUpperCase().split(/\s+/).filter(Boolean)
       : descriptor.tokens.slice(descriptor.merchantTokens.length),
     country,
+    region: descriptor.region,
+    cut: mayBeCut(descriptor),
     websiteHint: descriptor.domains[0] ?? null,
   };
+}
+
+/** Characters of DE43's name field (Mastercard's 22; Visa's 25 leaves more). */
+const NAME_FIELD = 22;
+/** What processors keep of a merchant's name where they keep less than the field allows. */
+const processorCuts: Record<string, number> = { paypal: 11 };
+
+/** Does the merchant's name, as printed after its processor's prefix, fill what the field leaves it? */
+function mayBeCut(descriptor: NormalizedDescriptor): boolean {
+  if (!descriptor.processor) return false;
+  // The prefix as printed (`SQ *`, `PAYPAL *`): its words, a space and the star.
+  const prefix = descriptor.prefixTokens.join(' ').length + 2;
+  const room = processorCuts[descriptor.processor.id] ?? NAME_FIELD - prefix;
+  // The first words fill it: later ones are the city field.
+  let printed = 0;
+  for (const token of descriptor.merchantTokens) {
+    printed += (printed > 0 ? 1 : 0) + token.length;
+    if (printed >= room - 1) return true;
+  }
+  return false;
 }
 
 /**
@@ -188,7 +218,7 @@ export interface Candidate {
 const label = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /** Tails processors and issuers put after a name: a web tail or a country. */
-const lineTails = new Set('COM NET ORG WEB WWW ONLINE USA US UK GB INTL INT'.split(' '));
+export const lineTails = new Set('COM NET ORG WEB WWW ONLINE USA US UK GB INTL INT'.split(' '));
 
 /** Domain labels made from the merchant's name, most likely first. */
 export function nameLabels(nameTokens: readonly string[]): string[] {

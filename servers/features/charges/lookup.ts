@@ -70,7 +70,7 @@ export class ChargeLookup {
               const confidence = Math.max(resolved.confidence, matches[same]?.confidence ?? 0);
               matches[same] = { ...resolved, confidence, level: levelOf(confidence) };
             }
-            matches.sort((a, b) => b.confidence - a.confidence);
+            matches.sort(byEvidence);
           }
         }
       }
@@ -160,6 +160,26 @@ export class ChargeLookup {
       source: 'live_resolution',
     };
   }
+}
+
+/**
+ * Registry and live answers ranked together by their evidence (issue 32 item 7): a confident match
+ * or the brand's own declaration first; then a site whose own page names the merchant
+ * (`live_resolution` at medium), before a registry or line match that is itself a guess (below
+ * `high`: a brand found among other words, a cut or near name); within each, by confidence, and a
+ * live answer before another of equal confidence.
+ */
+function evidenceTier(m: CardChargeMatch): number {
+  if (m.confidence >= CONFIDENT || m.source === 'brand_declared') return 0;
+  return m.source === 'live_resolution' && m.confidence >= 0.7 ? 1 : 2;
+}
+
+function byEvidence(a: CardChargeMatch, b: CardChargeMatch): number {
+  return (
+    evidenceTier(a) - evidenceTier(b) ||
+    b.confidence - a.confidence ||
+    (a.source === 'live_resolution' ? 0 : 1) - (b.source === 'live_resolution' ? 0 : 1)
+  );
 }
 
 /** A brand agent's published contact in the registry's contact shape (https support URLs only). */

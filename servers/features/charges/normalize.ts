@@ -254,9 +254,10 @@ export function normalizeDescriptor(raw: string): NormalizedDescriptor {
   let country: string | null = null;
   let region: string | null = null;
   // A last code that is both a state and a country (CA, DE, IN) is a state on a US statement line,
-  // unless the line writes it as a country (`MUENCHEN/DE`).
+  // unless the line writes it as a country (`MUENCHEN/DE`). NL is the Netherlands: Newfoundland's
+  // code is the only province code that is also a country's, and Dutch lines far outnumber its own.
   const last = tokens.at(-1) as string;
-  const stateFirst = regionCodes.has(last) && !line.trimEnd().endsWith(`/${last}`);
+  const stateFirst = regionCodes.has(last) && last !== 'NL' && !line.trimEnd().endsWith(`/${last}`);
   if (tokens.length > keep && countryCodes.has(last) && !stateFirst) {
     country = alpha2(last);
     tokens = tokens.slice(0, -1);
@@ -274,7 +275,11 @@ export function normalizeDescriptor(raw: string): NormalizedDescriptor {
 
   let merchantTokens = tokens;
   let city: string | null = null;
-  if (hadLocation && !cityFieldSeen && tokens.length > 1) {
+  // After a country code alone, the word before it may be the name's own (`SKY DIGITAL ... GB`,
+  // `DUTCH BROS COFFEE GR`) or a domain's label the line printed (`AMZNMktplace amazon.co.uk LU`).
+  const before = tokens.at(-1) ?? '';
+  const cityBefore = region !== null || (!notCityWords.has(before) && !labelOf(before, domains));
+  if (hadLocation && !cityFieldSeen && tokens.length > 1 && cityBefore) {
     merchantTokens = tokens.slice(0, -1);
     if (merchantTokens.length > 1 && cityPrefixes.has(merchantTokens.at(-1) as string)) {
       merchantTokens = merchantTokens.slice(0, -1);
@@ -306,6 +311,22 @@ export function normalizeDescriptor(raw: string): NormalizedDescriptor {
     phone,
   };
 }
+
+/** Words that end a business's name, never a city's: legal, trade and product words. */
+const notCityWords = new Set(
+  (
+    'INC LLC LTD LIMITED CO CORP GMBH AG SA SAS SARL SRL SPA BV NV PLC PTY AB OY UAB SRO COFFEE CAFE ' +
+    'RESTAURANT BAR GRILL PIZZA BAKERY SHOP STORE STORES MARKET DIGITAL MEDIA ONLINE WEB COM NET APP ' +
+    'MEMBERSHIP SUBSCRIPTION RENEWAL SERVICES SERVICE INTERNATIONAL INTL GROUP'
+  ).split(' '),
+);
+
+/** Is `token` the label of a domain the line printed (`AMAZON` of amazon.co.uk)? */
+const labelOf = (token: string, domains: readonly string[]): boolean =>
+  domains.some((d) => {
+    const label = d.split('.')[0]?.toUpperCase().replace(/-/g, '') ?? '';
+    return label.length >= 3 && token.endsWith(label);
+  });
 
 const canadianProvinces = new Set('AB BC MB NB NL NS NT NU ON PE QC SK YT'.split(' '));
 const alpha3: Record<string, string> = {

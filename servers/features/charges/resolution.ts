@@ -51,6 +51,7 @@ export type CandidateOutcome =
   | 'directory'
   | 'name_absent'
   | 'city_mismatch'
+  | 'region_mismatch'
   | 'country_mismatch'
   | 'no_address'
   | 'blocked'
@@ -195,15 +196,18 @@ export class MerchantResolver {
 
     // A site that confirms the line's city wins over one that cannot say, which wins over one that
     // does not mention it (a same-name business elsewhere), whatever else adds to its confidence;
-    // then one in the line's country; then confidence, then the order the candidates came in.
+    // then one in the line's state, then its country; then confidence, then the order the candidates
+    // came in.
     const cityRank = { agrees: 0, unknown: 1, absent: 2 } as const;
+    const agrees = (v: 'agrees' | 'unknown') => (v === 'agrees' ? 0 : 1);
     const accepted = results
       .map((r, index) => ({ r, index, v: r.verdict as SiteVerdict }))
       .filter(({ r }) => r.outcome === 'accepted' && r.verdict && r.domain)
       .sort(
         (a, b) =>
           cityRank[a.v.city] - cityRank[b.v.city] ||
-          (a.v.country === 'agrees' ? 0 : 1) - (b.v.country === 'agrees' ? 0 : 1) ||
+          agrees(a.v.region) - agrees(b.v.region) ||
+          agrees(a.v.country) - agrees(b.v.country) ||
           b.v.confidence - a.v.confidence ||
           a.index - b.index,
       );
@@ -307,7 +311,60 @@ export class MerchantResolver {
       category: null,
       ...extra,
     });
-    let url = new URL(this.#homePage(host));
+    const home = await this.#fetchPage(new URL(this.#homePage(host)), signal, (url) =>
+      isPlatform(getDomain(url.hostname) ?? url.hostname),
+    );
+    if ('outcome' in home) return result(home.outcome, { url: home.url.href });
+    const domain = getDomain(home.url.hostname) ?? home.url.hostname;
+    if (home.platform) return result('platform', { url: home.url.href, domain });
+    let identity = readSiteIdentity(home.html);
+    const judge = () =>
+      judgeSite(merchant, identity, {
+        websiteHint: candidate.source === 'website_hint',
+        // The site the line printed is the merchant's own on whatever country domain it is.
+        domainCountry: candidate.source === 'website_hint' ? null : countryOfDomain(domain),
+        domainLabel: domain.split('.')[0] ?? null,
+      });
+    let verdict = judge();
+    // A home page that does not say the merchant's name may say it on its about page (the company
+    // behind the brand, its legal name): one more page of the same site, read the same way.
+    if (verdict.reason === 'name_absent' && identity.aboutPath) {
+      const about = await this.#fetchPage(
+        new URL(identity.aboutPath, home.url),
+        signal,
+        (url) => (getDomain(url.hostname) ?? url.hostname) !== domain,
+      );
+      if (!('outcome' in about) && !about.platform) {
+        const page = readSiteIdentity(about.html);
+        identity = {
+          ...identity,
+          names: [...identity.names, ...page.names.map((n) => ({ ...n, signal: 'organization' as const }))],
+          localities: [...identity.localities, ...page.localities],
+          countries: [...new Set([...identity.countries, ...page.countries])],
+          regions: [...identity.regions, ...page.regions],
+          text: `${identity.text}${page.text}`,
+        };
+        verdict = judge();
+      }
+    }
+    return result(verdict.accepted ? 'accepted' : (verdict.reason ?? 'name_absent'), {
+      url: home.url.href,
+      domain,
+      verdict,
+      category: identity.category,
+    });
+  }
+
+  /**
+   * An HTML page through the safe fetcher, redirects followed hop by hop (at most 3), its first
+   * 256 KiB; `stop(url)` ends the walk at a page not worth reading (a platform, another site).
+   */
+  async #fetchPage(
+    start: URL,
+    signal: AbortSignal,
+    stop: (url: URL) => boolean,
+  ): Promise<{ url: URL; html: string; platform: boolean } | { url: URL; outcome: CandidateOutcome }> {
+    let url = start;
     try {
       for (let hop = 0; ; hop++) {
         const response = await this.#fetch(url, {
@@ -316,44 +373,29 @@ export class MerchantResolver {
           signal,
         });
         const location = response.headers.get('location');
+        const done = (outcome: CandidateOutcome) => {
+          void response.body?.cancel().catch(() => {});
+          return { url, outcome };
+        };
         if (response.status >= 300 && response.status < 400 && location) {
-          await response.body?.cancel().catch(() => {});
-          if (hop >= MAX_REDIRECTS) return result('http_error', { url: url.href });
+          if (hop >= MAX_REDIRECTS) return done('http_error');
           const next = new URL(location, url);
-          if (next.protocol !== 'http:' && next.protocol !== 'https:')
-            return result('http_error', { url: url.href });
+          if (next.protocol !== 'http:' && next.protocol !== 'https:') return done('http_error');
+          await response.body?.cancel().catch(() => {});
           url = next;
           continue;
         }
-        if (!response.ok) {
+        if (!response.ok) return done('http_error');
+        if (!/html/i.test(response.headers.get('content-type') ?? '')) return done('not_html');
+        if (stop(url)) {
           await response.body?.cancel().catch(() => {});
-          return result('http_error', { url: url.href });
-        }
-        if (!/html/i.test(response.headers.get('content-type') ?? '')) {
-          await response.body?.cancel().catch(() => {});
-          return result('not_html', { url: url.href });
-        }
-        const domain = getDomain(url.hostname) ?? url.hostname;
-        if (isPlatform(domain)) {
-          await response.body?.cancel().catch(() => {});
-          return result('platform', { url: url.href, domain });
+          return { url, html: '', platform: true };
         }
         const { bytes } = await readLimitedBody(response, MAX_PAGE_BYTES);
-        const identity = readSiteIdentity(bytes.toString('utf8'));
-        const verdict = judgeSite(merchant, identity, {
-          websiteHint: candidate.source === 'website_hint',
-          // The site the line printed is the merchant's own on whatever country domain it is.
-          domainCountry: candidate.source === 'website_hint' ? null : countryOfDomain(domain),
-        });
-        return result(verdict.accepted ? 'accepted' : (verdict.reason ?? 'name_absent'), {
-          url: url.href,
-          domain,
-          verdict,
-          category: identity.category,
-        });
+        return { url, html: bytes.toString('utf8'), platform: false };
       }
     } catch (err) {
-      return result(failureOf(err, signal), { url: url.href });
+      return { url, outcome: failureOf(err, signal) };
     }
   }
 }
