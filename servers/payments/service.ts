@@ -254,8 +254,8 @@ export class PaymentsService {
       throw err;
     }
     const facilitatorRequirements = paid.version === 2 ? requirements : v1Requirements(terms);
-    const verdict = await this.verifyPayment(terms, paid, name, facilitatorRequirements);
-    if (verdict) return verdict;
+    const unverified = await this.verifyPayment(terms, paid, name, facilitatorRequirements);
+    if (unverified) return unverified;
     const row: NewPayment = {
       id: randomUUID(),
       sku: terms.sku,
