@@ -145,13 +145,37 @@ export interface AuthorizationServerDeps {
 export async function createAuthorizationServer(
   services: AuthorizationServerDeps,
 ): Promise<AuthorizationServer> {
-  const { config, db, accounts } = services;
+  const { config, db } = services;
   const keys = await loadAuthorizationKeys(db, services.secrets);
   const resource = ownerMcpUrl(config);
   const dashboardSecret = await dashboardClientSecret(db, services.secrets);
   const documents = config.auth.client_id_metadata_documents;
 
-  const configuration: Configuration = {
+  const configuration = providerConfiguration(services, { keys, resource, dashboardSecret });
+  const provider = new Provider(config.auth_url, configuration);
+  // The router hands every request over addressed to the issuer, X-Forwarded-Host and -Proto
+  // included (`router.ts`, addressedToIssuer): the provider reads them to build URLs from config.
+  provider.proxy = true;
+  clientIdUrlFailuresAsInvalidClient(provider);
+  observeProvider(provider, services.log);
+  return {
+    provider,
+    keys,
+    issuer: config.auth_url,
+    resource,
+    dashboardSecret,
+    clientIdMetadataDocuments: documents.enabled,
+  };
+}
+
+/** oidc-provider's configuration: our clients, keys, scopes, token lifetimes and pages. */
+function providerConfiguration(
+  services: AuthorizationServerDeps,
+  { keys, resource, dashboardSecret }: { keys: AuthorizationKeys; resource: string; dashboardSecret: string },
+): Configuration {
+  const { config, db, accounts } = services;
+  const documents = config.auth.client_id_metadata_documents;
+  return {
     adapter: (model: string) => new KyselyAdapter(db, model),
     // Registered clients come from dynamic registration or are named by the URL of their metadata
     // document (`client-id-metadata.ts`); the one static client is the service's own owner
@@ -184,43 +208,7 @@ export async function createAuthorizationServer(
       id_token_signed_response_alg: 'ES256',
     },
     routes: { ...endpointPaths },
-    features: {
-      devInteractions: { enabled: false },
-      registration: { enabled: true, initialAccessToken: false },
-      clientIdMetadataDocument: clientIdMetadataDocumentFeature(documents, services.fetch),
-      // A client may only revoke its own tokens (RFC 7009 section 2.1).
-      revocation: {
-        enabled: true,
-        allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId,
-      },
-      rpInitiatedLogout: {
-        enabled: true,
-        logoutSource: logoutPage,
-        postLogoutSuccessSource: logoutSuccessPage,
-      },
-      resourceIndicators: {
-        enabled: true,
-        defaultResource: () => resource,
-        useGrantedResource: () => true,
-        async getResourceServerInfo(_ctx, indicator) {
-          const info = resourceServerInfo(config, indicator);
-          if (!info)
-            throw new errors.InvalidTarget(
-              `tokens are only issued for ${[resource, publicApiResource(config), siteResource(config)].join(', ')}`,
-            );
-          return info;
-        },
-      },
-      pushedAuthorizationRequests: { enabled: false },
-      dPoP: { enabled: false },
-      userinfo: { enabled: false },
-      introspection: { enabled: false },
-      deviceFlow: { enabled: false },
-      clientCredentials: { enabled: false },
-      backchannelLogout: { enabled: false },
-      claimsParameter: { enabled: false },
-      requestObjects: { enabled: false },
-    },
+    features: providerFeatures(config, resource, services.fetch),
     // Clients ask for offline_access, but oidc-provider drops it unless prompt=consent was sent
     // (OpenID Connect Core 11); every client allowed the refresh_token grant gets one instead.
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
@@ -247,28 +235,62 @@ export async function createAuthorizationServer(
     fetchResponseBodyLimits: { 'client_id metadata document': 2 * documents.max_bytes },
     enabledJWA: { requestObjectSigningAlgValues: [] },
   };
+}
 
-  const provider = new Provider(config.auth_url, configuration);
-  // The router hands every request over addressed to the issuer, X-Forwarded-Host and -Proto
-  // included (`router.ts`, addressedToIssuer): the provider reads them to build URLs from config.
-  provider.proxy = true;
-  clientIdUrlFailuresAsInvalidClient(provider);
+/** oidc-provider's features: what this authorization server does, and all it does not. */
+function providerFeatures(config: Config, resource: string, fetch: SafeFetch): Configuration['features'] {
+  return {
+    devInteractions: { enabled: false },
+    registration: { enabled: true, initialAccessToken: false },
+    clientIdMetadataDocument: clientIdMetadataDocumentFeature(
+      config.auth.client_id_metadata_documents,
+      fetch,
+    ),
+    // A client may only revoke its own tokens (RFC 7009 section 2.1).
+    revocation: {
+      enabled: true,
+      allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId,
+    },
+    rpInitiatedLogout: {
+      enabled: true,
+      logoutSource: logoutPage,
+      postLogoutSuccessSource: logoutSuccessPage,
+    },
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: () => resource,
+      useGrantedResource: () => true,
+      async getResourceServerInfo(_ctx, indicator) {
+        const info = resourceServerInfo(config, indicator);
+        if (!info)
+          throw new errors.InvalidTarget(
+            `tokens are only issued for ${[resource, publicApiResource(config), siteResource(config)].join(', ')}`,
+          );
+        return info;
+      },
+    },
+    pushedAuthorizationRequests: { enabled: false },
+    dPoP: { enabled: false },
+    userinfo: { enabled: false },
+    introspection: { enabled: false },
+    deviceFlow: { enabled: false },
+    clientCredentials: { enabled: false },
+    backchannelLogout: { enabled: false },
+    claimsParameter: { enabled: false },
+    requestObjects: { enabled: false },
+  };
+}
+
+/** Discovery and JWKS answers carry their cache lifetime; server errors and refused grants are logged. */
+function observeProvider(provider: Provider, log: Logger): void {
   provider.use(async (ctx, next) => {
     await next();
     const route = (ctx as KoaContextWithOIDC).oidc?.route;
     if (ctx.status === 200 && (route === 'discovery' || route === 'jwks'))
       ctx.set('Cache-Control', METADATA_CACHE_CONTROL);
   });
-  provider.on('server_error', (_ctx, err) => services.log.error({ err }, 'authorization server error'));
-  provider.on('grant.error', (_ctx, err) => services.log.info({ err: err.message }, 'token request refused'));
-  return {
-    provider,
-    keys,
-    issuer: config.auth_url,
-    resource,
-    dashboardSecret,
-    clientIdMetadataDocuments: documents.enabled,
-  };
+  provider.on('server_error', (_ctx, err) => log.error({ err }, 'authorization server error'));
+  provider.on('grant.error', (_ctx, err) => log.info({ err: err.message }, 'token request refused'));
 }
 
 /**

@@ -54,18 +54,7 @@ export async function measureChargeLookups(
 }> {
   const requests = options.requests ?? 2000;
   const dir = mkdtempSync(path.join(tmpdir(), 'agent-service-bench-charges-'));
-  const schema = options.databaseUrl ? `bench_${randomUUID().slice(0, 8)}` : undefined;
-  if (options.databaseUrl && schema) {
-    const admin = openDatabase({ url: options.databaseUrl });
-    await sql.raw(`create schema ${schema}`).execute(admin.db);
-    await admin.close();
-  }
-  const database: DatabaseHandle = openDatabase({
-    url: options.databaseUrl ?? null,
-    sqliteFile: path.join(dir, 'service.db'),
-    ...(schema ? { schema } : {}),
-  });
-  await migrateToLatest(database.db);
+  const { database, drop } = await benchDatabase(dir, options.databaseUrl);
   const dns = await startDnsServer();
   const front = await startFrontProxy();
   const merchant = await startFixtureSite('merchant');
@@ -101,16 +90,7 @@ export async function measureChargeLookups(
       }),
     ]);
     const on = services[2]?.[1] as RunningService;
-    // The stored verdict every handler then reads (the "on" one wrote it): one resolution that finds
-    // the site, timed alone (there is one such merchant on the fixture).
-    const foundStarted = performance.now();
-    const found = await fetch(
-      `${on.config.base_url}/agent?charge=${encodeURIComponent('SQ *HALCYON ROASTERS OAKLAND CA')}`,
-    );
-    if (((await found.json()) as { resolution?: { status: string } }).resolution?.status !== 'resolved') {
-      throw new Error('the fixture merchant was not resolved');
-    }
-    const foundMs = performance.now() - foundStarted;
+    const foundMs = await timeFirstResolution(on);
 
     let n = 0;
     const paths: [string, () => string, number][] = [
@@ -142,17 +122,7 @@ export async function measureChargeLookups(
     ];
     for (const [label, line, count] of paths) {
       for (const [handler, service] of services) {
-        const base = `${service.config.base_url}/agent?charge=`;
-        for (let i = 0; i < 50; i++) await (await fetch(base + encodeURIComponent(line()))).arrayBuffer();
-        const times: number[] = [];
-        for (let i = 0; i < count; i++) {
-          const started = performance.now();
-          const res = await fetch(base + encodeURIComponent(line()));
-          await res.arrayBuffer();
-          times.push(performance.now() - started);
-          if (res.status !== 200) throw new Error(`${label}: ${res.status}`);
-        }
-        times.sort((a, b) => a - b);
+        const times = await timeLookups(`${service.config.base_url}/agent?charge=`, line, count, label);
         rows.push({
           handler,
           path: label,
@@ -169,11 +139,70 @@ export async function measureChargeLookups(
     await front.close();
     await dns.close();
     await database.close();
-    if (options.databaseUrl && schema) {
-      const admin = openDatabase({ url: options.databaseUrl });
-      await sql.raw(`drop schema ${schema} cascade`).execute(admin.db);
-      await admin.close();
-    }
+    await drop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The stored verdict every handler then reads (the "on" one writes it): one resolution that finds
+ * the site, timed alone (there is one such merchant on the fixture).
+ */
+async function timeFirstResolution(on: RunningService): Promise<number> {
+  const started = performance.now();
+  const found = await fetch(
+    `${on.config.base_url}/agent?charge=${encodeURIComponent('SQ *HALCYON ROASTERS OAKLAND CA')}`,
+  );
+  if (((await found.json()) as { resolution?: { status: string } }).resolution?.status !== 'resolved') {
+    throw new Error('the fixture merchant was not resolved');
+  }
+  return performance.now() - started;
+}
+
+/** `count` sequential lookups of `line()` after 50 to warm up; their durations, sorted. */
+async function timeLookups(
+  base: string,
+  line: () => string,
+  count: number,
+  label: string,
+): Promise<number[]> {
+  for (let i = 0; i < 50; i++) await (await fetch(base + encodeURIComponent(line()))).arrayBuffer();
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const started = performance.now();
+    const res = await fetch(base + encodeURIComponent(line()));
+    await res.arrayBuffer();
+    times.push(performance.now() - started);
+    if (res.status !== 200) throw new Error(`${label}: ${res.status}`);
+  }
+  return times.sort((a, b) => a - b);
+}
+
+/**
+ * A migrated database for one run: SQLite in `dir`, or a schema of its own on `databaseUrl` that
+ * `drop` removes afterwards.
+ */
+async function benchDatabase(
+  dir: string,
+  databaseUrl: string | undefined,
+): Promise<{ database: DatabaseHandle; drop: () => Promise<void> }> {
+  const schema = databaseUrl ? `bench_${randomUUID().slice(0, 8)}` : undefined;
+  if (databaseUrl && schema) {
+    const admin = openDatabase({ url: databaseUrl });
+    await sql.raw(`create schema ${schema}`).execute(admin.db);
+    await admin.close();
+  }
+  const database: DatabaseHandle = openDatabase({
+    url: databaseUrl ?? null,
+    sqliteFile: path.join(dir, 'service.db'),
+    ...(schema ? { schema } : {}),
+  });
+  await migrateToLatest(database.db);
+  const drop = async () => {
+    if (!databaseUrl || !schema) return;
+    const admin = openDatabase({ url: databaseUrl });
+    await sql.raw(`drop schema ${schema} cascade`).execute(admin.db);
+    await admin.close();
+  };
+  return { database, drop };
 }

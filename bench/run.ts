@@ -599,6 +599,18 @@ async function checkStoredAfterDrain(
 }
 
 async function main(): Promise<void> {
+  await httpScenarios();
+  printJsonBodyCosts();
+  registryMatching();
+  await chargeLookups();
+  await discoveries();
+  await scanner();
+  await payments();
+  await siteStats();
+}
+
+/** The HTTP scenarios against spawned servers, their stored-after-drain check; every server stopped after. */
+async function httpScenarios(): Promise<void> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'agent-service-bench-'));
   const warnDir = mkdtempSync(path.join(tmpdir(), 'agent-service-bench-warn-'));
   const children: ChildProcess[] = [];
@@ -661,8 +673,10 @@ async function main(): Promise<void> {
     rmSync(dataDir, { recursive: true, force: true });
     rmSync(warnDir, { recursive: true, force: true });
   }
+}
 
-  printJsonBodyCosts();
+/** Descriptor matching in process: the real registry, then grown to 100,000 brands. */
+function registryMatching(): void {
   process.stdout.write('\nDescriptor matching in process, the real registry (curated + open-data index):\n');
   const real = measureRealRegistry();
   process.stdout.write(
@@ -679,10 +693,10 @@ async function main(): Promise<void> {
       `${format(m.lookups)} lookups: p50 ${format(m.p50Ms, 3)} ms, p99 ${format(m.p99Ms, 3)} ms, max ${format(m.maxMs, 2)} ms` +
       `  (target p99 < 1 ms: ${m.p99Ms < 1 ? 'met' : 'MISSED'})\n`,
   );
+}
 
-  await chargeLookups();
-  await discoveries();
-
+/** The scanner on the fixture site, and the leaderboard over many scored domains. */
+async function scanner(): Promise<void> {
   process.stdout.write('\nScanner:\n');
   const scan = await measureFixtureScan();
   process.stdout.write(
@@ -695,8 +709,10 @@ async function main(): Promise<void> {
       `${format(board.requests)} sequential requests, first and deep pages: p50 ${format(board.p50Ms, 2)} ms, ` +
       `p99 ${format(board.p99Ms, 2)} ms, max ${format(board.maxMs, 1)} ms  (target p99 < 50 ms: ${board.p99Ms < 50 ? 'met' : 'MISSED'})\n`,
   );
-  await payments();
+}
 
+/** GET /site-stats over millions of stored events, on SQLite and (with BENCH_DATABASE_URL) PostgreSQL. */
+async function siteStats(): Promise<void> {
   const events = Number(process.env.BENCH_TRAFFIC_EVENTS ?? 10_000_000);
   const targets = [undefined, process.env.BENCH_DATABASE_URL].filter((u, i) => i === 0 || u);
   for (const url of targets) {

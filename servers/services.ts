@@ -67,14 +67,14 @@ import type { OperationServices } from './operation-services.ts';
 import { BrowserPool } from './outbound/browser-pool.ts';
 import { dnsServersFor, type OutboundResolver, outboundResolver } from './outbound/dns-lookup.ts';
 import { languageModelStatus, languageModelsOf } from './outbound/llm.ts';
-import { createSafeFetch } from './outbound/safe-fetch.ts';
+import { createSafeFetch, type SafeFetch } from './outbound/safe-fetch.ts';
 import { searchProviderOf, searchProviderStatus } from './outbound/search.ts';
 import type { PaymentFacilitator } from './payments/facilitator.ts';
 import { PaymentsService } from './payments/service.ts';
 import { Settler } from './payments/settler.ts';
 import { SignInWithX } from './payments/sign-in.ts';
 import { domainPolicyOf } from './public-address.ts';
-import { createRateLimits } from './rate-limit.ts';
+import { createRateLimits, type RateLimits } from './rate-limit.ts';
 import { resealStoredSecrets, type SecretBox, serviceSecret } from './secrets.ts';
 
 /**
@@ -157,6 +157,75 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
   const resealed = await resealStoredSecrets(db, secrets);
   if (resealed > 0) log.info({ resealed, key_id: config.secrets.key?.id ?? null }, 'stored secrets resealed');
   const brands = options.brands ?? new BrandMatcher(loadBrands());
+  const outbound = outboundClients(config, lifecycle);
+  const broadcast = createBroadcast(database, log);
+  lifecycle.onClose(() => broadcast.close());
+  const rateLimits = await createRateLimits(
+    config,
+    database,
+    await serviceSecret(db, secrets, 'rate_limit_key'),
+  );
+  const base: Foundation = { config, database, db, log, lifecycle, now, secrets, brands, ...outbound };
+  const accounts = new AccountsService(db, rateLimits, now);
+  const anonymous = new AnonymousSessions(db, config, now);
+  const siteServices = createSiteServices(base, anonymous, options.traffic);
+  const mailer: Transporter | null = config.smtp.url ? nodemailer.createTransport(config.smtp.url) : null;
+  lifecycle.onClose(() => mailer?.close());
+  const returnServices = await createReturnServices(base, mailer);
+  const directory = new DirectoryService({ db, config, brands, returns: returnServices.returns, now });
+  const research = createResearchServices(base, options.env ?? process.env);
+  const commerce = createCommerceServices(base, mailer, options.facilitator);
+  const auth = await createAuthServices(base, { accounts, rateLimits, mailer });
+  registerSweeps(base, anonymous, auth.dashboardSessions);
+  return {
+    config,
+    domainPolicy: domainPolicyOf(config),
+    db,
+    dialect: database.dialect,
+    log,
+    brands,
+    ...research,
+    ...returnServices,
+    rateLimits,
+    accounts,
+    anonymous,
+    ...siteServices,
+    directory,
+    ...commerce,
+    ...auth,
+    souls: new SoulsService({ db, config, now, signer: await loadLogSigner(db, secrets, now) }),
+    ...outbound,
+    secrets,
+    now,
+    lifecycle,
+    metrics: config.metrics.enabled
+      ? new Metrics({ db, now, trafficQueueDepth: () => siteServices.traffic.queue.size })
+      : null,
+    broadcast,
+    startBackground() {
+      lifecycle.start();
+    },
+    stop: () => lifecycle.stop(),
+  };
+}
+
+/** What every group of services below is built from. */
+interface Foundation {
+  config: Config;
+  database: DatabaseHandle;
+  db: Kysely<Database>;
+  log: Logger;
+  lifecycle: Lifecycle;
+  now: () => Date;
+  secrets: SecretBox;
+  brands: BrandMatcher;
+  dns: OutboundResolver;
+  fetch: SafeFetch;
+  siteFetch: SafeFetch;
+}
+
+/** The resolver and the two SSRF-safe fetchers: one for brands' endpoints, one for owners' sites. */
+function outboundClients(config: Config, lifecycle: Lifecycle) {
   const dns = outboundResolver(config.outbound.dns_servers);
   const fetch = createSafeFetch({
     allowPrivateNetworks: config.outbound.allow_private_networks,
@@ -177,15 +246,15 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     lookup: dns.lookup,
   });
   lifecycle.onClose(() => siteFetch.close());
-  const broadcast = createBroadcast(database, log);
-  lifecycle.onClose(() => broadcast.close());
-  const rateLimits = await createRateLimits(
-    config,
-    database,
-    await serviceSecret(db, secrets, 'rate_limit_key'),
-  );
-  const accounts = new AccountsService(db, rateLimits, now);
-  const anonymous = new AnonymousSessions(db, config, now);
+  return { dns, fetch, siteFetch };
+}
+
+/** Owners' sites: verification, their traffic, and the scanner (with its browser when webmcp is on). */
+function createSiteServices(
+  { config, database, db, log, lifecycle, now, siteFetch, dns }: Foundation,
+  anonymous: AnonymousSessions,
+  liveTraffic: LiveTrafficProvider | undefined,
+) {
   const sites = new SitesService({
     db,
     fetch: siteFetch,
@@ -209,36 +278,47 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
   // Queued traffic events are written before the caller closes the database.
   lifecycle.run({ stop: () => traffic.drain() });
   lifecycle.sweep('traffic retention', () => traffic.sweep());
-  const webmcp = config.scanner.webmcp;
-  const browser = webmcp.enabled
-    ? new BrowserPool({
-        executablePath: webmcp.chromium_path,
-        size: webmcp.pool_size,
-        userAgent: config.scanner.user_agent,
-        log: log.child({ component: 'browser' }),
-      })
-    : null;
-  if (browser) lifecycle.onClose(() => browser.close());
-  if (browser && !existsSync(webmcp.chromium_path))
-    log.warn(
-      { chromium_path: webmcp.chromium_path },
-      'scanner.webmcp.enabled but no Chromium at scanner.webmcp.chromium_path: the webmcp check will not be measured',
-    );
   const scans = new ScansService({
     db,
     dialect: database.dialect,
     config,
     log: log.child({ component: 'scans' }),
     fetch: siteFetch,
-    browser,
+    browser: webmcpBrowser(config, log, lifecycle),
     resolveSvcb: dns.resolveSvcb,
-    traffic: options.traffic ?? (async (domain) => liveTrafficForScore(await traffic.liveTraffic(domain))),
+    traffic: liveTraffic ?? (async (domain) => liveTrafficForScore(await traffic.liveTraffic(domain))),
     anonymous,
     now,
   });
   lifecycle.run(scans.worker);
-  const mailer: Transporter | null = config.smtp.url ? nodemailer.createTransport(config.smtp.url) : null;
-  lifecycle.onClose(() => mailer?.close());
+  return { sites, traffic, scans };
+}
+
+/** The browser pool the webmcp check runs pages in, or null when `scanner.webmcp` is off. */
+function webmcpBrowser(config: Config, log: Logger, lifecycle: Lifecycle): BrowserPool | null {
+  const webmcp = config.scanner.webmcp;
+  if (!webmcp.enabled) return null;
+  const browser = new BrowserPool({
+    executablePath: webmcp.chromium_path,
+    size: webmcp.pool_size,
+    userAgent: config.scanner.user_agent,
+    log: log.child({ component: 'browser' }),
+  });
+  lifecycle.onClose(() => browser.close());
+  if (!existsSync(webmcp.chromium_path))
+    log.warn(
+      { chromium_path: webmcp.chromium_path },
+      'scanner.webmcp.enabled but no Chromium at scanner.webmcp.chromium_path: the webmcp check will not be measured',
+    );
+  return browser;
+}
+
+/**
+ * Return requests: the service, its channels, and the outboxes and workers that deliver to brands
+ * and notify requesters, with the inbound mail listener when replies by mail are on.
+ */
+async function createReturnServices(base: Foundation, mailer: Transporter | null) {
+  const { config, database, db, log, lifecycle, now, secrets, brands, fetch } = base;
   const inboundDomain = config.returns.inbound_mail.domain;
   const replyAddresses =
     inboundMailEnabled(config) && inboundDomain
@@ -261,9 +341,13 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
   /** A brand's agent is reached like its webhook: the outbound fetcher, its timeout. */
   const brandA2a = new BrandA2aClient(fetch, config.outbound.timeout_ms);
   /** How a delivery whose channel failed goes on: the channel held out, the next one queued. */
-  const fallback = {
+  const fallback: ChannelFallback = {
     nextChannel: (trx: Kysely<Database>, domain: string) => returns.nextChannel(trx, domain),
     holdMs: config.returns.discovery.failed_channel_hold_hours * HOUR_MS,
+  };
+  const nudgeBoth = () => {
+    notifications.nudge();
+    deliveries.nudge();
   };
   const deliveries: DeliveryWorker = lifecycle.run(
     new DeliveryWorker({
@@ -273,10 +357,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
       mcp: new BrandMcpClient(fetch, config.outbound.timeout_ms),
       log: log.child({ component: 'deliveries' }),
       replyAddresses,
-      notified: () => {
-        notifications.nudge();
-        deliveries.nudge();
-      },
+      notified: nudgeBoth,
     }),
   );
   const brandTasks = lifecycle.run(
@@ -288,10 +369,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
       a2a: brandA2a,
       log: log.child({ component: 'brand-tasks' }),
       now,
-      changed: () => {
-        notifications.nudge();
-        deliveries.nudge();
-      },
+      changed: nudgeBoth,
     }),
   );
   const channels = lifecycle.run(
@@ -300,8 +378,8 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
       config,
       brands,
       secrets,
-      fetch: siteFetch,
-      dns,
+      fetch: base.siteFetch,
+      dns: base.dns,
       policy: domainPolicyOf(config),
       log: log.child({ component: 'brand-channels' }),
       now,
@@ -321,32 +399,61 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     secrets,
     now,
   });
-  const inboundMail = replyAddresses ? await inboundMailListener(replyAddresses) : null;
-  async function inboundMailListener(addresses: ReplyAddresses): Promise<InboundMailListener> {
-    // Loaded only when inbound mail is on: mailauth and mailparser add a second or more to every
-    // start (measured 0.9-1.7 s on a loaded 2-core machine), which a service without it should not pay.
-    const { InboundMail } = await import('./features/returns/inbound/inbound-mail.ts');
-    const { InboundMailListener } = await import('./features/returns/inbound/listener.ts');
-    return new InboundMailListener(
-      config,
-      new InboundMail({
-        db,
-        dialect: database.dialect,
-        addresses,
-        dns,
+  const inboundMail = replyAddresses
+    ? await inboundMailListener(base, replyAddresses, {
         smtpConfigured: mailer !== null,
-        nextChannel: fallback.nextChannel,
-        holdMs: fallback.holdMs,
+        fallback,
         channelDomain: (domain) => channels.keyOf(domain),
         notified: () => notifications.nudge(),
-        log: log.child({ component: 'inbound-mail' }),
-        now,
-      }),
-      log.child({ component: 'inbound-mail' }),
-    );
-  }
-  const directory = new DirectoryService({ db, config, brands, returns, now });
-  const env = options.env ?? process.env;
+      })
+    : null;
+  return { returns, channels, deliveries, brandTasks, notifications, inboundMail };
+}
+
+/** How a delivery whose channel failed goes on: the next channel, and how long the failed one is held out. */
+interface ChannelFallback {
+  nextChannel: (trx: Kysely<Database>, domain: string) => ReturnType<ReturnsService['nextChannel']>;
+  holdMs: number;
+}
+
+async function inboundMailListener(
+  { config, database, db, log, now, dns }: Foundation,
+  addresses: ReplyAddresses,
+  returns: {
+    smtpConfigured: boolean;
+    fallback: ChannelFallback;
+    channelDomain: (domain: string) => string | null;
+    notified: () => void;
+  },
+): Promise<InboundMailListener> {
+  // Loaded only when inbound mail is on: mailauth and mailparser add a second or more to every
+  // start (measured 0.9-1.7 s on a loaded 2-core machine), which a service without it should not pay.
+  const { InboundMail } = await import('./features/returns/inbound/inbound-mail.ts');
+  const { InboundMailListener } = await import('./features/returns/inbound/listener.ts');
+  return new InboundMailListener(
+    config,
+    new InboundMail({
+      db,
+      dialect: database.dialect,
+      addresses,
+      dns,
+      smtpConfigured: returns.smtpConfigured,
+      nextChannel: returns.fallback.nextChannel,
+      holdMs: returns.fallback.holdMs,
+      channelDomain: returns.channelDomain,
+      notified: returns.notified,
+      log: log.child({ component: 'inbound-mail' }),
+      now,
+    }),
+    log.child({ component: 'inbound-mail' }),
+  );
+}
+
+/** Charge lookup and the research providers it and people search use. */
+function createResearchServices(
+  { config, db, log, lifecycle, now, brands }: Foundation,
+  env: NodeJS.ProcessEnv,
+) {
   const search = searchProviderOf(config, env);
   const languageModels = languageModelsOf(config, env);
   const researchProviders = [...searchProviderStatus(config, env), ...languageModelStatus(config, env)];
@@ -372,6 +479,15 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
   );
   lifecycle.sweep('resolved merchants', () => deleteExpiredResolutions(db, now().toISOString()));
   const charges = new ChargeLookup({ brands, declarations, resolver });
+  return { search, languageModels, researchProviders, declarations, resolver, charges };
+}
+
+/** Payments and what is paid for: sign-in with x402, spotlights, embodiment, boosts, and their outboxes. */
+function createCommerceServices(
+  { config, database, db, log, lifecycle, now, secrets, fetch }: Foundation,
+  mailer: Transporter | null,
+  facilitator: PaymentFacilitator | undefined,
+) {
   const signIn = new SignInWithX({ db, config, now });
   const payments = new PaymentsService({
     db,
@@ -380,7 +496,7 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     log: log.child({ component: 'payments' }),
     now,
     secrets,
-    ...(options.facilitator ? { facilitator: options.facilitator } : {}),
+    ...(facilitator ? { facilitator } : {}),
   });
   const spotlights = new SpotlightPlacements({ db, config, now });
   const marketplaceOutbox = lifecycle.run(
@@ -410,6 +526,19 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
       facilitator: payments.facilitator,
     }),
   );
+  return { signIn, payments, spotlights, embodiment, boost, settler };
+}
+
+/** The authorization server and what rests on its keys: bearer verifiers, email codes, security events, dashboard sessions. */
+async function createAuthServices(
+  base: Foundation,
+  {
+    accounts,
+    rateLimits,
+    mailer,
+  }: { accounts: AccountsService; rateLimits: RateLimits; mailer: Transporter | null },
+) {
+  const { config, db, log, now, secrets, fetch } = base;
   const authorization = await createAuthorizationServer({ config, db, accounts, log, secrets, fetch });
   // The jwt-bearer grant for identity assertions, inside the provider's token endpoint.
   registerJwtBearerGrant(authorization.provider, {
@@ -442,7 +571,21 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
     secrets,
     now,
   });
+  const securityEvents = createSecurityEvents(base, authorization.keys.jwks.keys[0] as SigningJwk);
+  const dashboardSessions = new DashboardSessions(
+    db,
+    bearer,
+    authorization.keys.cookieKeys[0] as string,
+    now,
+  );
+  return { authorization, emailCodes, bearer, publicApiBearer, securityEvents, dashboardSessions };
+}
 
+/** Security events (`auth/events/`): the CAEP receiver, our transmitter and its delivery outbox. */
+function createSecurityEvents(
+  { config, database, db, log, lifecycle, now, secrets, fetch }: Foundation,
+  signingKey: SigningJwk,
+): Services['securityEvents'] {
   const securityEventLog = log.child({ component: 'security-events' });
   const setWorker = lifecycle.run(
     new SetDeliveryWorker({
@@ -455,24 +598,24 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
       now,
     }),
   );
-  const securityEvents = {
+  return {
     receiver: new SecurityEventReceiver({ db, config, fetch, log: securityEventLog, now }),
     transmitter: new SecurityEventTransmitter({
       config,
-      signingKey: authorization.keys.jwks.keys[0] as SigningJwk,
+      signingKey,
       now,
       nudge: () => setWorker.nudge(),
     }),
     worker: setWorker,
   };
+}
 
-  const dashboardSessions = new DashboardSessions(
-    db,
-    bearer,
-    authorization.keys.cookieKeys[0] as string,
-    now,
-  );
-
+/** The housekeeping sweeps of records that expire, run by the lifecycle. */
+function registerSweeps(
+  { db, lifecycle, now }: Foundation,
+  anonymous: AnonymousSessions,
+  dashboardSessions: DashboardSessions,
+): void {
   lifecycle.sweep('idempotency', () => sweepIdempotencyKeys(db, new Date(now().getTime() - 24 * HOUR_MS)));
   lifecycle.sweep('oauth records', () => sweepOauthRecords(db, now()));
   lifecycle.sweep('anonymous sessions', () => anonymous.sweep());
@@ -483,60 +626,6 @@ export async function createServices(options: CreateServicesOptions): Promise<Se
   );
   lifecycle.sweep('security event receipts', () => sweepSecurityEventReceipts(db, now()));
   lifecycle.sweep('security event outbox', () => sweepSetDeliveries(db, now()));
-  return {
-    config,
-    domainPolicy: domainPolicyOf(config),
-    db,
-    dialect: database.dialect,
-    log,
-    brands,
-    charges,
-    declarations,
-    resolver,
-    search,
-    languageModels,
-    researchProviders,
-    returns,
-    channels,
-    deliveries,
-    brandTasks,
-    notifications,
-    inboundMail,
-    rateLimits,
-    accounts,
-    anonymous,
-    sites,
-    scans,
-    directory,
-    traffic,
-    payments,
-    signIn,
-    spotlights,
-    embodiment,
-    boost,
-    settler,
-    authorization,
-    emailCodes,
-    bearer,
-    dashboardSessions,
-    publicApiBearer,
-    souls: new SoulsService({ db, config, now, signer: await loadLogSigner(db, secrets, now) }),
-    securityEvents,
-    fetch,
-    siteFetch,
-    dns,
-    secrets,
-    now,
-    lifecycle,
-    metrics: config.metrics.enabled
-      ? new Metrics({ db, now, trafficQueueDepth: () => traffic.queue.size })
-      : null,
-    broadcast,
-    startBackground() {
-      lifecycle.start();
-    },
-    stop: () => lifecycle.stop(),
-  };
 }
 
 /** The pixel's 30-day summary of a verified site, in the shape Signal Strength scores (docs/reference/scoring.md). */

@@ -8,7 +8,7 @@
  * claim page does not work for another code.
  */
 import { randomBytes } from 'node:crypto';
-import express, { type Request, type Response, Router } from 'express';
+import express, { type Request, type RequestHandler, type Response, Router } from 'express';
 import type { AccountRow } from '../../db/schema.ts';
 import type { Config } from '../../servers/config.ts';
 import { ServiceError, toServiceError } from '../../servers/errors.ts';
@@ -53,7 +53,7 @@ export function anonymousSiteRouter(services: AnonymousRouteDeps, csrfKey: strin
   const { config } = services;
   const router = Router();
   const form = express.urlencoded({ extended: false, limit: '8kb' });
-  const secure = new URL(config.site_url).protocol === 'https:';
+  const forms = claimForms(csrfKey, new URL(config.site_url).protocol === 'https:');
   const descriptor = JSON.stringify(agentAuthDescriptor(config), null, 2);
   const skill = authSkill(config);
 
@@ -66,7 +66,26 @@ export function anonymousSiteRouter(services: AnonymousRouteDeps, csrfKey: strin
   router.get(`/${SKILL_NAME}`, (_req, res) => {
     res.set('Access-Control-Allow-Origin', '*').type('text/markdown; charset=utf-8').send(skill);
   });
+  router.get('/register', async (req, res, next) => {
+    try {
+      if (refusedNul(res, req.query)) return;
+      const code = typeof req.query.claim === 'string' ? req.query.claim : '';
+      const preview = code ? await services.anonymous.preview(code) : null;
+      if (!preview) {
+        forms.invalidClaim(res);
+        return;
+      }
+      forms.renderForm(req, res, code, preview.scans, 200);
+    } catch (err) {
+      next(err);
+    }
+  });
+  router.post('/register', form, postClaim(services, forms));
+  return router;
+}
 
+/** The claim pages, and the CSRF value of the form: a cookie nonce and the claim code, under `csrfKey`. */
+function claimForms(csrfKey: string, secure: boolean) {
   const csrfContext = (nonce: string, code: string) => `claim:${nonce}:${digestOf(code)}`;
   const csrfOf = (nonce: string, code: string) => csrfToken(csrfKey, csrfContext(nonce, code));
   const csrfValid = (req: Request, code: string, sent: unknown) => {
@@ -114,27 +133,36 @@ export function anonymousSiteRouter(services: AnonymousRouteDeps, csrfKey: strin
         }),
       );
   };
+  return { csrfValid, action, invalidClaim, renderForm };
+}
 
-  router.get('/register', async (req, res, next) => {
-    try {
-      if (refusedNul(res, req.query)) return;
-      const code = typeof req.query.claim === 'string' ? req.query.claim : '';
-      const preview = code ? await services.anonymous.preview(code) : null;
-      if (!preview) {
-        invalidClaim(res);
-        return;
-      }
-      renderForm(req, res, code, preview.scans, 200);
-    } catch (err) {
-      next(err);
-    }
-  });
+type ClaimForms = ReturnType<typeof claimForms>;
 
-  router.post('/register', form, async (req, res, next) => {
+/** The account a claim goes to, and the claim when it committed with a new account. */
+interface Claimant {
+  account: AccountRow;
+  serviceKey?: string;
+  result: ClaimResult | null;
+}
+
+/** One POST of the claim form, as far as the account it names. */
+interface ClaimAttempt {
+  req: Request;
+  res: Response;
+  code: string;
+  email: string;
+  password: string;
+  /** Shows the form again with this status and message. */
+  retry: (status: number, message: string) => void;
+}
+
+/** POST /register: the CSRF value and the rate limit checked, an account created or signed in, the session claimed. */
+function postClaim(services: AnonymousRouteDeps, forms: ClaimForms): RequestHandler {
+  return async (req, res, next) => {
     try {
       const body = (req.body ?? {}) as Record<string, unknown>; // no body, or not a form: every field absent
       const code = typeof body.claim === 'string' ? body.claim : '';
-      if (!csrfValid(req, code, body.csrf)) {
+      if (!forms.csrfValid(req, code, body.csrf)) {
         noStore(res)
           .status(403)
           .type('html')
@@ -150,70 +178,27 @@ export function anonymousSiteRouter(services: AnonymousRouteDeps, csrfKey: strin
       }
       const preview = await services.anonymous.preview(code);
       if (!preview) {
-        invalidClaim(res);
+        forms.invalidClaim(res);
         return;
       }
       const email = typeof body.email === 'string' ? body.email.trim() : '';
       const password = typeof body.password === 'string' ? body.password : '';
       const retry = (status: number, message: string) =>
-        renderForm(req, res, code, preview.scans, status, { message, email });
-
-      let account: AccountRow | null;
-      let serviceKey: string | undefined;
-      let result: ClaimResult | null = null;
-      if (body.mode === 'create') {
-        const problem = !Email.safeParse(email).success
-          ? 'Enter a valid email address.'
-          : !Password.safeParse(password).success
-            ? 'Choose a password of 12 to 200 characters.'
-            : undefined;
-        if (problem) {
-          retry(400, problem);
-          return;
-        }
-        try {
-          // The account and the claim commit together: a code used meanwhile leaves no account behind.
-          const created = await services.accounts.create({ email, password }, async (trx, made) => {
-            const claimed = await services.anonymous.claimIn(trx, code, made.id);
-            if (!claimed) throw new ServiceError('not_found', { detail: 'claim code used meanwhile' });
-            return claimed;
-          });
-          account = created.account;
-          serviceKey = created.key.service_key;
-          result = created.extra;
-        } catch (err) {
-          if (err instanceof ServiceError && err.code === 'account_exists') {
-            retry(409, 'An account with this email exists already: sign in instead.');
-            return;
-          }
-          if (err instanceof ServiceError && err.code === 'not_found') {
-            invalidClaim(res);
-            return;
-          }
-          if (sendLimitPage(res, err)) return;
-          throw err;
-        }
-      } else {
-        try {
-          account =
-            email && password ? await services.accounts.signIn(email, password, req.ip ?? 'unknown') : null;
-        } catch (err) {
-          if (sendLimitPage(res, err)) return;
-          throw err;
-        }
-        if (!account) {
-          retry(401, 'The email or password is not right.');
-          return;
-        }
-      }
-
-      result ??= await services.anonymous.claim(code, account.id);
+        forms.renderForm(req, res, code, preview.scans, status, { message, email });
+      const attempt: ClaimAttempt = { req, res, code, email, password, retry };
+      const claimant =
+        body.mode === 'create'
+          ? await createAndClaim(services, forms, attempt)
+          : await signInClaimant(services, attempt);
+      if (!claimant) return;
+      const { account, serviceKey } = claimant;
+      const result = claimant.result ?? (await services.anonymous.claim(code, account.id));
       if (!result) {
-        invalidClaim(res);
+        forms.invalidClaim(res);
         return;
       }
       req.log.info({ session: result.sessionId, scans: result.scans.length }, 'anonymous session claimed');
-      res.clearCookie(CSRF_COOKIE, { path: action(req) });
+      res.clearCookie(CSRF_COOKIE, { path: forms.action(req) });
       noStore(res)
         .status(200)
         .type('html')
@@ -221,7 +206,61 @@ export function anonymousSiteRouter(services: AnonymousRouteDeps, csrfKey: strin
     } catch (err) {
       next(err);
     }
-  });
+  };
+}
 
-  return router;
+/** A new account, created with the claim in one transaction; undefined once the form is answered. */
+async function createAndClaim(
+  services: AnonymousRouteDeps,
+  forms: ClaimForms,
+  { res, code, email, password, retry }: ClaimAttempt,
+): Promise<Claimant | undefined> {
+  const problem = !Email.safeParse(email).success
+    ? 'Enter a valid email address.'
+    : !Password.safeParse(password).success
+      ? 'Choose a password of 12 to 200 characters.'
+      : undefined;
+  if (problem) {
+    retry(400, problem);
+    return undefined;
+  }
+  try {
+    // The account and the claim commit together: a code used meanwhile leaves no account behind.
+    const created = await services.accounts.create({ email, password }, async (trx, made) => {
+      const claimed = await services.anonymous.claimIn(trx, code, made.id);
+      if (!claimed) throw new ServiceError('not_found', { detail: 'claim code used meanwhile' });
+      return claimed;
+    });
+    return { account: created.account, serviceKey: created.key.service_key, result: created.extra };
+  } catch (err) {
+    if (err instanceof ServiceError && err.code === 'account_exists') {
+      retry(409, 'An account with this email exists already: sign in instead.');
+      return undefined;
+    }
+    if (err instanceof ServiceError && err.code === 'not_found') {
+      forms.invalidClaim(res);
+      return undefined;
+    }
+    if (sendLimitPage(res, err)) return undefined;
+    throw err;
+  }
+}
+
+/** An existing account, signed in with the form's email and password; undefined once the form is answered. */
+async function signInClaimant(
+  services: AnonymousRouteDeps,
+  { req, res, email, password, retry }: ClaimAttempt,
+): Promise<Claimant | undefined> {
+  let account: AccountRow | null;
+  try {
+    account = email && password ? await services.accounts.signIn(email, password, req.ip ?? 'unknown') : null;
+  } catch (err) {
+    if (sendLimitPage(res, err)) return undefined;
+    throw err;
+  }
+  if (!account) {
+    retry(401, 'The email or password is not right.');
+    return undefined;
+  }
+  return { account, result: null };
 }

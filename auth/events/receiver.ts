@@ -141,47 +141,29 @@ export class SecurityEventReceiver {
 
   /** `token` is the request body; `authorization` its Authorization header, if any. */
   async receive(token: string, authorization: string | undefined): Promise<PushResult> {
-    const refuse = (status: 400 | 401 | 403, err: PushErrorCode, description: string): PushResult => ({
-      ok: false,
-      status,
-      err,
-      description,
-    });
     const compact = token.trim();
-    let alg: unknown;
-    let typ: unknown;
-    let unverified: JWTPayload;
-    try {
-      if (compact.split('.').length !== 3) throw new Error('not a compact JWS');
-      ({ alg, typ } = decodeProtectedHeader(compact));
-      unverified = decodeJwt(compact);
-    } catch {
-      return refuse(
-        400,
-        'invalid_request',
-        'The body is not a SET: a signed JWT in compact form is expected',
-      );
-    }
-    if (typeof alg !== 'string' || !SET_ALGORITHMS.includes(alg)) {
-      return refuse(
-        400,
-        'invalid_request',
-        `The SET must be signed with one of ${SET_ALGORITHMS.join(', ')}`,
-      );
-    }
-    if (typeof typ !== 'string' || typ.toLowerCase().replace(/^application\//, '') !== SET_TYP) {
-      return refuse(400, 'invalid_request', `The SET's JOSE header must carry typ "${SET_TYP}"`);
-    }
-    const transmitter =
-      typeof unverified.iss === 'string' ? this.#transmitters.get(unverified.iss) : undefined;
+    const unverified = unverifiedSet(compact);
+    if ('err' in unverified) return unverified;
+    const { iss } = unverified.claims;
+    const transmitter = typeof iss === 'string' ? this.#transmitters.get(iss) : undefined;
     if (!transmitter) return refuse(400, 'invalid_issuer', 'The SET issuer is not a trusted transmitter');
     if (transmitter.push_token !== null && !bearerMatches(authorization, transmitter.push_token)) {
       return refuse(401, 'authentication_failed', 'The push request did not carry the agreed authorization');
     }
+    const verified = await this.#verify(compact, transmitter);
+    if ('err' in verified) return verified;
+    const set = setEvent(verified.payload, transmitter);
+    if ('err' in set) return set;
+    return this.#record(compact, transmitter, set);
+  }
 
-    let payload: JWTPayload;
+  /** The SET's signature and claims checked with the transmitter's keys, or why it is refused. */
+  async #verify(
+    compact: string,
+    transmitter: TrustedTransmitter,
+  ): Promise<{ payload: JWTPayload } | Refused> {
     try {
-      ({ payload } = await jwtVerify(compact, this.#jwks(transmitter), {
+      const { payload } = await jwtVerify(compact, this.#jwks(transmitter), {
         issuer: transmitter.issuer,
         audience: transmitter.audience ?? this.#deps.config.auth_url,
         algorithms: SET_ALGORITHMS,
@@ -189,96 +171,62 @@ export class SecurityEventReceiver {
         currentDate: this.#deps.now(),
         clockTolerance: CLOCK_TOLERANCE_S,
         maxTokenAge: MAX_SET_AGE_S,
-      }));
+      });
+      return { payload };
     } catch (err) {
-      if (
-        (err instanceof joseErrors.JWTClaimValidationFailed || err instanceof joseErrors.JWTExpired) &&
-        err.claim === 'iat'
-      ) {
-        return refuse(
-          400,
-          'invalid_request',
-          `The SET's iat is in the future or more than ${MAX_SET_AGE_S / 86400} days old`,
-        );
-      }
-      if (err instanceof joseErrors.JWTClaimValidationFailed) {
-        if (err.claim === 'aud')
-          return refuse(400, 'invalid_audience', 'The SET audience is not this receiver');
-        if (err.claim === 'iss')
-          return refuse(400, 'invalid_issuer', 'The SET issuer is not a trusted transmitter');
-        return refuse(400, 'invalid_request', `The SET claim ${err.claim} is not valid`);
-      }
-      if (err instanceof joseErrors.JWTExpired) return refuse(400, 'invalid_request', 'The SET has expired');
-      if (err instanceof joseErrors.JWTInvalid)
-        return refuse(400, 'invalid_request', 'The SET claims are malformed');
-      if (err instanceof joseErrors.JWKSTimeout || !(err instanceof joseErrors.JOSEError)) {
-        // A jwks_uri the outbound policy refuses is a configuration error here, not the transmitter's.
-        const blocked =
-          (err as Error).name === 'BlockedDestinationError' ||
-          (err as { cause?: Error }).cause?.name === 'BlockedDestinationError';
-        this.#deps.log[blocked ? 'error' : 'warn'](
-          { err, issuer: transmitter.issuer, jwks_uri: transmitter.jwks_uri },
-          blocked
-            ? 'transmitter jwks_uri is not an allowed destination'
-            : 'transmitter keys could not be fetched',
-        );
-        return {
-          ok: false,
-          status: 503,
-          err: 'temporarily_unavailable',
-          description: "The transmitter's keys could not be fetched; try again later",
-        };
-      }
-      return refuse(400, 'invalid_key', "The SET signature does not verify with the transmitter's keys");
+      return this.#verifyFailure(err, transmitter);
     }
+  }
 
-    if (nulFields(payload).length > 0) {
-      return refuse(400, 'invalid_request', 'The SET claims must not contain NUL characters');
+  #verifyFailure(err: unknown, transmitter: TrustedTransmitter): Refused {
+    if (
+      (err instanceof joseErrors.JWTClaimValidationFailed || err instanceof joseErrors.JWTExpired) &&
+      err.claim === 'iat'
+    ) {
+      return refuse(
+        400,
+        'invalid_request',
+        `The SET's iat is in the future or more than ${MAX_SET_AGE_S / 86400} days old`,
+      );
     }
-    const jti = payload.jti as string;
-    if (jti.length > 255) return refuse(400, 'invalid_request', 'jti is longer than 255 characters');
-    const events = payload.events;
-    if (typeof events !== 'object' || events === null || Array.isArray(events)) {
-      return refuse(400, 'invalid_request', 'The SET carries no events object');
+    if (err instanceof joseErrors.JWTClaimValidationFailed) {
+      if (err.claim === 'aud')
+        return refuse(400, 'invalid_audience', 'The SET audience is not this receiver');
+      if (err.claim === 'iss')
+        return refuse(400, 'invalid_issuer', 'The SET issuer is not a trusted transmitter');
+      return refuse(400, 'invalid_request', `The SET claim ${err.claim} is not valid`);
     }
-    const entries = Object.entries(events as Record<string, unknown>);
-    if (entries.length !== 1) return refuse(400, 'invalid_request', 'A SET must carry exactly one event');
-    const [eventType, event] = entries[0] as [string, unknown];
-    if (typeof event !== 'object' || event === null || Array.isArray(event)) {
-      return refuse(400, 'invalid_request', `The ${eventType} event payload must be an object`);
+    if (err instanceof joseErrors.JWTExpired) return refuse(400, 'invalid_request', 'The SET has expired');
+    if (err instanceof joseErrors.JWTInvalid)
+      return refuse(400, 'invalid_request', 'The SET claims are malformed');
+    if (err instanceof joseErrors.JWKSTimeout || !(err instanceof joseErrors.JOSEError)) {
+      // A jwks_uri the outbound policy refuses is a configuration error here, not the transmitter's.
+      const blocked =
+        (err as Error).name === 'BlockedDestinationError' ||
+        (err as { cause?: Error }).cause?.name === 'BlockedDestinationError';
+      this.#deps.log[blocked ? 'error' : 'warn'](
+        { err, issuer: transmitter.issuer, jwks_uri: transmitter.jwks_uri },
+        blocked
+          ? 'transmitter jwks_uri is not an allowed destination'
+          : 'transmitter keys could not be fetched',
+      );
+      return {
+        ok: false,
+        status: 503,
+        err: 'temporarily_unavailable',
+        description: "The transmitter's keys could not be fetched; try again later",
+      };
     }
-    // Event types this receiver does not act on (RISC, the SSF verification event) are accepted and recorded.
-    const caep = isCaep(eventType) ? eventType : null;
-    if (caep && !transmitter.events.includes(caep)) {
-      return refuse(403, 'access_denied', `This transmitter is not trusted for ${eventType} events`);
-    }
-    if (caep) {
-      const checked = EventPayloads[caep].safeParse(event);
-      if (!checked.success) {
-        const issue = checked.error.issues[0];
-        return refuse(
-          400,
-          'invalid_request',
-          `The ${eventType} event's ${issue?.path.join('.') || 'payload'} ${issue?.message ?? 'is invalid'}`,
-        );
-      }
-    }
-    // SSF 1.0 puts the subject in `sub_id`; CAEP's earlier drafts inside the event.
-    const rawSubject = payload.sub_id ?? (event as { subject?: unknown }).subject;
-    let subject: SubjectIdentifier | null = null;
-    if (rawSubject !== undefined || caep) {
-      const parsed = SubjectIdentifier.safeParse(rawSubject);
-      if (!parsed.success) {
-        return refuse(
-          400,
-          'invalid_request',
-          `sub_id must be a subject identifier in one of the formats ${SUBJECT_FORMATS.join(', ')}`,
-        );
-      }
-      subject = parsed.data;
-    }
+    return refuse(400, 'invalid_key', "The SET signature does not verify with the transmitter's keys");
+  }
 
+  /**
+   * The receipt (issuer, jti) stored and the event applied to the subject's account, in one
+   * transaction; a jti seen before is a duplicate when the SET is the same, refused when not.
+   */
+  async #record(compact: string, transmitter: TrustedTransmitter, set: SetEvent): Promise<PushResult> {
     const { db, config, now } = this.#deps;
+    const { jti, eventType, event, caep, subject } = set;
     const at = now();
     const digest = createHash('sha256').update(compact).digest('base64url');
     return db.transaction().execute(async (trx): Promise<PushResult> => {
@@ -327,6 +275,105 @@ export class SecurityEventReceiver {
       return { ok: true, duplicate: false, eventType, accountId };
     });
   }
+}
+
+type Refused = Extract<PushResult, { ok: false }>;
+
+const refuse = (status: 400 | 401 | 403, err: PushErrorCode, description: string): Refused => ({
+  ok: false,
+  status,
+  err,
+  description,
+});
+
+/** The claims of a compact JWS whose header names a SET algorithm and type, not yet verified. */
+function unverifiedSet(compact: string): { claims: JWTPayload } | Refused {
+  let alg: unknown;
+  let typ: unknown;
+  let unverified: JWTPayload;
+  try {
+    if (compact.split('.').length !== 3) throw new Error('not a compact JWS');
+    ({ alg, typ } = decodeProtectedHeader(compact));
+    unverified = decodeJwt(compact);
+  } catch {
+    return refuse(400, 'invalid_request', 'The body is not a SET: a signed JWT in compact form is expected');
+  }
+  if (typeof alg !== 'string' || !SET_ALGORITHMS.includes(alg)) {
+    return refuse(400, 'invalid_request', `The SET must be signed with one of ${SET_ALGORITHMS.join(', ')}`);
+  }
+  if (typeof typ !== 'string' || typ.toLowerCase().replace(/^application\//, '') !== SET_TYP) {
+    return refuse(400, 'invalid_request', `The SET's JOSE header must carry typ "${SET_TYP}"`);
+  }
+  return { claims: unverified };
+}
+
+/** The one event a verified SET carries, and the subject it is about. */
+interface SetEvent {
+  jti: string;
+  eventType: string;
+  event: object;
+  /** The CAEP event type this receiver acts on, or null for one it only records. */
+  caep: CaepEventType | null;
+  subject: SubjectIdentifier | null;
+}
+
+/** The event of a verified SET, checked: one event, one the transmitter is trusted for, well formed. */
+function setEvent(payload: JWTPayload, transmitter: TrustedTransmitter): SetEvent | Refused {
+  if (nulFields(payload).length > 0) {
+    return refuse(400, 'invalid_request', 'The SET claims must not contain NUL characters');
+  }
+  const jti = payload.jti as string;
+  if (jti.length > 255) return refuse(400, 'invalid_request', 'jti is longer than 255 characters');
+  const events = payload.events;
+  if (typeof events !== 'object' || events === null || Array.isArray(events)) {
+    return refuse(400, 'invalid_request', 'The SET carries no events object');
+  }
+  const entries = Object.entries(events as Record<string, unknown>);
+  if (entries.length !== 1) return refuse(400, 'invalid_request', 'A SET must carry exactly one event');
+  const [eventType, event] = entries[0] as [string, unknown];
+  if (typeof event !== 'object' || event === null || Array.isArray(event)) {
+    return refuse(400, 'invalid_request', `The ${eventType} event payload must be an object`);
+  }
+  // Event types this receiver does not act on (RISC, the SSF verification event) are accepted and recorded.
+  const caep = isCaep(eventType) ? eventType : null;
+  if (caep && !transmitter.events.includes(caep)) {
+    return refuse(403, 'access_denied', `This transmitter is not trusted for ${eventType} events`);
+  }
+  if (caep) {
+    const checked = EventPayloads[caep].safeParse(event);
+    if (!checked.success) {
+      const issue = checked.error.issues[0];
+      return refuse(
+        400,
+        'invalid_request',
+        `The ${eventType} event's ${issue?.path.join('.') || 'payload'} ${issue?.message ?? 'is invalid'}`,
+      );
+    }
+  }
+  const subject = subjectOf(payload, event, caep !== null);
+  if (subject === undefined) {
+    return refuse(
+      400,
+      'invalid_request',
+      `sub_id must be a subject identifier in one of the formats ${SUBJECT_FORMATS.join(', ')}`,
+    );
+  }
+  return { jti, eventType, event, caep, subject };
+}
+
+/**
+ * The SET's subject (SSF 1.0 puts it in `sub_id`; CAEP's earlier drafts inside the event): null
+ * when there is none and none is needed, undefined when it is malformed or a CAEP event lacks it.
+ */
+function subjectOf(
+  payload: JWTPayload,
+  event: object,
+  required: boolean,
+): SubjectIdentifier | null | undefined {
+  const rawSubject = payload.sub_id ?? (event as { subject?: unknown }).subject;
+  if (rawSubject === undefined && !required) return null;
+  const parsed = SubjectIdentifier.safeParse(rawSubject);
+  return parsed.success ? parsed.data : undefined;
 }
 
 /** What each event does to the account, inside the receipt's transaction. */

@@ -155,14 +155,7 @@ function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
 
 /** Mounted on the authorization server's router (`auth/router.ts`). */
 export function securityEventsRouter(services: SecurityEventRouteDeps): Router {
-  const { config } = services;
   const router = Router();
-  const json = jsonBody('16kb');
-  const issuer = config.auth_url;
-  const db = services.db;
-  const box = services.secrets;
-  const { transmitter } = services.securityEvents;
-
   router.post(PUSH_PATH, pushEndpoint(services));
   // The agent authentication descriptor names it as `revocation_uri`: any other method is a 405.
   router.all(PUSH_PATH, (req, _res, next) =>
@@ -174,32 +167,47 @@ export function securityEventsRouter(services: SecurityEventRouteDeps): Router {
     ),
   );
   router.get(SSF_CONFIGURATION_PATH, serveSsfConfiguration(services));
+  mountStreamRoutes(router, services);
+  mountStatusRoutes(router, services);
+  return router;
+}
 
-  /** Runs a management handler: the owner first, then the body, errors as problem+json. */
-  const managed =
-    (handler: (accountId: string, req: Request, res: express.Response) => Promise<void>): RequestHandler =>
-    async (req, res, next) => {
-      try {
-        const accountId = await streamOwner(services, req);
-        res.set('Cache-Control', 'no-store');
-        await handler(accountId, req, res);
-      } catch (err) {
-        next(toServiceError(err));
-      }
-    };
-  const owned = async (accountId: string, streamId: unknown) => {
-    const id = parse(StreamId, streamId);
-    const row = await findStream(db, accountId, id);
-    if (!row) throw notFound(`No stream ${id}`);
-    return row;
+type ManagementHandler = (accountId: string, req: Request, res: express.Response) => Promise<void>;
+
+/** Runs a management handler: the owner first, then the body, errors as problem+json. */
+function managed(services: SecurityEventRouteDeps, handler: ManagementHandler): RequestHandler {
+  return async (req, res, next) => {
+    try {
+      const accountId = await streamOwner(services, req);
+      res.set('Cache-Control', 'no-store');
+      await handler(accountId, req, res);
+    } catch (err) {
+      next(toServiceError(err));
+    }
   };
+}
+
+/** The account's stream named by `streamId`, or 404. */
+async function ownedStream(db: SecurityEventRouteDeps['db'], accountId: string, streamId: unknown) {
+  const id = parse(StreamId, streamId);
+  const row = await findStream(db, accountId, id);
+  if (!row) throw notFound(`No stream ${id}`);
+  return row;
+}
+
+/** SSF 1.0 section 8.1.1: creating, reading, updating, replacing and deleting an account's streams. */
+function mountStreamRoutes(router: Router, services: SecurityEventRouteDeps): void {
+  const { config, db, secrets: box } = services;
+  const json = jsonBody('16kb');
+  const issuer = config.auth_url;
+  const owned = (accountId: string, streamId: unknown) => ownedStream(db, accountId, streamId);
   const checkEndpoint = (url: string | undefined) =>
     url ? requireCallableDestination(services.fetch, url, 'delivery.endpoint_url') : Promise.resolve();
 
   router.post(
     '/ssf/streams',
     json,
-    managed(async (accountId, req, res) => {
+    managed(services, async (accountId, req, res) => {
       const input = parse(CreateStream, req.body);
       await checkEndpoint(input.delivery.endpoint_url);
       const max = config.auth.security_events.max_streams_per_account;
@@ -212,7 +220,7 @@ export function securityEventsRouter(services: SecurityEventRouteDeps): Router {
   );
   router.get(
     '/ssf/streams',
-    managed(async (accountId, req, res) => {
+    managed(services, async (accountId, req, res) => {
       if (req.query.stream_id === undefined) {
         res.json((await listStreams(db, accountId)).map((row) => streamConfiguration(row, issuer)));
         return;
@@ -224,7 +232,7 @@ export function securityEventsRouter(services: SecurityEventRouteDeps): Router {
     router[method](
       '/ssf/streams',
       json,
-      managed(async (accountId, req, res) => {
+      managed(services, async (accountId, req, res) => {
         const replace = method === 'put';
         const change = replace ? parse(ReplaceStream, req.body) : parse(UpdateStream, req.body);
         const row = await owned(accountId, change.stream_id);
@@ -237,14 +245,23 @@ export function securityEventsRouter(services: SecurityEventRouteDeps): Router {
   }
   router.delete(
     '/ssf/streams',
-    managed(async (accountId, req, res) => {
+    managed(services, async (accountId, req, res) => {
       await deleteStream(db, await owned(accountId, req.query.stream_id));
       res.status(204).end();
     }),
   );
+}
+
+/** SSF 1.0 sections 8.1.2 and 8.1.4: a stream's status, and verification events asked for. */
+function mountStatusRoutes(router: Router, services: SecurityEventRouteDeps): void {
+  const { db } = services;
+  const json = jsonBody('16kb');
+  const { transmitter } = services.securityEvents;
+  const owned = (accountId: string, streamId: unknown) => ownedStream(db, accountId, streamId);
+
   router.get(
     '/ssf/status',
-    managed(async (accountId, req, res) => {
+    managed(services, async (accountId, req, res) => {
       const row = await owned(accountId, req.query.stream_id);
       res.json({
         stream_id: row.id,
@@ -256,7 +273,7 @@ export function securityEventsRouter(services: SecurityEventRouteDeps): Router {
   router.post(
     '/ssf/status',
     json,
-    managed(async (accountId, req, res) => {
+    managed(services, async (accountId, req, res) => {
       const input = parse(UpdateStatus, req.body);
       const row = await setStreamStatus(
         db,
@@ -276,7 +293,7 @@ export function securityEventsRouter(services: SecurityEventRouteDeps): Router {
   router.post(
     '/ssf/verify',
     json,
-    managed(async (accountId, req, res) => {
+    managed(services, async (accountId, req, res) => {
       const input = parse(VerificationRequest, req.body);
       const row = await owned(accountId, input.stream_id);
       if (row.status === 'disabled') {
@@ -293,7 +310,6 @@ export function securityEventsRouter(services: SecurityEventRouteDeps): Router {
       res.status(204).end();
     }),
   );
-  return router;
 }
 
 /** SSF 1.0 section 7: the transmitter configuration metadata. */

@@ -4,7 +4,7 @@
  * interaction itself is only readable with oidc-provider's SameSite cookie, so a form posted from
  * another site is refused.
  */
-import express, { type Request, type Response, Router } from 'express';
+import express, { type Request, type RequestHandler, type Response, Router } from 'express';
 import type Provider from 'oidc-provider';
 import type { InteractionResults } from 'oidc-provider';
 import { errors } from 'oidc-provider';
@@ -23,100 +23,129 @@ export interface InteractionDeps {
 export function interactionRouter(services: InteractionDeps, provider: Provider, csrfKey: string): Router {
   const router = Router();
   const form = express.urlencoded({ extended: false, limit: '8kb' });
-  const csrfOf = (uid: string) => csrfToken(csrfKey, `interaction:${uid}`);
-  const csrfValid = (uid: string, sent: unknown) => csrfMatches(csrfKey, `interaction:${uid}`, sent);
+  const pages: InteractionPages = {
+    services,
+    provider,
+    csrfOf: (uid) => csrfToken(csrfKey, `interaction:${uid}`),
+    csrfValid: (uid, sent) => csrfMatches(csrfKey, `interaction:${uid}`, sent),
+  };
+  router.get('/:uid', (req, res, next) => {
+    render(pages, req, res).catch(next);
+  });
+  router.post('/:uid/login', form, postLogin(pages));
+  router.post('/:uid/confirm', form, postConsent(pages));
+  return router;
+}
 
-  async function details(req: Request, res: Response) {
-    try {
-      return await provider.interactionDetails(req, res);
-    } catch {
-      noStore(res)
-        .status(400)
-        .type('html')
-        .send(
-          messagePage(
-            'Sign-in expired',
-            'This sign-in request has expired or was opened in another browser. Start again from your application.',
-          ),
-        );
-      return undefined;
-    }
-  }
+/** What the interaction pages share: the accounts, the provider, and the forms' CSRF token bound to the interaction. */
+interface InteractionPages {
+  services: InteractionDeps;
+  provider: Provider;
+  csrfOf: (uid: string) => string;
+  csrfValid: (uid: string, sent: unknown) => boolean;
+}
 
-  async function clientOf(clientId: string) {
-    const client = await provider.Client.find(clientId);
-    return {
-      name: (client?.clientName as string | undefined) ?? clientId,
-      // A client named by its metadata document's URL chose its own name: its host is what is known.
-      host: clientIdHost(clientId),
-      refreshes: client?.grantTypeAllowed('refresh_token') ?? false,
-    };
-  }
-
-  async function render(req: Request, res: Response, error?: { message: string; email: string }) {
-    const interaction = await details(req, res);
-    if (!interaction) return;
-    const { uid, prompt, params, session } = interaction;
-    const clientId = String(params.client_id);
-    let client: Awaited<ReturnType<typeof clientOf>>;
-    try {
-      client = await clientOf(clientId);
-    } catch (err) {
-      // A client ID metadata document that stopped being usable since the request began.
-      if (!(err instanceof errors.OIDCProviderError) || !err.expose) throw err;
-      noStore(res)
-        .status(err.status)
-        .type('html')
-        .send(messagePage('Authorization failed', `${err.error}: ${err.error_description ?? ''}`));
-      return;
-    }
-    const name = client.name;
-    noStore(res).type('html');
-    if (prompt.name === 'login') {
-      res.status(error ? 401 : 200).send(
-        loginPage({
-          action: `${req.baseUrl}/${uid}/login`,
-          csrf: csrfOf(uid),
-          clientName: name,
-          ...(client.host ? { clientHost: client.host } : {}),
-          ...(error ? { error: error.message, email: error.email } : {}),
-        }),
+/** The interaction of this browser, or undefined once an expired-request page is sent. */
+async function details(provider: Provider, req: Request, res: Response) {
+  try {
+    return await provider.interactionDetails(req, res);
+  } catch {
+    noStore(res)
+      .status(400)
+      .type('html')
+      .send(
+        messagePage(
+          'Sign-in expired',
+          'This sign-in request has expired or was opened in another browser. Start again from your application.',
+        ),
       );
-      return;
-    }
-    // Every scope the client asks for is named, also those approved before: RFC 8252 section 8.6
-    // has native clients asked each time, and the person decides on the whole request.
-    const scopes = String(params.scope ?? '')
-      .split(' ')
-      .filter((scope) => scope && scopeDescriptions[scope] !== undefined);
-    // oidc-provider drops offline_access from the request, but every client allowed the
-    // refresh_token grant gets a refresh token (`provider.ts`, issueRefreshToken): say so.
-    if (client.refreshes && !scopes.includes('offline_access')) scopes.push('offline_access');
-    const account = session?.accountId ? await services.accounts.get(session.accountId) : undefined;
-    res.send(
-      consentPage({
-        action: `${req.baseUrl}/${uid}/confirm`,
-        csrf: csrfOf(uid),
-        clientName: name,
-        clientId,
+    return undefined;
+  }
+}
+
+type ClientSummary = Awaited<ReturnType<typeof clientOf>>;
+
+async function clientOf(provider: Provider, clientId: string) {
+  const client = await provider.Client.find(clientId);
+  return {
+    name: (client?.clientName as string | undefined) ?? clientId,
+    // A client named by its metadata document's URL chose its own name: its host is what is known.
+    host: clientIdHost(clientId),
+    refreshes: client?.grantTypeAllowed('refresh_token') ?? false,
+  };
+}
+
+/** The page of the interaction's prompt: sign-in (again, with `error`) or consent. */
+async function render(
+  pages: InteractionPages,
+  req: Request,
+  res: Response,
+  error?: { message: string; email: string },
+) {
+  const interaction = await details(pages.provider, req, res);
+  if (!interaction) return;
+  const { uid, prompt, params, session } = interaction;
+  const clientId = String(params.client_id);
+  let client: ClientSummary;
+  try {
+    client = await clientOf(pages.provider, clientId);
+  } catch (err) {
+    // A client ID metadata document that stopped being usable since the request began.
+    if (!(err instanceof errors.OIDCProviderError) || !err.expose) throw err;
+    noStore(res)
+      .status(err.status)
+      .type('html')
+      .send(messagePage('Authorization failed', `${err.error}: ${err.error_description ?? ''}`));
+    return;
+  }
+  noStore(res).type('html');
+  if (prompt.name === 'login') {
+    res.status(error ? 401 : 200).send(
+      loginPage({
+        action: `${req.baseUrl}/${uid}/login`,
+        csrf: pages.csrfOf(uid),
+        clientName: client.name,
         ...(client.host ? { clientHost: client.host } : {}),
-        redirectHost: new URL(String(params.redirect_uri)).host,
-        scopes,
-        email: account?.email ?? '',
+        ...(error ? { error: error.message, email: error.email } : {}),
       }),
     );
+    return;
   }
+  const account = session?.accountId ? await pages.services.accounts.get(session.accountId) : undefined;
+  res.send(
+    consentPage({
+      action: `${req.baseUrl}/${uid}/confirm`,
+      csrf: pages.csrfOf(uid),
+      clientName: client.name,
+      clientId,
+      ...(client.host ? { clientHost: client.host } : {}),
+      redirectHost: new URL(String(params.redirect_uri)).host,
+      scopes: consentScopes(String(params.scope ?? ''), client),
+      email: account?.email ?? '',
+    }),
+  );
+}
 
-  router.get('/:uid', (req, res, next) => {
-    render(req, res).catch(next);
-  });
+/** The scopes the consent page names. */
+function consentScopes(requested: string, client: ClientSummary): string[] {
+  // Every scope the client asks for is named, also those approved before: RFC 8252 section 8.6
+  // has native clients asked each time, and the person decides on the whole request.
+  const scopes = requested.split(' ').filter((scope) => scope && scopeDescriptions[scope] !== undefined);
+  // oidc-provider drops offline_access from the request, but every client allowed the
+  // refresh_token grant gets a refresh token (`provider.ts`, issueRefreshToken): say so.
+  if (client.refreshes && !scopes.includes('offline_access')) scopes.push('offline_access');
+  return scopes;
+}
 
-  router.post('/:uid/login', form, async (req, res, next) => {
+/** POST /:uid/login: the sign-in form; the interaction finishes with the account, or the form comes back. */
+function postLogin(pages: InteractionPages): RequestHandler {
+  const { services, provider } = pages;
+  return async (req, res, next) => {
     try {
-      const interaction = await details(req, res);
+      const interaction = await details(provider, req, res);
       if (!interaction) return;
       const body = (req.body ?? {}) as Record<string, unknown>; // no body, or not a form: every field absent
-      if (interaction.prompt.name !== 'login' || !csrfValid(interaction.uid, body.csrf)) {
+      if (interaction.prompt.name !== 'login' || !pages.csrfValid(interaction.uid, body.csrf)) {
         noStore(res)
           .status(403)
           .type('html')
@@ -134,7 +163,7 @@ export function interactionRouter(services: InteractionDeps, provider: Provider,
         throw err;
       }
       if (!account) {
-        await render(req, res, { message: 'The email or password is not right.', email });
+        await render(pages, req, res, { message: 'The email or password is not right.', email });
         return;
       }
       const result: InteractionResults = { login: { accountId: account.id } };
@@ -142,14 +171,18 @@ export function interactionRouter(services: InteractionDeps, provider: Provider,
     } catch (err) {
       next(err);
     }
-  });
+  };
+}
 
-  router.post('/:uid/confirm', form, async (req, res, next) => {
+/** POST /:uid/confirm: the consent form; approved, the grant gains what the prompt found missing. */
+function postConsent(pages: InteractionPages): RequestHandler {
+  const { provider } = pages;
+  return async (req, res, next) => {
     try {
-      const interaction = await details(req, res);
+      const interaction = await details(provider, req, res);
       if (!interaction) return;
       const body = (req.body ?? {}) as Record<string, unknown>; // no body, or not a form: every field absent
-      if (interaction.prompt.name !== 'consent' || !csrfValid(interaction.uid, body.csrf)) {
+      if (interaction.prompt.name !== 'consent' || !pages.csrfValid(interaction.uid, body.csrf)) {
         noStore(res)
           .status(403)
           .type('html')
@@ -166,27 +199,33 @@ export function interactionRouter(services: InteractionDeps, provider: Provider,
         );
         return;
       }
-      const { prompt, params, session, grantId } = interaction;
-      const accountId = session?.accountId as string;
-      const grant =
-        (grantId ? await provider.Grant.find(grantId) : undefined) ??
-        new provider.Grant({ accountId, clientId: String(params.client_id) });
-      const missing = prompt.details as {
-        missingOIDCScope?: string[];
-        missingOIDCClaims?: string[];
-        missingResourceScopes?: Record<string, string[]>;
-      };
-      if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
-      if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
-      for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {})) {
-        grant.addResourceScope(indicator, scopes.join(' '));
-      }
-      const consent = { grantId: await grant.save() };
+      const consent = { grantId: await grantWithConsent(provider, interaction) };
       await provider.interactionFinished(req, res, { consent }, { mergeWithLastSubmission: true });
     } catch (err) {
       next(err);
     }
-  });
+  };
+}
 
-  return router;
+/** The interaction's grant (found, or new) with the scopes, claims and resource scopes the prompt found missing; its id. */
+async function grantWithConsent(
+  provider: Provider,
+  interaction: Awaited<ReturnType<Provider['interactionDetails']>>,
+): Promise<string> {
+  const { prompt, params, session, grantId } = interaction;
+  const accountId = session?.accountId as string;
+  const grant =
+    (grantId ? await provider.Grant.find(grantId) : undefined) ??
+    new provider.Grant({ accountId, clientId: String(params.client_id) });
+  const missing = prompt.details as {
+    missingOIDCScope?: string[];
+    missingOIDCClaims?: string[];
+    missingResourceScopes?: Record<string, string[]>;
+  };
+  if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
+  if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
+  for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {})) {
+    grant.addResourceScope(indicator, scopes.join(' '));
+  }
+  return grant.save();
 }

@@ -647,12 +647,55 @@ export function createMcpEndpoint(
   operations: readonly AnyOperation[],
   options: McpEndpointOptions,
 ): { router: Router; close: () => Promise<void>; direct: DirectMcp } {
-  const tools = toolsOf(operations, options.server);
-  const byTool = new Map(
-    operations.filter((op) => op.mcp?.includes(options.server)).map((op) => [op.toolName, op]),
-  );
   const transport = new MultiplexTransport();
-  const cancellations = `mcp-cancellation:${options.server}`;
+  relayCancellations(services, options.server, transport);
+  const serverFor = toolServerFactory(services, operations, options);
+  // 2025-11-25: one long-lived server behind the multiplexing transport.
+  const server = serverFor(RegistryServer, (ctx) => transport.exchangeOf(ctx.mcpReq.id)?.caller);
+  void connectMultiplexed(server, transport, services.log);
+  const modern = modernEntry(services, serverFor);
+  const posts: PostHandling = {
+    transport,
+    limit: services.config.http.body_limit_bytes,
+    serveModern: modern.serve,
+  };
+  /** What the router's error handler does: the failure in the log, a bare Internal error to the client. */
+  const failed = (err: unknown, res: ServerResponse, head?: readonly string[]): void => {
+    services.log.error({ err }, 'mcp endpoint failed');
+    if (res.headersSent) res.destroy();
+    else rpcError(res, 500, ProtocolErrorCode.InternalError, 'Internal error', head);
+  };
+  /** The POST of `caller`, authenticated first where the endpoint asks for it. */
+  const authenticated = async (req: IncomingMessage, res: ServerResponse, caller: Caller): Promise<void> => {
+    if (options.authenticate) {
+      const principal = await options.authenticate(req, res);
+      if (!principal) return;
+      caller.principal = principal;
+    }
+    await answerPost(posts, req, res, caller);
+  };
+  const { router, acceptedHosts } = mcpRouter(options.allowedHosts, authenticated, failed);
+  return {
+    router,
+    close: async () => {
+      await modern.close();
+      await server.close();
+    },
+    direct: {
+      hostAccepted: (host) => acceptedHosts.has(host),
+      writesHead: options.authenticate === undefined,
+      answer: (req, res, caller) =>
+        authenticated(req, res, caller).catch((err: unknown) => failed(err, res, caller.head)),
+    },
+  };
+}
+
+/**
+ * A cancellation for a request another process holds is published to every process, and one
+ * published elsewhere for a request this process holds is applied here.
+ */
+function relayCancellations(services: Services, name: McpServerName, transport: MultiplexTransport): void {
+  const cancellations = `mcp-cancellation:${name}`;
   transport.elsewhere = (cancellation) => {
     services.broadcast
       .publish(cancellations, cancellation)
@@ -662,6 +705,27 @@ export function createMcpEndpoint(
     const cancellation = ForwardedCancellation.safeParse(message);
     if (cancellation.success) transport.cancelForwarded(cancellation.data);
   });
+}
+
+type ToolServerFactory = (
+  Kind: typeof Server | typeof RegistryServer,
+  callerOf: (ctx: ServerContext) => Caller | undefined,
+) => Server;
+
+/**
+ * Makes SDK servers over this endpoint's tools, asking `callerOf` who made each call: the
+ * `RegistryServer` for 2025-11-25, the SDK's own `Server` for 2026-07-28 (its tools/call wrapper
+ * also verifies `requestState`, and a stateless request has the cost of a server anyway).
+ */
+function toolServerFactory(
+  services: Services,
+  operations: readonly AnyOperation[],
+  options: McpEndpointOptions,
+): ToolServerFactory {
+  const tools = toolsOf(operations, options.server);
+  const byTool = new Map(
+    operations.filter((op) => op.mcp?.includes(options.server)).map((op) => [op.toolName, op]),
+  );
   const callTool = toolCaller(services, operations, byTool);
   // MCP 2026-07-28 server/utilities/caching: the tool list changes only with a deploy; the owner
   // server's is per account (its tools and their results are the caller's own).
@@ -669,15 +733,7 @@ export function createMcpEndpoint(
     ttlMs: LIST_TTL_MS,
     cacheScope: options.server === 'owner' ? 'private' : 'public',
   };
-  /**
-   * An SDK server over this endpoint's tools, asking `callerOf` who made each call: the
-   * `RegistryServer` for 2025-11-25, the SDK's own `Server` for 2026-07-28 (its tools/call wrapper
-   * also verifies `requestState`, and a stateless request has the cost of a server anyway).
-   */
-  const serverFor = (
-    Kind: typeof Server | typeof RegistryServer,
-    callerOf: (ctx: ServerContext) => Caller | undefined,
-  ): Server => {
+  return (Kind, callerOf) => {
     const server = new Kind(
       { name: `agent-service-${options.server}`, title: 'Agent service', version: serviceVersion },
       {
@@ -699,11 +755,23 @@ export function createMcpEndpoint(
     );
     return server;
   };
-  // 2025-11-25: one long-lived server behind the multiplexing transport.
-  const server = serverFor(RegistryServer, (ctx) => transport.exchangeOf(ctx.mcpReq.id)?.caller);
-  void connectMultiplexed(server, transport, services.log);
-  // 2026-07-28: the SDK's stateless entry, a server per request (the era is the request's, not a
-  // connection's); the request's caller is found by the web Request the entry hands its factory.
+}
+
+type ServeModern = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  caller: Caller,
+  body: unknown,
+) => Promise<void>;
+
+/**
+ * 2026-07-28: the SDK's stateless entry, a server per request (the era is the request's, not a
+ * connection's); the request's caller is found by the web Request the entry hands its factory.
+ */
+function modernEntry(
+  services: Services,
+  serverFor: ToolServerFactory,
+): { serve: ServeModern; close: () => Promise<void> } {
   const callers = new WeakMap<Request, Caller>();
   const modern = createMcpHandler(
     ({ requestInfo }) => serverFor(Server, () => (requestInfo ? callers.get(requestInfo) : undefined)),
@@ -712,34 +780,12 @@ export function createMcpEndpoint(
       onerror: (err) => services.log.debug({ err }, 'mcp: 2026-07-28 request refused or failed'),
     },
   );
-
-  const router = Router();
-  const acceptedHosts = new Set<string>();
-  router.use(memoized(hostHeaderValidation(options.allowedHosts), (req) => req.headers.host, acceptedHosts));
-  router.use(originValidation(options.allowedHosts));
-  router.options('/', (_req, res) => {
-    res
-      .status(204)
-      .set({
-        'Access-Control-Allow-Methods': 'POST, OPTIONS',
-        'Access-Control-Allow-Headers':
-          'Content-Type, Accept, Authorization, Mcp-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-Id',
-        'Access-Control-Max-Age': '600',
-      })
-      .end();
-  });
-  const limit = services.config.http.body_limit_bytes;
   /**
    * A 2026-07-28 POST (or a refused claim), body already read: through the SDK's entry, its answer
    * - JSON, or an SSE stream once a tool reports progress - written back. Closing the response
    * aborts the request, the era's cancellation (basic/utilities/cancellation).
    */
-  const serveModern = async (
-    req: IncomingMessage,
-    res: ServerResponse,
-    caller: Caller,
-    body: unknown,
-  ): Promise<void> => {
+  const serve: ServeModern = async (req, res, caller, body) => {
     const gone = new AbortController();
     const abort = () => gone.abort();
     res.once('close', abort);
@@ -757,128 +803,30 @@ export function createMcpEndpoint(
     await writeResponse(res, response, caller.head);
     res.off('close', abort);
   };
-  /** One POST, whoever received it (the router below, or `direct-routes.ts`), for `caller`. */
-  const answer = async (req: IncomingMessage, res: ServerResponse, caller: Caller): Promise<void> => {
-    const accept = req.headers.accept ?? '*/*';
-    if (!/application\/json|\*\/\*|text\/event-stream/.test(accept)) {
-      return rpcError(
-        res,
-        406,
-        SERVER_ERROR,
-        'Not Acceptable: accept application/json and text/event-stream',
-        caller.head,
-      );
-    }
-    if (!jsonContentType.test(req.headers['content-type'] ?? '')) {
-      return rpcError(
-        res,
-        415,
-        ProtocolErrorCode.InvalidRequest,
-        'Unsupported Media Type: Content-Type must be application/json',
-        caller.head,
-      );
-    }
-    const body = await readJson(req, limit);
-    // Gone, or refused while its body was awaited (`http-refusals.ts`): nothing is left to answer.
-    if (res.headersSent || (!body.ok && body.error === 'aborted')) return;
-    if (!body.ok) {
-      if (body.error === 'invalid')
-        return rpcError(
-          res,
-          400,
-          ProtocolErrorCode.ParseError,
-          `Parse error: ${describeFault(body.fault)}`,
-          caller.head,
-        );
-      closeAfterAnswer(req, res);
-      return rpcError(res, 413, ProtocolErrorCode.InvalidRequest, 'Request body too large', caller.head);
-    }
+  return { serve, close: () => modern.close() };
+}
 
-    const batch = Array.isArray(body.value);
-    const raw: unknown[] = batch ? (body.value as unknown[]) : [body.value];
-    const messages: JSONRPCMessage[] = [];
-    for (const item of raw) {
-      const problem = envelopeProblem(item, body.roundedIds);
-      if (problem)
-        return rpcError(
-          res,
-          400,
-          ProtocolErrorCode.InvalidRequest,
-          `Invalid Request: ${problem}`,
-          caller.head,
-        );
-      messages.push(item as JSONRPCMessage);
-    }
-    if (messages.length === 0)
-      return rpcError(
-        res,
-        400,
-        ProtocolErrorCode.InvalidRequest,
-        'Invalid Request: empty batch',
-        caller.head,
-      );
-    // MCP 2026-07-28: the era is each request's own, claimed by its `_meta` envelope (and standard
-    // headers). The SDK classifies; a modern request, or a claim it refuses, is its stateless
-    // entry's to answer, as it answers it. A message that claims nothing is 2025-era, even where the
-    // classifier finds its shape wrong (a `_meta` that is not an object): the 2025-11-25 rules below
-    // answer it, Invalid params naming the field.
-    const route = classifyInboundRequest({
-      httpMethod: 'POST',
-      ...standardHeadersOf(req),
-      body: body.value,
-    });
-    if (route.kind === 'modern' || (route.kind === 'reject' && claimsModernEra(req, messages)))
-      return serveModern(req, res, caller, body.value);
-    const version = req.headers['mcp-protocol-version'];
-    if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-      return rpcError(
-        res,
-        400,
-        ProtocolErrorCode.InvalidRequest,
-        `Unsupported protocol version: ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
-        caller.head,
-      );
-    }
-    if (messages.length > 1 && messages.some((m) => isRequest(m) && m.method === 'initialize')) {
-      return rpcError(
-        res,
-        400,
-        ProtocolErrorCode.InvalidRequest,
-        'Invalid Request: initialize must be sent alone',
-        caller.head,
-      );
-    }
-    const requests = messages.filter(isRequest);
-    // A session id only names this client's requests for its cancellations (`requesterOf`).
-    if (requests[0]?.method === 'initialize') res.setHeader('Mcp-Session-Id', randomUUID());
-    if (requests.length === 0) {
-      transport.dispatch(new Exchange(caller, res, false, batch), messages, NO_EXTRA);
-      sendWhole(res, 202, caller.head, undefined, '');
-      return;
-    }
-    const wantsProgress = requests.some((r) => r.params?._meta?.progressToken !== undefined);
-    const streaming = wantsProgress && /text\/event-stream/.test(accept);
-    const exchange = new Exchange(caller, res, streaming, batch);
-    res.on('close', () => {
-      if (exchange.open) transport.abandon(exchange);
-    });
-    transport.dispatch(exchange, messages, NO_EXTRA);
-  };
-  /** What the router's error handler does: the failure in the log, a bare Internal error to the client. */
-  const failed = (err: unknown, res: ServerResponse, head?: readonly string[]): void => {
-    services.log.error({ err }, 'mcp endpoint failed');
-    if (res.headersSent) res.destroy();
-    else rpcError(res, 500, ProtocolErrorCode.InternalError, 'Internal error', head);
-  };
-  /** The POST of `caller`, authenticated first where the endpoint asks for it. */
-  const authenticated = async (req: IncomingMessage, res: ServerResponse, caller: Caller): Promise<void> => {
-    if (options.authenticate) {
-      const principal = await options.authenticate(req, res);
-      if (!principal) return;
-      caller.principal = principal;
-    }
-    await answer(req, res, caller);
-  };
+/** The Express side of an endpoint: host and origin checks, CORS preflight, POST, and 405 to GET and DELETE. */
+function mcpRouter(
+  allowedHosts: string[],
+  authenticated: (req: IncomingMessage, res: ServerResponse, caller: Caller) => Promise<void>,
+  failed: (err: unknown, res: ServerResponse) => void,
+): { router: Router; acceptedHosts: Set<string> } {
+  const router = Router();
+  const acceptedHosts = new Set<string>();
+  router.use(memoized(hostHeaderValidation(allowedHosts), (req) => req.headers.host, acceptedHosts));
+  router.use(originValidation(allowedHosts));
+  router.options('/', (_req, res) => {
+    res
+      .status(204)
+      .set({
+        'Access-Control-Allow-Methods': 'POST, OPTIONS',
+        'Access-Control-Allow-Headers':
+          'Content-Type, Accept, Authorization, Mcp-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-Id',
+        'Access-Control-Max-Age': '600',
+      })
+      .end();
+  });
   router.post('/', (req, res) =>
     authenticated(req, res, { request: requestInfo(req, 'mcp'), log: () => req.log }),
   );
@@ -889,20 +837,130 @@ export function createMcpEndpoint(
   router.get('/', stateless);
   router.delete('/', stateless);
   router.use(((err, _req, res, _next) => failed(err, res)) as express.ErrorRequestHandler);
+  return { router, acceptedHosts };
+}
 
-  return {
-    router,
-    close: async () => {
-      await modern.close();
-      await server.close();
-    },
-    direct: {
-      hostAccepted: (host) => acceptedHosts.has(host),
-      writesHead: options.authenticate === undefined,
-      answer: (req, res, caller) =>
-        authenticated(req, res, caller).catch((err: unknown) => failed(err, res, caller.head)),
-    },
+/** What answering a POST needs of its endpoint. */
+interface PostHandling {
+  transport: MultiplexTransport;
+  /** `http.body_limit_bytes`. */
+  limit: number;
+  serveModern: ServeModern;
+}
+
+/** One POST, whoever received it (the router, or `direct-routes.ts`), for `caller`. */
+async function answerPost(
+  posts: PostHandling,
+  req: IncomingMessage,
+  res: ServerResponse,
+  caller: Caller,
+): Promise<void> {
+  const read = await readMessages(req, res, caller, posts.limit);
+  if (!read) return;
+  // MCP 2026-07-28: the era is each request's own, claimed by its `_meta` envelope (and standard
+  // headers). The SDK classifies; a modern request, or a claim it refuses, is its stateless
+  // entry's to answer, as it answers it. A message that claims nothing is 2025-era, even where the
+  // classifier finds its shape wrong (a `_meta` that is not an object): the 2025-11-25 rules below
+  // answer it, Invalid params naming the field.
+  const route = classifyInboundRequest({
+    httpMethod: 'POST',
+    ...standardHeadersOf(req),
+    body: read.body,
+  });
+  if (route.kind === 'modern' || (route.kind === 'reject' && claimsModernEra(req, read.messages)))
+    return posts.serveModern(req, res, caller, read.body);
+  dispatchLegacy(posts.transport, req, res, caller, read);
+}
+
+/**
+ * The JSON-RPC messages of a POST: its Accept and Content-Type checked, its body read within the
+ * limit and every envelope valid. Undefined once the POST is answered (the refusal) or gone.
+ */
+async function readMessages(
+  req: IncomingMessage,
+  res: ServerResponse,
+  caller: Caller,
+  limit: number,
+): Promise<{ body: unknown; messages: JSONRPCMessage[]; batch: boolean } | undefined> {
+  const refuse = (status: number, code: number, message: string): undefined => {
+    rpcError(res, status, code, message, caller.head);
+    return undefined;
   };
+  const accept = req.headers.accept ?? '*/*';
+  if (!/application\/json|\*\/\*|text\/event-stream/.test(accept))
+    return refuse(406, SERVER_ERROR, 'Not Acceptable: accept application/json and text/event-stream');
+  if (!jsonContentType.test(req.headers['content-type'] ?? ''))
+    return refuse(
+      415,
+      ProtocolErrorCode.InvalidRequest,
+      'Unsupported Media Type: Content-Type must be application/json',
+    );
+  const body = await readJson(req, limit);
+  // Gone, or refused while its body was awaited (`http-refusals.ts`): nothing is left to answer.
+  if (res.headersSent || (!body.ok && body.error === 'aborted')) return undefined;
+  if (!body.ok) {
+    if (body.error === 'invalid')
+      return refuse(400, ProtocolErrorCode.ParseError, `Parse error: ${describeFault(body.fault)}`);
+    closeAfterAnswer(req, res);
+    return refuse(413, ProtocolErrorCode.InvalidRequest, 'Request body too large');
+  }
+  const batch = Array.isArray(body.value);
+  const raw: unknown[] = batch ? (body.value as unknown[]) : [body.value];
+  const messages: JSONRPCMessage[] = [];
+  for (const item of raw) {
+    const problem = envelopeProblem(item, body.roundedIds);
+    if (problem) return refuse(400, ProtocolErrorCode.InvalidRequest, `Invalid Request: ${problem}`);
+    messages.push(item as JSONRPCMessage);
+  }
+  if (messages.length === 0)
+    return refuse(400, ProtocolErrorCode.InvalidRequest, 'Invalid Request: empty batch');
+  return { body: body.value, messages, batch };
+}
+
+/** A 2025-11-25 POST: its protocol version and batch checked, its messages handed to the multiplexing transport. */
+function dispatchLegacy(
+  transport: MultiplexTransport,
+  req: IncomingMessage,
+  res: ServerResponse,
+  caller: Caller,
+  { messages, batch }: { messages: JSONRPCMessage[]; batch: boolean },
+): void {
+  const version = req.headers['mcp-protocol-version'];
+  if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+    rpcError(
+      res,
+      400,
+      ProtocolErrorCode.InvalidRequest,
+      `Unsupported protocol version: ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
+      caller.head,
+    );
+    return;
+  }
+  if (messages.length > 1 && messages.some((m) => isRequest(m) && m.method === 'initialize')) {
+    rpcError(
+      res,
+      400,
+      ProtocolErrorCode.InvalidRequest,
+      'Invalid Request: initialize must be sent alone',
+      caller.head,
+    );
+    return;
+  }
+  const requests = messages.filter(isRequest);
+  // A session id only names this client's requests for its cancellations (`requesterOf`).
+  if (requests[0]?.method === 'initialize') res.setHeader('Mcp-Session-Id', randomUUID());
+  if (requests.length === 0) {
+    transport.dispatch(new Exchange(caller, res, false, batch), messages, NO_EXTRA);
+    sendWhole(res, 202, caller.head, undefined, '');
+    return;
+  }
+  const wantsProgress = requests.some((r) => r.params?._meta?.progressToken !== undefined);
+  const streaming = wantsProgress && /text\/event-stream/.test(req.headers.accept ?? '*/*');
+  const exchange = new Exchange(caller, res, streaming, batch);
+  res.on('close', () => {
+    if (exchange.open) transport.abandon(exchange);
+  });
+  transport.dispatch(exchange, messages, NO_EXTRA);
 }
 
 /**

@@ -160,6 +160,28 @@ function operationEntry(
   config: Config,
   usedCodes: Set<string>,
 ): JsonSchema {
+  const { parameters, requestBody } = requestOf(op, http);
+  const responses = responsesOf(op, http, usedCodes);
+
+  return {
+    operationId,
+    summary: op.title,
+    description: op.description,
+    tags: op.tags ?? [],
+    ...(parameters.length ? { parameters } : {}),
+    ...(requestBody ? { requestBody } : {}),
+    ...(op.access === 'service_key' ? { security: [{ serviceKey: [] }] } : {}),
+    ...(op.access === 'bearer' ? { security: [{ bearerToken: [] }, { serviceKey: [] }] } : {}),
+    // Optional at the adapter (a registration may link an account); each write requires it (401).
+    ...(op.access === 'soul' ? { security: [{ soulToken: [] }, {}] } : {}),
+    responses,
+    ...(op.mcp?.length ? { 'x-mcp-tool': op.toolName } : {}),
+    ...(op.sku ? { 'x-x402': paymentTerms(op, config) } : {}),
+  };
+}
+
+/** The parameters (path, query, headers, and a paid operation's) and the JSON body of one HTTP binding. */
+function requestOf(op: AnyOperation, http: HttpBinding): { parameters: unknown[]; requestBody: unknown } {
   const input = jsonSchemaOf(op.input, 'input');
   const parameters: unknown[] = [];
   let requestBody: unknown;
@@ -201,7 +223,11 @@ function operationEntry(
     });
   }
   if (op.sku) parameters.push(...paidParameters);
+  return { parameters, requestBody };
+}
 
+/** The success response of one HTTP binding and a problem response per status its error codes answer with. */
+function responsesOf(op: AnyOperation, http: HttpBinding, usedCodes: Set<string>): Record<string, unknown> {
   const codes = [
     ...(op.access === 'service_key' || op.access === 'bearer' || op.access === 'owner' || op.access === 'soul'
       ? (['unauthorized'] as const)
@@ -255,22 +281,7 @@ function operationEntry(
   for (const [status, description] of Object.entries(http.otherStatuses ?? {})) {
     responses[status] = { description, content: (responses[success] as { content: unknown }).content };
   }
-
-  return {
-    operationId,
-    summary: op.title,
-    description: op.description,
-    tags: op.tags ?? [],
-    ...(parameters.length ? { parameters } : {}),
-    ...(requestBody ? { requestBody } : {}),
-    ...(op.access === 'service_key' ? { security: [{ serviceKey: [] }] } : {}),
-    ...(op.access === 'bearer' ? { security: [{ bearerToken: [] }, { serviceKey: [] }] } : {}),
-    // Optional at the adapter (a registration may link an account); each write requires it (401).
-    ...(op.access === 'soul' ? { security: [{ soulToken: [] }, {}] } : {}),
-    responses,
-    ...(op.mcp?.length ? { 'x-mcp-tool': op.toolName } : {}),
-    ...(op.sku ? { 'x-x402': paymentTerms(op, config) } : {}),
-  };
+  return responses;
 }
 
 /** Suffix of the operationId of a SKU's GET route (its POST route has the operation's own name). */

@@ -229,26 +229,11 @@ export class PaymentsService {
       );
     }
     if (!credential) return { outcome: 'required' };
-
+    const checked = checkCredential(terms, credential);
+    if (!checked.ok) return checked.answer;
+    const { paid, name, identifier } = checked;
     const { requirements } = terms;
-    const decoded = decodeCredential(credential);
-    if (!decoded.ok) return refused(refusal(terms, 'payment_invalid', decoded.refusal));
-    const paid = decoded.payment;
-    const name = credentialName(credential);
-    // An authorization's validity window is read on the clock the chain and the payer's wallet keep
-    // (x402's facilitator reads Date.now()), not on the services' clock, which tests move.
-    const mismatch = matchRequirements(
-      paid,
-      requirements,
-      terms.resources,
-      name,
-      Math.floor(Date.now() / 1000),
-    );
-    if (mismatch) return refused(refusal(terms, 'payment_invalid', mismatch, paid.version));
-    const identifier = paymentIdentifierOf(paid, name);
-    if (!identifier.ok) return refused(refusal(terms, 'payment_invalid', identifier.refusal, paid.version));
-
-    const key = {
+    const key: AuthorizationKey = {
       network: requirements.network,
       asset: requirements.asset.toLowerCase(),
       payer: paid.payer,
@@ -257,8 +242,8 @@ export class PaymentsService {
     const requestHash = fingerprint({ sku: terms.sku, input: options.request });
     const earlier = await this.findRecovered(key);
     if (earlier && earlier.status !== 'released') return this.replay(earlier, requestHash, terms, paid);
-    if (identifier.id !== null) {
-      const first = await findByPaymentIdentifier(this.deps.db, paid.payer, identifier.id);
+    if (identifier !== null) {
+      const first = await findByPaymentIdentifier(this.deps.db, paid.payer, identifier);
       if (first) return this.retry(first, requestHash, terms, paid, name);
     }
 
@@ -269,22 +254,8 @@ export class PaymentsService {
       throw err;
     }
     const facilitatorRequirements = paid.version === 2 ? requirements : v1Requirements(terms);
-    let verdict: Awaited<ReturnType<PaymentFacilitator['verify']>>;
-    try {
-      verdict = await this.facilitator.verify(paid.payload, facilitatorRequirements);
-    } catch (err) {
-      this.peerFailed();
-      return refused(
-        new ServiceError('service_unavailable', {
-          detail: 'The payment facilitator did not answer; nothing was charged, retry the same payment',
-          headers: { 'Retry-After': String(PEER_RETRY_AFTER_S) },
-          cause: err,
-        }),
-      );
-    }
-    if (!verdict.isValid)
-      return refused(refusal(terms, ...verifyRefusal(verdict.invalidReason, name), paid.version));
-
+    const unverified = await this.verifyPayment(terms, paid, name, facilitatorRequirements);
+    if (unverified) return unverified;
     const row: NewPayment = {
       id: randomUUID(),
       sku: terms.sku,
@@ -299,31 +270,11 @@ export class PaymentsService {
       payload: JSON.stringify(paid.payload),
       requirements: JSON.stringify(facilitatorRequirements),
       valid_before: Number(paid.exact.authorization.validBefore),
-      payment_identifier: identifier.id,
+      payment_identifier: identifier,
     };
-    const now = this.deps.now().toISOString();
     const lease = this.lease();
-    let reserved = earlier
-      ? await reuseReleased(this.deps.db, earlier.id, { ...row, id: earlier.id }, lease, now)
-      : await reservePayment(this.deps.db, row, lease, now);
-    if (earlier && reserved) row.id = earlier.id;
-    if (!reserved) {
-      // Another request reserved this authorization - or, with a new authorization, this payment
-      // identifier - first (in any process).
-      const winner = await findByAuthorization(this.deps.db, key);
-      if (winner && winner.status !== 'released') return this.replay(winner, requestHash, terms, paid);
-      const first =
-        identifier.id === null
-          ? undefined
-          : await findByPaymentIdentifier(this.deps.db, paid.payer, identifier.id);
-      if (first) return this.retry(first, requestHash, terms, paid, name);
-      reserved = winner
-        ? await reuseReleased(this.deps.db, winner.id, { ...row, id: winner.id }, lease, now)
-        : false;
-      if (!reserved || !winner)
-        return refused(alreadyUsed(terms, paid.version, 'is being used by another request'));
-      row.id = winner.id;
-    }
+    const held = await this.reserve(row, earlier, lease, { key, terms, paid, name, requestHash });
+    if (held) return held;
     return {
       outcome: 'reserved',
       reservation: {
@@ -334,9 +285,80 @@ export class PaymentsService {
         requirements: facilitatorRequirements,
         token: lease.token,
         renewal: this.keepReserved(row.id, lease),
-        paymentIdentifier: identifier.id,
+        paymentIdentifier: identifier,
       },
     };
+  }
+
+  /**
+   * The facilitator's verdict on a new payment: undefined when it is valid, else the refusal to
+   * answer (503 when the facilitator does not answer, nothing charged).
+   */
+  private async verifyPayment(
+    terms: PaymentTerms,
+    paid: DecodedPayment,
+    name: string,
+    requirements: AnyRequirements,
+  ): Promise<Authorization | undefined> {
+    let verdict: Awaited<ReturnType<PaymentFacilitator['verify']>>;
+    try {
+      verdict = await this.facilitator.verify(paid.payload, requirements);
+    } catch (err) {
+      this.peerFailed();
+      return refused(
+        new ServiceError('service_unavailable', {
+          detail: 'The payment facilitator did not answer; nothing was charged, retry the same payment',
+          headers: { 'Retry-After': String(PEER_RETRY_AFTER_S) },
+          cause: err,
+        }),
+      );
+    }
+    if (!verdict.isValid)
+      return refused(refusal(terms, ...verifyRefusal(verdict.invalidReason, name), paid.version));
+    return undefined;
+  }
+
+  /**
+   * Holds `row` for this request: a new ledger row, or the released row of this authorization
+   * reused (`row.id` becomes its id). Undefined once held; else what to answer: the replay or retry
+   * of the request that reserved it first (in any process), or 409 while that one runs.
+   */
+  private async reserve(
+    row: NewPayment,
+    earlier: PaymentRow | undefined,
+    lease: ReservationLease,
+    request: {
+      key: AuthorizationKey;
+      terms: PaymentTerms;
+      paid: DecodedPayment;
+      name: string;
+      requestHash: string;
+    },
+  ): Promise<Authorization | undefined> {
+    const { db } = this.deps;
+    const now = this.deps.now().toISOString();
+    const reused = earlier
+      ? await reuseReleased(db, earlier.id, { ...row, id: earlier.id }, lease, now)
+      : await reservePayment(db, row, lease, now);
+    if (reused) {
+      if (earlier) row.id = earlier.id;
+      return undefined;
+    }
+    const { key, terms, paid, name, requestHash } = request;
+    // Another request reserved this authorization - or, with a new authorization, this payment
+    // identifier - first (in any process).
+    const winner = await findByAuthorization(db, key);
+    if (winner && winner.status !== 'released') return this.replay(winner, requestHash, terms, paid);
+    const first =
+      row.payment_identifier === null
+        ? undefined
+        : await findByPaymentIdentifier(db, paid.payer, row.payment_identifier);
+    if (first) return this.retry(first, requestHash, terms, paid, name);
+    const taken = winner ? await reuseReleased(db, winner.id, { ...row, id: winner.id }, lease, now) : false;
+    if (!taken || !winner)
+      return refused(alreadyUsed(terms, paid.version, 'is being used by another request'));
+    row.id = winner.id;
+    return undefined;
   }
 
   /** The handler failed: the authorization is released, nothing is settled (a retry may use it). */
@@ -636,6 +658,43 @@ export function paymentRequiredRefusal(terms: PaymentTerms, missing: string): Se
     detail: `${terms.sku} costs ${usdcText(BigInt(terms.requirements.amount))} USDC: pay with x402 (${missing})`,
     errors: [],
   });
+}
+
+/** The ledger's key of an authorization: one row per network, asset, payer and nonce. */
+type AuthorizationKey = Pick<PaymentRow, 'network' | 'asset' | 'payer' | 'nonce'>;
+
+/**
+ * A credential read and checked against the terms before anyone is asked: decoded, matching the
+ * requirements (on the chain's clock), its payment identifier well formed.
+ */
+function checkCredential(
+  terms: PaymentTerms,
+  credential: PaymentCredential,
+):
+  | { ok: true; paid: DecodedPayment; name: string; identifier: string | null }
+  | { ok: false; answer: Authorization } {
+  const decoded = decodeCredential(credential);
+  if (!decoded.ok) return { ok: false, answer: refused(refusal(terms, 'payment_invalid', decoded.refusal)) };
+  const paid = decoded.payment;
+  const name = credentialName(credential);
+  // An authorization's validity window is read on the clock the chain and the payer's wallet keep
+  // (x402's facilitator reads Date.now()), not on the services' clock, which tests move.
+  const mismatch = matchRequirements(
+    paid,
+    terms.requirements,
+    terms.resources,
+    name,
+    Math.floor(Date.now() / 1000),
+  );
+  if (mismatch)
+    return { ok: false, answer: refused(refusal(terms, 'payment_invalid', mismatch, paid.version)) };
+  const identifier = paymentIdentifierOf(paid, name);
+  if (!identifier.ok)
+    return {
+      ok: false,
+      answer: refused(refusal(terms, 'payment_invalid', identifier.refusal, paid.version)),
+    };
+  return { ok: true, paid, name, identifier: identifier.id };
 }
 
 /**

@@ -185,6 +185,40 @@ function digitCount(token: string): number {
 /** A name with a reference glued on: `AIR0012345678901`, `EASYJET000K1ABCDE`, `BESTBUYCOM806123456`. */
 const gluedReference = /^([A-Z&]{3,})\d{3,}[A-Z0-9]*$/;
 
+/**
+ * The country and region codes at the end of a line's tokens, taken off them; `keep` tokens always
+ * stay (the merchant's name).
+ */
+function trailingLocation(
+  tokens: string[],
+  line: string,
+  keep: number,
+): { tokens: string[]; country: string | null; region: string | null; hadLocation: boolean } {
+  let hadLocation = false;
+  let country: string | null = null;
+  let region: string | null = null;
+  // A last code that is both a state and a country (CA, DE, IN) is a state on a US statement line,
+  // unless the line writes it as a country (`MUENCHEN/DE`). NL is the Netherlands: Newfoundland's
+  // code is the only province code that is also a country's, and Dutch lines far outnumber its own.
+  const last = tokens.at(-1) as string;
+  const stateFirst = regionCodes.has(last) && last !== 'NL' && !line.trimEnd().endsWith(`/${last}`);
+  if (tokens.length > keep && countryCodes.has(last) && !stateFirst) {
+    country = alpha2(last);
+    tokens = tokens.slice(0, -1);
+    hadLocation = true;
+  }
+  if (tokens.length > keep && regionCodes.has(tokens.at(-1) as string)) {
+    region = tokens.at(-1) as string;
+    tokens = tokens.slice(0, -1);
+    hadLocation = true;
+    // Two letters after a city are a state when nothing says otherwise (CA = California, not Canada).
+    if (country === null || country === 'US' || country === 'CA') {
+      country = canadianProvinces.has(region) ? 'CA' : 'US';
+    }
+  }
+  return { tokens, country, region, hadLocation };
+}
+
 export function normalizeDescriptor(raw: string): NormalizedDescriptor {
   let line = nonAscii.test(raw) ? raw.normalize('NFKC') : raw;
   // \p{Cc}: control characters (tabs, NULs) from CSV exports.
@@ -249,29 +283,9 @@ export function normalizeDescriptor(raw: string): NormalizedDescriptor {
   while (tokens.length > 1 && /^\d+$/.test(tokens.at(-1) as string)) tokens.pop();
 
   // After a processor prefix the merchant may be absent (APPLE.COM/BILL CA): location codes can go entirely.
-  const keep = processor ? 0 : 1;
-  let hadLocation = false;
-  let country: string | null = null;
-  let region: string | null = null;
-  // A last code that is both a state and a country (CA, DE, IN) is a state on a US statement line,
-  // unless the line writes it as a country (`MUENCHEN/DE`). NL is the Netherlands: Newfoundland's
-  // code is the only province code that is also a country's, and Dutch lines far outnumber its own.
-  const last = tokens.at(-1) as string;
-  const stateFirst = regionCodes.has(last) && last !== 'NL' && !line.trimEnd().endsWith(`/${last}`);
-  if (tokens.length > keep && countryCodes.has(last) && !stateFirst) {
-    country = alpha2(last);
-    tokens = tokens.slice(0, -1);
-    hadLocation = true;
-  }
-  if (tokens.length > keep && regionCodes.has(tokens.at(-1) as string)) {
-    region = tokens.at(-1) as string;
-    tokens = tokens.slice(0, -1);
-    hadLocation = true;
-    // Two letters after a city are a state when nothing says otherwise (CA = California, not Canada).
-    if (country === null || country === 'US' || country === 'CA') {
-      country = canadianProvinces.has(region) ? 'CA' : 'US';
-    }
-  }
+  const location = trailingLocation(tokens, line, processor ? 0 : 1);
+  tokens = location.tokens;
+  const { country, region, hadLocation } = location;
 
   let merchantTokens = tokens;
   let city: string | null = null;

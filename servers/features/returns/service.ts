@@ -13,8 +13,9 @@ import { withIdempotency } from '../../idempotency.ts';
 import { DEFAULT_LIMIT, decodeCursor, encodeCursor } from '../../pagination.ts';
 import { callbackSecretPlace, type SecretBox } from '../../secrets.ts';
 import { sameDigest } from '../accounts/credentials.ts';
+import type { Brand } from '../charges/brand-registry.ts';
 import type { BrandMatcher } from '../charges/matcher.ts';
-import { verifyApproval } from './approval.ts';
+import { type VerifiedApproval, verifyApproval } from './approval.ts';
 import type { DeliveryTarget } from './channel-fallback.ts';
 import type { BrandChannels } from './channels/brand-channels.ts';
 import type { RankedChannel } from './channels/schemas.ts';
@@ -109,18 +110,7 @@ export class ReturnsService {
       ? await verifyApproval(input.approval_proof, input, `${config.base_url}/return`, now())
       : null;
     const brand = brands.brandByDomain(input.brand_domain);
-    const facts = {
-      brand_domain: input.brand_domain,
-      brand_name: brand?.name ?? null,
-      requester_name: input.name,
-      contact: input.contact,
-      order_number: input.order_number ?? null,
-      card_last4: input.card_last4 ?? null,
-      purchase_date: input.date ?? null,
-      amount_cents: input.amount === undefined ? null : Math.round(input.amount * 100),
-      currency: input.currency ?? null,
-      message: input.message ?? null,
-    };
+    const facts = requestFacts(input, brand);
     // Outside the transaction, and within a short budget: a slow brand site never holds the
     // request; its discovery goes on in the background and queues the request when it finds a channel.
     const budget = config.returns.discovery.request_budget_ms;
@@ -133,69 +123,10 @@ export class ReturnsService {
       idempotencyKey,
       input,
       async (trx) => {
-        const id = timeOrderedId();
-        const at = now().toISOString();
         // Every channel, read once in the transaction's view: the first that delivers takes the
         // request, and the kit (below) is read off the same list.
         ranked = await this.deps.channels.rankedNow(trx, input.brand_domain);
-        const channel = this.firstDelivering(ranked);
-        const kind = contactKind(input.contact) as 'email' | 'phone';
-        const protocol = input.protocol ?? kind;
-        const notifyChannel: ReturnRequestRow['notify_channel'] =
-          protocol === 'webhook' || protocol === 'a2a'
-            ? protocol
-            : protocol === 'email' && this.deps.smtpConfigured
-              ? 'email'
-              : null;
-        const token = REQUEST_TOKEN_PREFIX + randomBytes(32).toString('base64url');
-        const callbackSecret =
-          notifyChannel === 'webhook' ? `whsec_${randomBytes(32).toString('base64')}` : null;
-        const steps: [OpeningStep, ...OpeningStep[]] = [{ to: 'received', note: 'Request received' }];
-        if (!channel) {
-          steps.push({ to: 'awaiting_channel', note: 'The brand has no channel for return requests yet' });
-        }
-        const row = {
-          id,
-          ...facts,
-          contact_kind: kind,
-          agent_id: input.agent_id ?? null,
-          protocol,
-          callback_url: input.callback_url ?? null,
-          approval: approval ? JSON.stringify(approval.record) : null,
-          created_at: at,
-          updated_at: at,
-          request_token_hash: digestOf(token),
-          notify_channel: notifyChannel,
-          callback_secret: callbackSecret
-            ? this.deps.secrets.seal(callbackSecret, callbackSecretPlace(id))
-            : null,
-        };
-        const status = await insertReturnRequest(trx, row, steps, 'service');
-        if (channel) await queueDelivery(trx, id, channel.channel, channel.target, at);
-        return {
-          request_id: id,
-          status_url: statusUrl(this.deps.config, id),
-          status,
-          brand: {
-            domain: input.brand_domain,
-            name: brand?.name ?? null,
-            known: brand !== undefined,
-            contact: brand?.contact ?? {},
-            returns: brand?.returns ?? {},
-          },
-          delivery: { channel: channel?.channel ?? null },
-          approval: approval
-            ? {
-                format: approval.format,
-                verified: approval.verified,
-                ...(approval.key_thumbprint ? { key_thumbprint: approval.key_thumbprint } : {}),
-              }
-            : null,
-          next_step: requesterNextStep(status, null),
-          created_at: at,
-          request_token: token,
-          notifications: { channel: notifyChannel, callback_secret: callbackSecret },
-        } satisfies StartReturnRequestResult;
+        return this.openRequest(trx, { input, facts, brand, approval }, this.firstDelivering(ranked));
       },
       now,
       // The response holds the request token and the callback secret: the copy kept for
@@ -212,6 +143,71 @@ export class ReturnsService {
     ranked ??= await this.deps.channels.rankedNow(db, input.brand_domain);
     const kit = contactKit(ranked, { id: result.request_id, ...facts }, true, (text) => text);
     return { ...result, next_step: { ...result.next_step, kit } };
+  }
+
+  /**
+   * Inserts a new request (received, then awaiting a channel when `channel` is null) with its
+   * request token and callback secret, queues its delivery on `channel`, and answers what
+   * `start_return_request` returns.
+   */
+  private async openRequest(
+    trx: Kysely<Database>,
+    opening: {
+      input: StartReturnRequestInput;
+      facts: RequestFacts;
+      brand: Brand | undefined;
+      approval: VerifiedApproval | null;
+    },
+    channel: Channel | null,
+  ): Promise<StartReturnRequestResult> {
+    const { input, facts, brand, approval } = opening;
+    const id = timeOrderedId();
+    const at = this.deps.now().toISOString();
+    const kind = contactKind(input.contact) as 'email' | 'phone';
+    const protocol = input.protocol ?? kind;
+    const notifyChannel = notifyChannelOf(protocol, this.deps.smtpConfigured);
+    const token = REQUEST_TOKEN_PREFIX + randomBytes(32).toString('base64url');
+    const callbackSecret = notifyChannel === 'webhook' ? `whsec_${randomBytes(32).toString('base64')}` : null;
+    const steps: [OpeningStep, ...OpeningStep[]] = [{ to: 'received', note: 'Request received' }];
+    if (!channel) {
+      steps.push({ to: 'awaiting_channel', note: 'The brand has no channel for return requests yet' });
+    }
+    const row = {
+      id,
+      ...facts,
+      contact_kind: kind,
+      agent_id: input.agent_id ?? null,
+      protocol,
+      callback_url: input.callback_url ?? null,
+      approval: approval ? JSON.stringify(approval.record) : null,
+      created_at: at,
+      updated_at: at,
+      request_token_hash: digestOf(token),
+      notify_channel: notifyChannel,
+      callback_secret: callbackSecret
+        ? this.deps.secrets.seal(callbackSecret, callbackSecretPlace(id))
+        : null,
+    };
+    const status = await insertReturnRequest(trx, row, steps, 'service');
+    if (channel) await queueDelivery(trx, id, channel.channel, channel.target, at);
+    return {
+      request_id: id,
+      status_url: statusUrl(this.deps.config, id),
+      status,
+      brand: {
+        domain: input.brand_domain,
+        name: brand?.name ?? null,
+        known: brand !== undefined,
+        contact: brand?.contact ?? {},
+        returns: brand?.returns ?? {},
+      },
+      delivery: { channel: channel?.channel ?? null },
+      approval: approval ? approvalSummaryOf(approval) : null,
+      next_step: requesterNextStep(status, null),
+      created_at: at,
+      request_token: token,
+      notifications: { channel: notifyChannel, callback_secret: callbackSecret },
+    } satisfies StartReturnRequestResult;
   }
 
   async status(requestId: string): Promise<ReturnStatusResult> {
@@ -531,6 +527,41 @@ export class ReturnsService {
     const first = ranked.find((c) => c.delivery_rank !== null && this.deliversOn(c));
     return first ? { channel: first.kind as Channel['channel'], target: first.address } : null;
   }
+}
+
+/** What a return request says, as stored and as its kit drafts it. */
+type RequestFacts = ReturnType<typeof requestFacts>;
+
+function requestFacts(input: StartReturnRequestInput, brand: Brand | undefined) {
+  return {
+    brand_domain: input.brand_domain,
+    brand_name: brand?.name ?? null,
+    requester_name: input.name,
+    contact: input.contact,
+    order_number: input.order_number ?? null,
+    card_last4: input.card_last4 ?? null,
+    purchase_date: input.date ?? null,
+    amount_cents: input.amount === undefined ? null : Math.round(input.amount * 100),
+    currency: input.currency ?? null,
+    message: input.message ?? null,
+  };
+}
+
+/** How the requester hears of changes: its webhook or agent, email when SMTP is configured, else not at all. */
+function notifyChannelOf(
+  protocol: NonNullable<StartReturnRequestInput['protocol']> | 'email' | 'phone',
+  smtpConfigured: boolean,
+): ReturnRequestRow['notify_channel'] {
+  if (protocol === 'webhook' || protocol === 'a2a') return protocol;
+  return protocol === 'email' && smtpConfigured ? 'email' : null;
+}
+
+function approvalSummaryOf(approval: VerifiedApproval): ApprovalSummary {
+  return {
+    format: approval.format,
+    verified: approval.verified,
+    ...(approval.key_thumbprint ? { key_thumbprint: approval.key_thumbprint } : {}),
+  };
 }
 
 /** The state machine's next step, with the kit while nothing can deliver the request. */

@@ -84,11 +84,7 @@ export interface McpEras {
 
 const MAX_TOOL_PAGES = 3;
 
-/**
- * `initialize` then `tools/list` on `endpoint` with the MCP SDK client, every request through the
- * SSRF-safe fetch with the per-request timeout and byte limit; the whole exchange is bounded too.
- */
-export async function verifyMcp(options: {
+interface VerifyMcpOptions {
   cardUrl: string;
   endpoint: string | null;
   cardTools: string[] | null;
@@ -99,7 +95,13 @@ export async function verifyMcp(options: {
   maxBytes: number;
   evidence: EvidenceLog;
   signal: AbortSignal;
-}): Promise<McpVerification> {
+}
+
+/**
+ * `initialize` then `tools/list` on `endpoint` with the MCP SDK client, every request through the
+ * SSRF-safe fetch with the per-request timeout and byte limit; the whole exchange is bounded too.
+ */
+export async function verifyMcp(options: VerifyMcpOptions): Promise<McpVerification> {
   const result: McpVerification = {
     card_url: options.cardUrl,
     endpoint: options.endpoint,
@@ -119,7 +121,48 @@ export async function verifyMcp(options: {
     return result;
   }
   const budget = AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs * 4)]);
-  const limitedFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+  const limitedFetch = recordingFetch(options, budget, result);
+  // 'auto': a server of the 2026-07-28 era answers server/discover; an older one, initialize.
+  const client = newClient('auto');
+  const transport = new StreamableHTTPClientTransport(new URL(options.endpoint), { fetch: limitedFetch });
+  try {
+    await client.connect(transport, { signal: budget, timeout: options.timeoutMs });
+    result.initialized = true;
+    result.server_name = client.getServerVersion()?.name ?? null;
+    result.protocol_version = client.getNegotiatedProtocolVersion() ?? null;
+    result.live_tools = await listToolNames(client, budget, options.timeoutMs);
+    if (options.cardTools) {
+      const live = new Set(result.live_tools);
+      const card = new Set(options.cardTools);
+      result.missing_live = options.cardTools.filter((t) => !live.has(t));
+      result.not_on_card = result.live_tools.filter((t) => !card.has(t));
+    }
+  } catch (err) {
+    result.error = result.auth_required
+      ? 'the endpoint requires authorization (401)'
+      : budget.aborted
+        ? 'timed out'
+        : shortError(err);
+  }
+  // Read before closing: a closed client forgets what `server/discover` offered.
+  const modern =
+    client.getProtocolEra() === 'modern'
+      ? (client.getDiscoverResult()?.supportedVersions ?? [result.protocol_version ?? ''])
+      : null;
+  await client.close().catch(() => {});
+  if (!result.auth_required)
+    result.eras = await erasOf(modern, result, () =>
+      connectsLegacy(options.endpoint as string, limitedFetch, budget, options.timeoutMs),
+    );
+  return result;
+}
+
+/**
+ * The fetch the SDK's transport is given: the crawl's SSRF-safe fetch within the verification's
+ * budget, each exchange kept as evidence, a 401's resource metadata noted on `result`.
+ */
+function recordingFetch(options: VerifyMcpOptions, budget: AbortSignal, result: McpVerification) {
+  return async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     const method = init?.method ?? 'GET';
     const started = Date.now();
@@ -176,39 +219,6 @@ export async function verifyMcp(options: {
       throw err;
     }
   };
-  // 'auto': a server of the 2026-07-28 era answers server/discover; an older one, initialize.
-  const client = newClient('auto');
-  const transport = new StreamableHTTPClientTransport(new URL(options.endpoint), { fetch: limitedFetch });
-  try {
-    await client.connect(transport, { signal: budget, timeout: options.timeoutMs });
-    result.initialized = true;
-    result.server_name = client.getServerVersion()?.name ?? null;
-    result.protocol_version = client.getNegotiatedProtocolVersion() ?? null;
-    result.live_tools = await listToolNames(client, budget, options.timeoutMs);
-    if (options.cardTools) {
-      const live = new Set(result.live_tools);
-      const card = new Set(options.cardTools);
-      result.missing_live = options.cardTools.filter((t) => !live.has(t));
-      result.not_on_card = result.live_tools.filter((t) => !card.has(t));
-    }
-  } catch (err) {
-    result.error = result.auth_required
-      ? 'the endpoint requires authorization (401)'
-      : budget.aborted
-        ? 'timed out'
-        : shortError(err);
-  }
-  // Read before closing: a closed client forgets what `server/discover` offered.
-  const modern =
-    client.getProtocolEra() === 'modern'
-      ? (client.getDiscoverResult()?.supportedVersions ?? [result.protocol_version ?? ''])
-      : null;
-  await client.close().catch(() => {});
-  if (!result.auth_required)
-    result.eras = await erasOf(modern, result, () =>
-      connectsLegacy(options.endpoint as string, limitedFetch, budget, options.timeoutMs),
-    );
-  return result;
 }
 
 function newClient(mode: 'auto' | 'legacy'): Client {

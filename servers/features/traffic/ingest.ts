@@ -468,6 +468,28 @@ export async function writeEvents(
   events: PreparedEvent[],
   write: BatchWriter,
 ): Promise<void> {
+  const rollups = emptyRollups();
+  for (const e of events) rollUp(rollups, e);
+  // Rows are written in key order so concurrent writers (several processes on PostgreSQL) take
+  // row locks in the same order and cannot deadlock.
+  const sorted = <T>(map: Map<string, T>) =>
+    [...map.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, v]) => v);
+
+  await write(trx, [
+    events,
+    sorted(rollups.daily),
+    sorted(rollups.pages),
+    sorted(rollups.hourly),
+    sorted(rollups.sources),
+    sorted(rollups.network),
+    sorted(rollups.agentSites),
+  ]);
+}
+
+/** The rollup rows a batch of events touches, keyed by their primary key. */
+type Rollups = ReturnType<typeof emptyRollups>;
+
+function emptyRollups() {
   const daily = new Map<
     string,
     { site_id: string; day: string; category: string; agent: string; operator: string | null; events: number }
@@ -499,85 +521,74 @@ export async function writeEvents(
     { agent: string; site_id: string; first_seen_at: string; last_seen_at: string }
   >();
 
-  for (const e of events) {
-    const day = dayOf(e.occurred_at);
-    const agent = e.agent ?? '';
-    const bump = <T extends { events: number }>(map: Map<string, T>, key: string, make: () => T) => {
-      const found = map.get(key);
-      if (found) found.events++;
-      else map.set(key, make());
-    };
-    bump(daily, `${e.site_id}|${day}|${e.category}|${agent}`, () => ({
+  return { daily, pages, hourly, sources, network, agentSites };
+}
+
+function bump<T extends { events: number }>(map: Map<string, T>, key: string, make: () => T): void {
+  const found = map.get(key);
+  if (found) found.events++;
+  else map.set(key, make());
+}
+
+/** Counts one event in every rollup it touches. */
+function rollUp(rollups: Rollups, e: PreparedEvent): void {
+  const day = dayOf(e.occurred_at);
+  const agent = e.agent ?? '';
+  bump(rollups.daily, `${e.site_id}|${day}|${e.category}|${agent}`, () => ({
+    site_id: e.site_id,
+    day,
+    category: e.category,
+    agent,
+    operator: e.operator,
+    events: 1,
+  }));
+  bump(rollups.pages, `${e.site_id}|${day}|${e.category}|${e.path}`, () => ({
+    site_id: e.site_id,
+    day,
+    category: e.category,
+    path: e.path,
+    events: 1,
+  }));
+  const hour = e.received_at.slice(0, 13);
+  bump(rollups.hourly, `${e.site_id}|${hour}|${e.source}`, () => ({
+    site_id: e.site_id,
+    hour,
+    source: e.source,
+    events: 1,
+  }));
+  const source = rollups.sources.get(`${e.site_id}|${e.source}`);
+  if (source) {
+    source.events++;
+    if (e.received_at < source.first_event_at) source.first_event_at = e.received_at;
+    if (e.received_at > source.last_event_at) source.last_event_at = e.received_at;
+  } else {
+    rollups.sources.set(`${e.site_id}|${e.source}`, {
       site_id: e.site_id,
-      day,
-      category: e.category,
-      agent,
-      operator: e.operator,
-      events: 1,
-    }));
-    bump(pages, `${e.site_id}|${day}|${e.category}|${e.path}`, () => ({
-      site_id: e.site_id,
-      day,
-      category: e.category,
-      path: e.path,
-      events: 1,
-    }));
-    const hour = e.received_at.slice(0, 13);
-    bump(hourly, `${e.site_id}|${hour}|${e.source}`, () => ({
-      site_id: e.site_id,
-      hour,
       source: e.source,
+      first_event_at: e.received_at,
+      last_event_at: e.received_at,
       events: 1,
-    }));
-    const source = sources.get(`${e.site_id}|${e.source}`);
-    if (source) {
-      source.events++;
-      if (e.received_at < source.first_event_at) source.first_event_at = e.received_at;
-      if (e.received_at > source.last_event_at) source.last_event_at = e.received_at;
-    } else {
-      sources.set(`${e.site_id}|${e.source}`, {
+    });
+  }
+  bump(rollups.network, `${day}|${e.category}|${agent}`, () => ({
+    day,
+    category: e.category,
+    agent,
+    operator: e.operator,
+    events: 1,
+  }));
+  if (e.agent && !HUMAN_CATEGORIES.has(e.category)) {
+    const key = `${e.agent}|${e.site_id}`;
+    const seen = rollups.agentSites.get(key);
+    if (!seen) {
+      rollups.agentSites.set(key, {
+        agent: e.agent,
         site_id: e.site_id,
-        source: e.source,
-        first_event_at: e.received_at,
-        last_event_at: e.received_at,
-        events: 1,
+        first_seen_at: e.occurred_at,
+        last_seen_at: e.occurred_at,
       });
-    }
-    bump(network, `${day}|${e.category}|${agent}`, () => ({
-      day,
-      category: e.category,
-      agent,
-      operator: e.operator,
-      events: 1,
-    }));
-    if (e.agent && !HUMAN_CATEGORIES.has(e.category)) {
-      const key = `${e.agent}|${e.site_id}`;
-      const seen = agentSites.get(key);
-      if (!seen) {
-        agentSites.set(key, {
-          agent: e.agent,
-          site_id: e.site_id,
-          first_seen_at: e.occurred_at,
-          last_seen_at: e.occurred_at,
-        });
-      } else if (e.occurred_at > seen.last_seen_at) {
-        seen.last_seen_at = e.occurred_at;
-      }
+    } else if (e.occurred_at > seen.last_seen_at) {
+      seen.last_seen_at = e.occurred_at;
     }
   }
-
-  // Rows are written in key order so concurrent writers (several processes on PostgreSQL) take
-  // row locks in the same order and cannot deadlock.
-  const sorted = <T>(map: Map<string, T>) =>
-    [...map.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, v]) => v);
-
-  await write(trx, [
-    events,
-    sorted(daily),
-    sorted(pages),
-    sorted(hourly),
-    sorted(sources),
-    sorted(network),
-    sorted(agentSites),
-  ]);
 }

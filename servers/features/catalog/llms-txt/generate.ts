@@ -428,9 +428,7 @@ export function generateSiteFiles(site: SiteInput): GeneratedFiles {
   const ordered = home ? [home, ...site.pages.filter((p) => p !== home)] : [...site.pages];
   const seen = new Set<string>();
   let leftOut = 0;
-  const bySection = new Map<SectionName, { page: ExtractedPage; link: ListedLink }[]>(
-    sectionOrder.map((s) => [s, []]),
-  );
+  const bySection: SectionEntries = new Map(sectionOrder.map((s) => [s, []]));
   for (const page of ordered) {
     const path = new URL(page.url).pathname;
     if (page.noindex || seen.has(page.link_url) || leftOutPath.test(path)) {
@@ -459,29 +457,7 @@ export function generateSiteFiles(site: SiteInput): GeneratedFiles {
     });
   }
 
-  // llms-full.txt: the text of every listed page outside Optional, in section order, within the cap.
-  const fullParts = [
-    `# ${siteName}`,
-    `> ${summary}`,
-    `The main text of the pages of ${origin} listed in [llms.txt](${origin}/llms.txt), as markdown: each page under its title, with its source URL.`,
-  ];
-  let fullLength = fullParts.join('\n\n').length;
-  let fullLeftOut = 0;
-  for (const section of sectionOrder) {
-    if (section === 'Optional') continue;
-    for (const entry of bySection.get(section) ?? []) {
-      const text = clip(stripLeadingTitle(entry.page.markdown, entry.link.name), MAX_PAGE_TEXT_CHARS);
-      if (!text) continue;
-      const part = `# ${entry.link.name}\n\nSource: ${entry.page.link_url}\n\n${text}`;
-      if (fullLength + part.length + 2 > MAX_FULL_TEXT_CHARS) {
-        fullLeftOut++;
-        continue;
-      }
-      fullParts.push(part);
-      fullLength += part.length + 2;
-      entry.link.in_full_text = true;
-    }
-  }
+  const full = fullText(siteName, summary, origin, bySection);
 
   const llms = [
     `# ${siteName}`,
@@ -506,13 +482,50 @@ export function generateSiteFiles(site: SiteInput): GeneratedFiles {
     site_name: siteName,
     summary,
     llms_txt: `${llms.join('\n')}\n`,
-    llms_full_txt: `${fullParts.join('\n\n')}\n`,
+    llms_full_txt: full.text,
     ai_txt: aiTxtOf(origin, training_policy),
     links,
     training_policy,
     pages_left_out: leftOut,
-    full_text_left_out: fullLeftOut,
+    full_text_left_out: full.leftOut,
   };
+}
+
+type SectionEntries = Map<SectionName, { page: ExtractedPage; link: ListedLink }[]>;
+
+/**
+ * llms-full.txt: the text of every listed page outside Optional, in section order, within the cap;
+ * each link whose page it holds is marked `in_full_text`.
+ */
+function fullText(
+  siteName: string,
+  summary: string,
+  origin: string,
+  bySection: SectionEntries,
+): { text: string; leftOut: number } {
+  const fullParts = [
+    `# ${siteName}`,
+    `> ${summary}`,
+    `The main text of the pages of ${origin} listed in [llms.txt](${origin}/llms.txt), as markdown: each page under its title, with its source URL.`,
+  ];
+  let fullLength = fullParts.join('\n\n').length;
+  let fullLeftOut = 0;
+  for (const section of sectionOrder) {
+    if (section === 'Optional') continue;
+    for (const entry of bySection.get(section) ?? []) {
+      const text = clip(stripLeadingTitle(entry.page.markdown, entry.link.name), MAX_PAGE_TEXT_CHARS);
+      if (!text) continue;
+      const part = `# ${entry.link.name}\n\nSource: ${entry.page.link_url}\n\n${text}`;
+      if (fullLength + part.length + 2 > MAX_FULL_TEXT_CHARS) {
+        fullLeftOut++;
+        continue;
+      }
+      fullParts.push(part);
+      fullLength += part.length + 2;
+      entry.link.in_full_text = true;
+    }
+  }
+  return { text: `${fullParts.join('\n\n')}\n`, leftOut: fullLeftOut };
 }
 
 /** The page's markdown without a first heading that repeats its title (the section already has it). */

@@ -117,38 +117,7 @@ export function buildDossier(
 ): DossierBody {
   const clusters = clusterPages(pages.filter((p) => p.evidence.about_person));
   const total = clusters.reduce((n, c) => n + c.length, 0);
-  const scored = clusters.map((cluster) => {
-    const text = cluster
-      .flatMap((p) => [
-        p.title ?? '',
-        ...p.evidence.statements,
-        ...p.evidence.roles,
-        ...p.evidence.organizations.map((o) => o.name),
-      ])
-      .join(' ');
-    const places = ranked(
-      cluster.flatMap((p) => p.evidence.locations),
-      cityKey,
-    );
-    const share = cluster.length / Math.max(total, 1);
-    const contextMatch = query.context ? Math.min(1, wordOverlap(query.context, text) * 1.5) : null;
-    const locationMatch = query.location
-      ? places.some(
-          (p) =>
-            mentions(p, cityKey(query.location as string)) || mentions(query.location as string, cityKey(p)),
-        )
-        ? 1
-        : mentions(text, query.location)
-          ? 1
-          : 0
-      : null;
-    const parts: [number, number][] = [[share, 1]];
-    if (contextMatch !== null) parts.push([contextMatch, 2]);
-    if (locationMatch !== null) parts.push([locationMatch, 1.5]);
-    const weight = parts.reduce((w, [, x]) => w + x, 0);
-    const raw = 0.05 + parts.reduce((s, [v, w]) => s + v * w, 0) / weight;
-    return { cluster, raw, places };
-  });
+  const scored = clusters.map((cluster) => scoreCluster(cluster, total, query));
   const sum = scored.reduce((s, c) => s + c.raw, 0);
   scored.sort((a, b) => b.raw - a.raw || b.cluster.length - a.cluster.length);
 
@@ -161,75 +130,14 @@ export function buildDossier(
   };
   scored.forEach(({ cluster, raw, places }, index) => {
     const id = `c${index + 1}`;
-    const roles = ranked(cluster.flatMap((p) => p.evidence.roles));
-    const orgs = ranked(cluster.flatMap((p) => p.evidence.organizations.map((o) => o.name)));
-    const sourceIds = cluster.map((p) => p.id);
-    const role = roles[0] ?? null;
-    const org = orgs[0] ?? null;
-    const place = places[0] ?? null;
-    const description =
-      [role, org ? `${role ? 'at ' : ''}${org}` : null, place ? `in ${place}` : null]
-        .filter(Boolean)
-        .join(' ') ||
-      `Named on ${cluster.length} page${cluster.length === 1 ? '' : 's'} with nothing that tells who this is`;
     // One candidate alone is as likely as what was found for it; several share the likelihood.
     const confidence = scored.length === 1 ? Math.min(0.95, raw) : raw / sum;
-    body.candidates.push({
-      id,
-      name,
-      description,
-      location: place,
-      confidence: Math.round(confidence * 100) / 100,
-      source_ids: sourceIds,
-    });
-
-    const facts = new Map<string, Set<string>>();
-    const addFact = (fact: string, sourceId: string) => {
-      const known = facts.get(fact) ?? new Set<string>();
-      known.add(sourceId);
-      facts.set(fact, known);
-    };
-    for (const page of cluster) {
-      for (const s of page.evidence.statements) addFact(s, page.id);
-    }
-
-    const events = new Map<string, { date: string; event: string; ids: Set<string> }>();
-    for (const page of cluster) {
-      for (const d of page.evidence.dated) {
-        const key = `${d.date}|${d.event}`;
-        const known = events.get(key) ?? { ...d, ids: new Set<string>() };
-        known.ids.add(page.id);
-        events.set(key, known);
-      }
-    }
-    for (const e of events.values()) {
-      body.timeline.push({ date: e.date, event: e.event, source_ids: [...e.ids], candidate_id: id });
-    }
-
-    const affiliations = new Map<string, DossierBody['affiliations'][number]>();
-    for (const page of cluster) {
-      for (const o of page.evidence.organizations) {
-        const key = normalizeName(o.name);
-        const period = periodOf(o.name, page.evidence);
-        const known = affiliations.get(key);
-        if (known) {
-          known.role ??= o.role;
-          known.period ??= period;
-          if (!known.source_ids.includes(page.id)) known.source_ids.push(page.id);
-        } else {
-          affiliations.set(key, {
-            organization: o.name,
-            role: o.role,
-            period,
-            source_ids: [page.id],
-            candidate_id: id,
-          });
-        }
-      }
-    }
-    body.affiliations.push(...affiliations.values());
+    body.candidates.push(candidateOf(name, id, cluster, places, confidence));
+    body.timeline.push(...timelineOf(cluster, id));
+    const affiliations = affiliationsOf(cluster, id);
+    body.affiliations.push(...affiliations);
     // Structured facts first (one per organisation and per place, citing every page that states it), then statements.
-    for (const a of affiliations.values()) {
+    for (const a of affiliations) {
       body.key_facts.push({
         fact: `${name}: ${a.role ? `${a.role}, ` : ''}${a.organization}${a.period ? ` (${a.period})` : ''}`,
         source_ids: a.source_ids,
@@ -242,31 +150,154 @@ export function buildDossier(
         .map((page) => page.id);
       body.key_facts.push({ fact: `${name}: located in ${p}`, source_ids: ids, candidate_id: id });
     }
-    for (const [fact, ids] of facts) body.key_facts.push({ fact, source_ids: [...ids], candidate_id: id });
-
-    const footprint = new Map<string, DossierBody['digital_footprint'][number]>();
+    const facts = new Map<string, Set<string>>();
     for (const page of cluster) {
-      const kind = page.evidence.publication ? 'publication' : page.evidence.profile ? 'profile' : 'other';
-      footprint.set(page.evidence.url, {
-        kind,
-        url: page.evidence.url,
-        label: page.title ?? new URL(page.evidence.url).hostname,
-        candidate_id: id,
-      });
-      for (const link of page.evidence.links) {
-        if (footprint.has(link)) continue;
-        footprint.set(link, {
-          kind: isProfileUrl(link) ? 'profile' : 'domain',
-          url: link,
-          label: new URL(link).hostname.replace(/^www\./, ''),
+      for (const s of page.evidence.statements)
+        facts.set(s, (facts.get(s) ?? new Set<string>()).add(page.id));
+    }
+    for (const [fact, ids] of facts) body.key_facts.push({ fact, source_ids: [...ids], candidate_id: id });
+    body.digital_footprint.push(...footprintOf(cluster, id));
+  });
+  body.timeline.sort((a, b) => a.date.localeCompare(b.date));
+  return body;
+}
+
+/**
+ * How likely a cluster is the person asked about: its share of the pages, and how well it matches
+ * the context and location given; its places, most named first.
+ */
+function scoreCluster(
+  cluster: SourcedPage[],
+  total: number,
+  query: { context: string | null; location: string | null },
+): { cluster: SourcedPage[]; raw: number; places: string[] } {
+  const text = cluster
+    .flatMap((p) => [
+      p.title ?? '',
+      ...p.evidence.statements,
+      ...p.evidence.roles,
+      ...p.evidence.organizations.map((o) => o.name),
+    ])
+    .join(' ');
+  const places = ranked(
+    cluster.flatMap((p) => p.evidence.locations),
+    cityKey,
+  );
+  const share = cluster.length / Math.max(total, 1);
+  const contextMatch = query.context ? Math.min(1, wordOverlap(query.context, text) * 1.5) : null;
+  const locationMatch = query.location
+    ? places.some(
+        (p) =>
+          mentions(p, cityKey(query.location as string)) || mentions(query.location as string, cityKey(p)),
+      )
+      ? 1
+      : mentions(text, query.location)
+        ? 1
+        : 0
+    : null;
+  const parts: [number, number][] = [[share, 1]];
+  if (contextMatch !== null) parts.push([contextMatch, 2]);
+  if (locationMatch !== null) parts.push([locationMatch, 1.5]);
+  const weight = parts.reduce((w, [, x]) => w + x, 0);
+  const raw = 0.05 + parts.reduce((s, [v, w]) => s + v * w, 0) / weight;
+  return { cluster, raw, places };
+}
+
+/** A cluster as a candidate: its most named role, organisation and place. */
+function candidateOf(
+  name: string,
+  id: string,
+  cluster: readonly SourcedPage[],
+  places: readonly string[],
+  confidence: number,
+): DossierBody['candidates'][number] {
+  const roles = ranked(cluster.flatMap((p) => p.evidence.roles));
+  const orgs = ranked(cluster.flatMap((p) => p.evidence.organizations.map((o) => o.name)));
+  const role = roles[0] ?? null;
+  const org = orgs[0] ?? null;
+  const place = places[0] ?? null;
+  const description =
+    [role, org ? `${role ? 'at ' : ''}${org}` : null, place ? `in ${place}` : null]
+      .filter(Boolean)
+      .join(' ') ||
+    `Named on ${cluster.length} page${cluster.length === 1 ? '' : 's'} with nothing that tells who this is`;
+  return {
+    id,
+    name,
+    description,
+    location: place,
+    confidence: Math.round(confidence * 100) / 100,
+    source_ids: cluster.map((p) => p.id),
+  };
+}
+
+/** The dated events of a cluster's pages, one per date and event, citing every page that states it. */
+function timelineOf(cluster: readonly SourcedPage[], id: string): DossierBody['timeline'] {
+  const events = new Map<string, { date: string; event: string; ids: Set<string> }>();
+  for (const page of cluster) {
+    for (const d of page.evidence.dated) {
+      const key = `${d.date}|${d.event}`;
+      const known = events.get(key) ?? { ...d, ids: new Set<string>() };
+      known.ids.add(page.id);
+      events.set(key, known);
+    }
+  }
+  return [...events.values()].map((e) => ({
+    date: e.date,
+    event: e.event,
+    source_ids: [...e.ids],
+    candidate_id: id,
+  }));
+}
+
+/** The organisations of a cluster's pages, one per name, with the first role and period found. */
+function affiliationsOf(cluster: readonly SourcedPage[], id: string): DossierBody['affiliations'] {
+  const affiliations = new Map<string, DossierBody['affiliations'][number]>();
+  for (const page of cluster) {
+    for (const o of page.evidence.organizations) {
+      const key = normalizeName(o.name);
+      const period = periodOf(o.name, page.evidence);
+      const known = affiliations.get(key);
+      if (known) {
+        known.role ??= o.role;
+        known.period ??= period;
+        if (!known.source_ids.includes(page.id)) known.source_ids.push(page.id);
+      } else {
+        affiliations.set(key, {
+          organization: o.name,
+          role: o.role,
+          period,
+          source_ids: [page.id],
           candidate_id: id,
         });
       }
     }
-    body.digital_footprint.push(...footprint.values());
-  });
-  body.timeline.sort((a, b) => a.date.localeCompare(b.date));
-  return body;
+  }
+  return [...affiliations.values()];
+}
+
+/** A cluster's pages and the profiles and domains they link to, one entry per URL. */
+function footprintOf(cluster: readonly SourcedPage[], id: string): DossierBody['digital_footprint'] {
+  const footprint = new Map<string, DossierBody['digital_footprint'][number]>();
+  for (const page of cluster) {
+    const kind = page.evidence.publication ? 'publication' : page.evidence.profile ? 'profile' : 'other';
+    footprint.set(page.evidence.url, {
+      kind,
+      url: page.evidence.url,
+      label: page.title ?? new URL(page.evidence.url).hostname,
+      candidate_id: id,
+    });
+    for (const link of page.evidence.links) {
+      if (footprint.has(link)) continue;
+      footprint.set(link, {
+        kind: isProfileUrl(link) ? 'profile' : 'domain',
+        url: link,
+        label: new URL(link).hostname.replace(/^www\./, ''),
+        candidate_id: id,
+      });
+    }
+  }
+  return [...footprint.values()];
 }
 
 /** "since 2019" when a statement says the person joined or was named there that year. */

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { ServiceError } from '../../../errors.ts';
 import type { CallScope } from '../../../operation-services.ts';
 import { LanguageModelError } from '../../../outbound/llm.ts';
-import type { SearchResult } from '../../../outbound/search.ts';
+import type { SearchProvider, SearchResult } from '../../../outbound/search.ts';
 import { PageReader } from '../../scans/page-reader.ts';
 import { buildDossier, type DossierBody, extractiveSummary, type SourcedPage } from './dossier.ts';
 import { pageEvidence } from './extract.ts';
@@ -55,6 +55,38 @@ const Summary = z.strictObject({ summary: z.string().min(1).max(2000) });
 /** The services the research reads. */
 type ResearchCall = CallScope<'config' | 'search' | 'siteFetch' | 'languageModels' | 'now'>;
 
+/**
+ * The answers of every formulation searched at once; one failed search is logged, all failed is
+ * `provider_unavailable` (nothing charged).
+ */
+async function searchAll(
+  ctx: ResearchCall,
+  search: SearchProvider,
+  queries: readonly string[],
+  limit: number,
+): Promise<{ settled: PromiseSettledResult<SearchResult[]>[]; answered: SearchResult[][] }> {
+  const { services } = ctx;
+  const settled = await Promise.allSettled(
+    queries.map((q) => search.search(q, { limit, signal: ctx.signal })),
+  );
+  const answered = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  if (answered.length === 0) {
+    const reason = (settled[0] as PromiseRejectedResult).reason as Error;
+    const timedOut = reason?.name === 'TimeoutError' || reason?.name === 'AbortError';
+    throw new ServiceError('provider_unavailable', {
+      detail: `Search provider ${search.name}: ${
+        timedOut ? `no answer within ${services.config.research.search.timeout_ms} ms` : reason?.message
+      }; nothing was charged`,
+      cause: reason,
+    });
+  }
+  for (const s of settled) {
+    if (s.status === 'rejected')
+      ctx.log.warn({ err: s.reason, provider: search.name }, 'people-search: one search failed');
+  }
+  return { settled, answered };
+}
+
 export async function researchDossier(ctx: ResearchCall, input: PeopleSearchInput): Promise<PeopleDossier> {
   const { services } = ctx;
   const search = services.search;
@@ -74,24 +106,7 @@ export async function researchDossier(ctx: ResearchCall, input: PeopleSearchInpu
   };
   const queries = formulations(input);
   progress(0, `searching ${queries.length} formulations of the name`);
-  const settled = await Promise.allSettled(
-    queries.map((q) => search.search(q, { limit: settings.results_per_query, signal: ctx.signal })),
-  );
-  const answered = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
-  if (answered.length === 0) {
-    const reason = (settled[0] as PromiseRejectedResult).reason as Error;
-    const timedOut = reason?.name === 'TimeoutError' || reason?.name === 'AbortError';
-    throw new ServiceError('provider_unavailable', {
-      detail: `Search provider ${search.name}: ${
-        timedOut ? `no answer within ${services.config.research.search.timeout_ms} ms` : reason?.message
-      }; nothing was charged`,
-      cause: reason,
-    });
-  }
-  for (const s of settled) {
-    if (s.status === 'rejected')
-      ctx.log.warn({ err: s.reason, provider: search.name }, 'people-search: one search failed');
-  }
+  const { settled, answered } = await searchAll(ctx, search, queries, settings.results_per_query);
 
   const urls = rankResults(answered).slice(0, settings.max_pages);
   const reader = new PageReader({
