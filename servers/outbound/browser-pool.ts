@@ -10,7 +10,7 @@
  * is decided by our address policy, not by Chromium.
  */
 import type { Logger } from 'pino';
-import { type Browser, type BrowserContext, chromium } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 
 export interface BrowserPoolOptions {
   executablePath: string;
@@ -120,7 +120,11 @@ export class BrowserPool {
   async #browserOf(slot: Slot): Promise<Browser> {
     const current = slot.browser ? await slot.browser.catch(() => null) : null;
     if (current?.isConnected()) return current;
-    const launching = chromium.launch({ executablePath: this.#options.executablePath, args: launchArgs });
+    // playwright-core is loaded on the first launch, not at start: it was a tenth of every start's
+    // CPU, for a check most deployments leave off (`scanner.webmcp.enabled`).
+    const launching = import('playwright-core').then(({ chromium }) =>
+      chromium.launch({ executablePath: this.#options.executablePath, args: launchArgs }),
+    );
     slot.browser = launching;
     launching.catch(() => {
       if (slot.browser === launching) slot.browser = null;
