@@ -5,8 +5,10 @@
  * worker every outbox shares (`servers/outbox-worker.ts`). It carries
  * new embodiment bookings to the robot operator and boost campaigns to each ad network.
  */
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import type { Transporter } from 'nodemailer';
-import type { MarketplaceDeliveryRow } from '../../../db/schema.ts';
+import type { Database, MarketplaceDeliveryRow } from '../../../db/schema.ts';
 import type { Config } from '../../config.ts';
 import type { SafeFetch } from '../../outbound/safe-fetch.ts';
 import {
@@ -29,6 +31,32 @@ interface Notice {
   secret: string | null;
   subject: string;
   text: string;
+}
+
+/**
+ * A delivery queued in the caller's transaction, beside what it announces (a booking, a funded
+ * campaign), so both are written or neither; the worker is nudged after the commit.
+ */
+export async function queueMarketplaceDelivery(
+  trx: Kysely<Database>,
+  delivery: Pick<MarketplaceDeliveryRow, 'kind' | 'subject_id' | 'network' | 'channel' | 'target'>,
+  now: string,
+): Promise<void> {
+  await trx
+    .insertInto('marketplace_deliveries')
+    .values({
+      id: randomUUID(),
+      ...delivery,
+      state: 'pending',
+      attempts: 0,
+      next_attempt_at: now,
+      lease_owner: null,
+      lease_expires_at: null,
+      last_error: null,
+      created_at: now,
+      delivered_at: null,
+    })
+    .execute();
 }
 
 /** Where a click on a campaign goes first: counted, then redirected to the campaign's URL only. */

@@ -23,7 +23,7 @@ import { owe } from '../../../payments/credits.ts';
 import { atomicUsdc, usdcOf } from '../../../payments/networks.ts';
 import { DELIVERED_PAYMENT_STATUSES, type PaidResource } from '../../../payments/sign-in.ts';
 import { signWebhook } from '../../returns/brand-notice.ts';
-import { clickUrl } from '../marketplace-outbox.ts';
+import { clickUrl, queueMarketplaceDelivery } from '../marketplace-outbox.ts';
 
 const TOKEN_PREFIX = 'agsvc_boost_';
 const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
@@ -184,25 +184,17 @@ export class BoostCampaigns {
 
   async #queueNetworks(trx: Kysely<Database>, campaignId: string, now: string): Promise<void> {
     for (const network of this.#deps.config.marketplace.ad_networks) {
-      await trx
-        .insertInto('marketplace_deliveries')
-        .values({
-          id: randomUUID(),
+      await queueMarketplaceDelivery(
+        trx,
+        {
           kind: 'boost_campaign',
           subject_id: campaignId,
           network: network.name,
           channel: 'webhook',
           target: network.webhook_url,
-          state: 'pending',
-          attempts: 0,
-          next_attempt_at: now,
-          lease_owner: null,
-          lease_expires_at: null,
-          last_error: null,
-          created_at: now,
-          delivered_at: null,
-        })
-        .execute();
+        },
+        now,
+      );
     }
   }
 

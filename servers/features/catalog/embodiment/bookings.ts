@@ -20,6 +20,7 @@ import { notFound, ServiceError } from '../../../errors.ts';
 import { owe } from '../../../payments/credits.ts';
 import { atomicUsdc, usdcOf } from '../../../payments/networks.ts';
 import { DELIVERED_PAYMENT_STATUSES, type PaidResource } from '../../../payments/sign-in.ts';
+import { queueMarketplaceDelivery } from '../marketplace-outbox.ts';
 
 export type BookingStatus = EmbodimentBookingRow['status'];
 
@@ -129,25 +130,11 @@ export class EmbodimentBookings {
         })
         .execute();
       for (const { channel, target } of channels) {
-        await trx
-          .insertInto('marketplace_deliveries')
-          .values({
-            id: randomUUID(),
-            kind: 'embodiment_booking',
-            subject_id: booking.id,
-            network: null,
-            channel,
-            target,
-            state: 'pending',
-            attempts: 0,
-            next_attempt_at: now,
-            lease_owner: null,
-            lease_expires_at: null,
-            last_error: null,
-            created_at: now,
-            delivered_at: null,
-          })
-          .execute();
+        await queueMarketplaceDelivery(
+          trx,
+          { kind: 'embodiment_booking', subject_id: booking.id, network: null, channel, target },
+          now,
+        );
       }
       return booking;
     });
