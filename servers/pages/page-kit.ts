@@ -5,8 +5,8 @@
  */
 import type { Request, RequestHandler, Response } from 'express';
 import type { z } from 'zod';
-import type { Config } from '../config.ts';
 import { requestInfo } from '../adapters/rest.ts';
+import type { Config } from '../config.ts';
 import { ServiceError } from '../errors.ts';
 import { type AnyOperation, CallContext, invokeOperation, type Operation } from '../operation.ts';
 import type { Services } from '../services.ts';
