@@ -34,7 +34,7 @@ describe('page wording', () => {
     const { html, markdown } = robotSoulPage(config);
     expect(html).toContain('Register in two calls and a signature');
     expect(markdown).not.toMatch(/three calls/i);
-    const souls = readFileSync(path.join(projectRoot, 'servers', 'pages', 'public.ts'), 'utf8');
+    const souls = readFileSync(path.join(projectRoot, 'servers', 'pages', 'souls.ts'), 'utf8');
     expect(souls).toContain('Registration takes two calls');
     // The script checks each answer and registers a handle of its own each run (no TypeError on a 409).
     expect(markdown).toContain('if (!res.ok) throw new Error');
