@@ -1,11 +1,3 @@
-/**
- * Client ID metadata documents: a client whose `client_id` is the https URL of its metadata,
- * served by a real HTTPS site on loopback (`client-documents.ts`). The MCP SDK's own OAuth client
- * (`clientMetadataUrl`) goes from the owner MCP server's 401 through sign-in and consent to a token
- * and an owner tool; then each way a document can be wrong is refused as the OAuth error it is.
- */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -20,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ClientDocumentSite, startClientDocumentSite } from '../helpers/client-documents.ts';
 import { dialects } from '../helpers/databases.ts';
 import { authorizeInBrowser, type OwnerCredentials } from '../helpers/oauth.ts';
+import { freePort } from '../helpers/ports.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 /** An MCP SDK OAuthClientProvider that names itself by its metadata document's URL. */
@@ -220,10 +213,7 @@ describe.each(dialects)('client ID metadata documents (%s)', (dialect) => {
 
   it('refuses each kind of bad document with invalid_client, naming what is wrong, never a 5xx', async () => {
     const redirect = 'http://127.0.0.1:8977/oauth/callback';
-    const closed = http.createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const closedPort = (closed.address() as AddressInfo).port;
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const closedPort = await freePort();
 
     const big = 'x'.repeat(6000);
     const cases: [string, string, RegExp][] = [

@@ -1,15 +1,6 @@
-/**
- * The outboxes against peers that fail the way real ones do (issue 15, section 2), both dialects:
- * an SMTP server that is down (connections refused) and comes back on its port, and receivers that
- * are slow (they accept the request and answer nothing, past `outbound.timeout_ms`) before they
- * answer. Each outbox - return requests to brands (`returns/outbox.ts`), marketplace deliveries to
- * the robot operator (`catalog/marketplace-outbox.ts`), security events to SSF receivers
- * (`auth/events/outbox.ts`) - keeps the item pending, retries it with backoff under the same id,
- * and delivers it once the peer is back: one mail or one 2xx-acknowledged delivery id.
- */
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/databases.ts';
+import { freePort } from '../helpers/ports.ts';
 import {
   type ReceivedMail,
   startSmtpServer,
@@ -27,13 +18,7 @@ type Json = Record<string, any>;
 const OPERATOR = 'robots@outbox-operator.example';
 
 /** A port nobody listens on now (the SMTP server is down), to start the server on later. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+const closedPort = freePort;
 
 describe.each(dialects)('outboxes against failing peers (%s)', (dialect) => {
   let service: TestService;

@@ -7,7 +7,6 @@
  * GET {public_api_url}/scans/{id} (read tokens), the published files re-crawled by our own scanner.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import net from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { pino } from 'pino';
@@ -30,6 +29,7 @@ import {
 import { operations } from '../../servers/registry.ts';
 import { dialects } from '../helpers/databases.ts';
 import { type FixtureSite, scannerOnLoopback, startFixtureSite } from '../helpers/fixture-sites.ts';
+import { freePort } from '../helpers/ports.ts';
 import { waitFor } from '../helpers/receivers.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
@@ -78,11 +78,7 @@ async function failure(promise: Promise<unknown>): Promise<ServiceError> {
 
 /** A loopback address where nothing listens: a site that cannot be reached. */
 async function closedPort(): Promise<string> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `127.0.0.1:${port}`;
+  return `127.0.0.1:${await freePort()}`;
 }
 
 describe('paid SKU inputs (parseInput, as every adapter validates them before any payment)', () => {
