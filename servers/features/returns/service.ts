@@ -212,17 +212,7 @@ export class ReturnsService {
 
   async status(requestId: string): Promise<ReturnStatusResult> {
     const { db } = this.deps;
-    // The latest delivery is read first and the rest after it: a delivery settles in one transaction
-    // with its thread message, its status change and its history, so whatever the delivery shows,
-    // the reads that start after it see too (each statement sees every commit made before it
-    // starts). Read at once, a settle committing between them showed an email delivered whose
-    // message was not yet in the thread.
-    const delivery = await latestDelivery(db, requestId);
-    const [request, history, thread] = await Promise.all([
-      findReturnRequest(db, requestId),
-      listHistory(db, requestId),
-      listThread(db, requestId),
-    ]);
+    const { delivery, request, history, thread } = await consistentStatusReads(db, requestId);
     if (!request) throw notFound(`No return request ${requestId}`);
     const status = request.status as ReturnStatus;
     const kit = stalled.has(status)
@@ -601,4 +591,29 @@ function statusOf(
       delivered_at: delivery?.delivered_at ?? null,
     },
   };
+}
+
+/** Compared to tell whether a delivery settled (or another began) between two reads. */
+const sameDelivery = (a: DeliveryRow | undefined, b: DeliveryRow | undefined): boolean =>
+  a?.id === b?.id && a?.state === b?.state && a?.attempts === b?.attempts;
+
+/**
+ * The request, its history, thread and latest delivery as of one moment. A delivery settles in one
+ * transaction with its thread message, its status change and its history, but these are separate
+ * statements, each seeing the commits made before it starts: a settle committing between them
+ * showed an email delivered whose message was not yet in the thread, or the status `delivered`
+ * beside a delivery still `pending`. So the delivery is read before and after the rest; when it
+ * changed meanwhile, everything is read again (a settle is rare: at most two more rounds).
+ */
+async function consistentStatusReads(db: Kysely<Database>, requestId: string) {
+  for (let round = 0; ; round++) {
+    const delivery = await latestDelivery(db, requestId);
+    const [request, history, thread] = await Promise.all([
+      findReturnRequest(db, requestId),
+      listHistory(db, requestId),
+      listThread(db, requestId),
+    ]);
+    if (round === 2 || sameDelivery(delivery, await latestDelivery(db, requestId)))
+      return { delivery, request, history, thread };
+  }
 }
