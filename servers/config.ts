@@ -233,6 +233,11 @@ export const Config = z
         .describe(
           "host names accepted in `Host`/`Origin` by the MCP endpoints (DNS-rebinding protection); empty: the MCP URL's host, plus `localhost`, `127.0.0.1`, `[::1]` when that host is local",
         ),
+      shared_modern_server: z
+        .boolean()
+        .describe(
+          "serve MCP 2026-07-28 `tools/call` and `tools/list` on one long-lived SDK server bound to the revision, as 2025-11-25 requests are (a quarter of the CPU of a server per request); off: every 2026-07-28 request through the SDK's stateless entry, a server per request. The answers are the same either way",
+        ),
     }),
     http: z.strictObject({
       body_limit_bytes: positiveInt.describe(
@@ -770,6 +775,7 @@ export const envBindings: Record<string, EnvBinding> = {
     parse: (raw) => (raw === 'true' ? true : raw === 'false' ? false : numberOrRaw(raw)),
   },
   MCP_ALLOWED_HOSTS: { key: 'mcp.allowed_hosts', parse: list },
+  MCP_SHARED_MODERN_SERVER: { key: 'mcp.shared_modern_server', parse: flag },
   OUTBOUND_ALLOW_PRIVATE: { key: 'outbound.allow_private_networks', parse: flag },
   OUTBOUND_DNS_SERVERS: { key: 'outbound.dns_servers', parse: list },
   SCAN_ALLOW_PRIVATE: { key: 'scanner.allow_private_networks', parse: flag },

@@ -28,12 +28,14 @@ import {
   type CallToolResult,
   classifyInboundRequest,
   createMcpHandler,
+  type InboundClassificationOutcome,
   type JSONRPCErrorResponse,
   type JSONRPCMessage,
   type JSONRPCNotification,
   type JSONRPCRequest,
   type JSONRPCResultResponse,
   type MessageExtraInfo,
+  PerRequestHTTPServerTransport,
   PROTOCOL_VERSION_META_KEY,
   ProtocolError,
   ProtocolErrorCode,
@@ -176,7 +178,8 @@ const contentJsons = new WeakMap<object, string>();
 /**
  * A reply as JSON. A tool result that carries its `RESULT_TEXT` embeds the text it already has as its
  * `structuredContent` rather than serializing the output a second time; a frozen output's content
- * block is escaped once too.
+ * block is escaped once too. Its other members (a 2026-07-28 result's `resultType` and `_meta`, the
+ * SDK's encoding) are serialized as they are, in their order.
  */
 function replyJson(message: JSONRPCMessage): string {
   const result = 'result' in message ? (message.result as CallToolResult) : undefined;
@@ -189,11 +192,17 @@ function replyJson(message: JSONRPCMessage): string {
     content = JSON.stringify(result.content);
     if (kept) contentJsons.set(kept, content);
   }
-  return `{"jsonrpc":"2.0","id":${JSON.stringify((message as JSONRPCResultResponse).id)},"result":{"content":${content},"structuredContent":${text}}}`;
+  let members = `"content":${content},"structuredContent":${text}`;
+  for (const key in result) {
+    if (key === 'content' || key === 'structuredContent') continue;
+    const value = JSON.stringify((result as Record<string, unknown>)[key]);
+    if (value !== undefined) members += `,${JSON.stringify(key)}:${value}`;
+  }
+  return `{"jsonrpc":"2.0","id":${JSON.stringify((message as JSONRPCResultResponse).id)},"result":{${members}}}`;
 }
 
 /** One HTTP POST: the JSON-RPC requests it carried and the replies still owed. */
-class Exchange {
+export class Exchange {
   readonly caller: Caller;
   private readonly res: ServerResponse;
   private readonly streaming: boolean;
@@ -231,6 +240,11 @@ class Exchange {
 
   pendingIds(): number[] {
     return [...this.owed];
+  }
+
+  /** A request of this POST that will be answered elsewhere: nothing is owed for it here. */
+  disown(internalId: number): void {
+    this.owed.delete(internalId);
   }
 
   notify(message: JSONRPCMessage): void {
@@ -345,6 +359,12 @@ export class MultiplexTransport implements Transport {
       const entry = this.pending.get(id);
       if (!entry) return; // the caller went away
       this.pending.delete(id);
+      if (id === this.inDispatch) {
+        // Answered while being delivered: refused by a gate in front of its handler (`dispatchModern`).
+        this.refusedInDispatch = true;
+        entry.exchange.disown(id);
+        return;
+      }
       entry.exchange.reply(id, { ...message, id: entry.callerId } as JSONRPCMessage);
       return;
     }
@@ -357,6 +377,36 @@ export class MultiplexTransport implements Transport {
       ProtocolErrorCode.InvalidRequest,
       'This server is stateless and does not send requests to clients',
     );
+  }
+
+  /** The internal id of the request being handed to the SDK by `dispatchModern`, while it is. */
+  private inDispatch: number | undefined;
+  private refusedInDispatch = false;
+
+  /**
+   * One 2026-07-28 request, handed to the long-lived server bound to that revision (`ModernBinding`).
+   * The SDK answers the requests it refuses in front of their handler (era, method, envelope gates)
+   * while the request is being delivered - its handlers always start a microtask later - and its
+   * stateless entry gives such a refusal its own HTTP status. So a request answered during its
+   * delivery is not answered here: `false`, nothing sent and nothing owed, and the caller passes it
+   * to that entry, which answers it as it answers every refusal. No handler ran for it.
+   */
+  dispatchModern(exchange: Exchange, request: JSONRPCRequest, extra: MessageExtraInfo): boolean {
+    const id = ++this.nextId;
+    this.pending.set(id, { exchange, callerId: request.id });
+    exchange.owe(id);
+    this.inDispatch = id;
+    this.refusedInDispatch = false;
+    try {
+      this.deliver({ ...request, id }, extra);
+    } catch (err) {
+      this.pending.delete(id);
+      exchange.disown(id);
+      throw err;
+    } finally {
+      this.inDispatch = undefined;
+    }
+    return !this.refusedInDispatch;
   }
 
   dispatch(exchange: Exchange, messages: JSONRPCMessage[], extra: MessageExtraInfo): void {
@@ -654,10 +704,14 @@ export function createMcpEndpoint(
   const server = serverFor(RegistryServer, (ctx) => transport.exchangeOf(ctx.mcpReq.id)?.caller);
   void connectMultiplexed(server, transport, services.log);
   const modern = modernEntry(services, serverFor);
+  const shared = services.config.mcp.shared_modern_server
+    ? sharedModernServer(serverFor, services.log)
+    : undefined;
   const posts: PostHandling = {
     transport,
     limit: services.config.http.body_limit_bytes,
     serveModern: modern.serve,
+    ...(shared ? { shared } : {}),
   };
   /** What the router's error handler does: the failure in the log, a bare Internal error to the client. */
   const failed = (err: unknown, res: ServerResponse, head?: readonly string[]): void => {
@@ -679,6 +733,7 @@ export function createMcpEndpoint(
     router,
     close: async () => {
       await modern.close();
+      await shared?.close();
       await server.close();
     },
     direct: {
@@ -710,6 +765,7 @@ function relayCancellations(services: Services, name: McpServerName, transport: 
 type ToolServerFactory = (
   Kind: typeof Server | typeof RegistryServer,
   callerOf: (ctx: ServerContext) => Caller | undefined,
+  supportedProtocolVersions?: string[],
 ) => Server;
 
 /**
@@ -733,10 +789,11 @@ function toolServerFactory(
     ttlMs: LIST_TTL_MS,
     cacheScope: options.server === 'owner' ? 'private' : 'public',
   };
-  return (Kind, callerOf) => {
+  return (Kind, callerOf, supportedProtocolVersions) => {
     const server = new Kind(
       { name: `agent-service-${options.server}`, title: 'Agent service', version: serviceVersion },
       {
+        ...(supportedProtocolVersions ? { supportedProtocolVersions } : {}),
         capabilities: { tools: { listChanged: false } },
         instructions: options.instructions,
         cacheHints: { 'tools/list': cacheHint, 'server/discover': cacheHint },
@@ -806,6 +863,123 @@ function modernEntry(
   return { serve, close: () => modern.close() };
 }
 
+/**
+ * The transport of the long-lived 2026-07-28 server. By class a `PerRequestHTTPServerTransport`:
+ * the SDK binds a `Server` connected to one to the revision it was classified with when the
+ * server's `supportedProtocolVersions` lists it (the class's documented rule), and the server then
+ * encodes every answer as that revision does (`resultType`, `ttlMs`/`cacheScope`, its serverInfo
+ * in `_meta`, the revision's error codes). By behaviour the multiplexing transport: whatever the
+ * server sends goes to the `MultiplexTransport` that routes it to the exchange it belongs to.
+ */
+export class ModernBinding extends PerRequestHTTPServerTransport {
+  private readonly mux: MultiplexTransport;
+
+  constructor(mux: MultiplexTransport, revision: string) {
+    super({ classification: { era: 'modern', revision } });
+    this.mux = mux;
+  }
+
+  override async start(): Promise<void> {}
+
+  override send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    return this.mux.send(message, options);
+  }
+
+  override async close(): Promise<void> {
+    this.onclose?.();
+  }
+}
+
+type ModernRoute = Extract<InboundClassificationOutcome, { kind: 'modern' }>;
+
+/** The long-lived 2026-07-28 server and the requests it takes (`sharedModernServer`). */
+interface SharedModernServer {
+  /** Whether this request is one the shared server answers exactly as the SDK's entry would. */
+  takes(route: ModernRoute, req: IncomingMessage): route is ModernRoute & { messageKind: 'request' };
+  /** Answers it; a request the SDK refuses in front of its handler goes to `refused` (the entry) instead. */
+  serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    caller: Caller,
+    request: JSONRPCRequest,
+    refused: () => Promise<void>,
+  ): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The params a 2026-07-28 tools/call the shared server takes may carry. */
+const SHARED_CALL_PARAMS = new Set(['name', 'arguments', '_meta']);
+
+/**
+ * MCP 2026-07-28 requests are stateless, so the SDK's entry (`createMcpHandler`) builds a server, a
+ * transport, a web Request and a web Response for each: four times the CPU of a 2025-11-25 call.
+ * The common requests - `tools/call` and `tools/list` - are served instead by one long-lived
+ * server bound to the revision (`ModernBinding`) behind a multiplexing transport, as the 2025-11-25
+ * requests are; the SDK still decodes, dispatches and encodes every one of them.
+ *
+ * It takes a request only where the entry's own checks (`validateStandardRequestHeaders`, the
+ * supported-revision check) are known to pass: the standard headers equal to what the body says,
+ * verbatim, and no progress token (a progress stream is the entry's). Anything else - a mismatch,
+ * a Base64-encoded `Mcp-Name`, `requestState` or `inputResponses`, another method - is the entry's
+ * to answer. test/integration/mcp-shared-modern-server.test.ts sends the same requests through
+ * both and requires the same answers; `mcp.shared_modern_server: false` turns it off.
+ */
+function sharedModernServer(serverFor: ToolServerFactory, log: Pick<Logger, 'warn'>): SharedModernServer {
+  const mux = new MultiplexTransport();
+  const revision = MODERN_PROTOCOL_VERSIONS[0] as string;
+  const extra: MessageExtraInfo = { classification: { era: 'modern', revision } };
+  const server = serverFor(RegistryServer, (ctx) => mux.exchangeOf(ctx.mcpReq.id)?.caller, [
+    ...SUPPORTED_PROTOCOL_VERSIONS,
+    ...MODERN_PROTOCOL_VERSIONS,
+  ]);
+  let ready = false;
+  const unavailable = (reason: string): void =>
+    log.warn(
+      { reason },
+      'mcp: no shared 2026-07-28 server; every 2026-07-28 request is served by the SDK entry',
+    );
+  server.connect(new ModernBinding(mux, revision)).then(
+    () => {
+      if (server.getNegotiatedProtocolVersion() !== revision)
+        unavailable('the SDK did not bind it to the revision');
+      else if (!mux.bindDirect(server)) unavailable('the SDK no longer has Protocol._onrequest');
+      else ready = true;
+    },
+    (err: unknown) => unavailable(String(err)),
+  );
+  return {
+    takes(route, req): route is ModernRoute & { messageKind: 'request' } {
+      if (!ready || route.messageKind !== 'request' || route.classification.revision !== revision)
+        return false;
+      const { method, params = {} } = route.message;
+      if (req.headers['mcp-protocol-version'] !== revision || req.headers['mcp-method'] !== method)
+        return false;
+      if (isRecord(params._meta) && params._meta.progressToken !== undefined) return false;
+      if (method === 'tools/list') {
+        for (const key in params) if (key !== '_meta') return false;
+        return true;
+      }
+      if (method !== 'tools/call') return false;
+      for (const key in params) if (!SHARED_CALL_PARAMS.has(key)) return false;
+      const { name, arguments: args } = params;
+      return (
+        typeof name === 'string' &&
+        req.headers['mcp-name'] === name &&
+        !name.startsWith('=?') &&
+        (args === undefined || isRecord(args))
+      );
+    },
+    async serve(_req, res, caller, request, refused) {
+      const exchange = new Exchange(caller, res, false, false);
+      res.on('close', () => {
+        if (exchange.open) mux.abandon(exchange);
+      });
+      if (!mux.dispatchModern(exchange, request, extra)) await refused();
+    },
+    close: () => server.close(),
+  };
+}
+
 /** The Express side of an endpoint: host and origin checks, CORS preflight, POST, and 405 to GET and DELETE. */
 function mcpRouter(
   allowedHosts: string[],
@@ -846,6 +1020,8 @@ interface PostHandling {
   /** `http.body_limit_bytes`. */
   limit: number;
   serveModern: ServeModern;
+  /** The long-lived 2026-07-28 server (`mcp.shared_modern_server`), for the requests it takes. */
+  shared?: SharedModernServer;
 }
 
 /** One POST, whoever received it (the router, or `direct-routes.ts`), for `caller`. */
@@ -858,18 +1034,25 @@ async function answerPost(
   const read = await readMessages(req, res, caller, posts.limit);
   if (!read) return;
   // MCP 2026-07-28: the era is each request's own, claimed by its `_meta` envelope (and standard
-  // headers). The SDK classifies; a modern request, or a claim it refuses, is its stateless
-  // entry's to answer, as it answers it. A message that claims nothing is 2025-era, even where the
-  // classifier finds its shape wrong (a `_meta` that is not an object): the 2025-11-25 rules below
-  // answer it, Invalid params naming the field.
+  // headers). A message that claims nothing is 2025-era, even where the SDK's classifier finds its
+  // shape wrong (a `_meta` that is not an object): the 2025-11-25 rules answer it, Invalid params
+  // naming the field. The classifier answers `modern` only for a claim (`claimsModernEra` asks what
+  // it asks), so a POST without one skips it: its type guards, failing zod parses for a request,
+  // were a tenth of a 2025-11-25 call.
+  if (!claimsModernEra(req, read.messages)) return dispatchLegacy(posts.transport, req, res, caller, read);
+  // The SDK classifies a claim; a modern request, or a claim it refuses, is its stateless entry's to
+  // answer, as it answers it - or the shared server's, for the requests it takes.
   const route = classifyInboundRequest({
     httpMethod: 'POST',
     ...standardHeadersOf(req),
     body: read.body,
   });
-  if (route.kind === 'modern' || (route.kind === 'reject' && claimsModernEra(req, read.messages)))
-    return posts.serveModern(req, res, caller, read.body);
-  dispatchLegacy(posts.transport, req, res, caller, read);
+  if (route.kind === 'modern' && posts.shared?.takes(route, req))
+    return posts.shared.serve(req, res, caller, route.message, () =>
+      posts.serveModern(req, res, caller, read.body),
+    );
+  if (route.kind === 'legacy') return dispatchLegacy(posts.transport, req, res, caller, read);
+  return posts.serveModern(req, res, caller, read.body);
 }
 
 /**
@@ -971,9 +1154,14 @@ const MODERN_REQUEST_URL = 'http://mcp.invalid/';
 
 /**
  * Whether a POST claims the 2026-07-28 era: a message whose `_meta` names a protocol version (the
- * per-request envelope claim), or an `MCP-Protocol-Version` header naming a modern revision.
+ * per-request envelope claim), or an `MCP-Protocol-Version` header naming a modern revision - what
+ * the SDK's `classifyInboundRequest` looks for before it answers `modern` or refuses a claim
+ * (`hasEnvelopeClaim`, `isModernProtocolVersion`; pinned by test/integration/mcp-eras.test.ts).
  */
-function claimsModernEra(req: IncomingMessage, messages: readonly JSONRPCMessage[]): boolean {
+export function claimsModernEra(
+  req: Pick<IncomingMessage, 'headers'>,
+  messages: readonly JSONRPCMessage[],
+): boolean {
   const version = req.headers['mcp-protocol-version'];
   if (typeof version === 'string' && version.trim() >= (MODERN_PROTOCOL_VERSIONS[0] as string)) return true;
   return messages.some((m) => {
@@ -983,7 +1171,7 @@ function claimsModernEra(req: IncomingMessage, messages: readonly JSONRPCMessage
 }
 
 /** The standard MCP request headers (MCP 2026-07-28 basic/transports, SEP-2243), as the SDK's classifier takes them. */
-function standardHeadersOf(req: IncomingMessage): {
+function standardHeadersOf(req: Pick<IncomingMessage, 'headers'>): {
   protocolVersionHeader?: string;
   mcpMethodHeader?: string;
   mcpNameHeader?: string;

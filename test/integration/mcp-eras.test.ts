@@ -116,6 +116,60 @@ function modernRequest(method: string, params: Json = {}, name?: string) {
   };
 }
 
+/** A 2026-07-28 request with any of its parts mutated: method, id, name, arguments, envelope, headers, batch. */
+function mutatedModernRequest() {
+  const value = fc.oneof(
+    fc.constant(undefined),
+    fc.constant(null),
+    fc.string({ maxLength: 12 }),
+    fc.integer(),
+    fc.boolean(),
+    fc.constant({}),
+    fc.constant([]),
+    fc.constant(MODERN),
+    fc.constant('2025-11-25'),
+  );
+  return fc.record({
+    server: fc.constantFrom('public', 'owner'),
+    method: fc.constantFrom('tools/call', 'tools/list', 'server/discover', 'initialize', 'ping', 'x/y', 5),
+    id: fc.oneof(fc.integer(), fc.string({ maxLength: 5 }), fc.constant(null), fc.constant(undefined)),
+    name: fc.oneof(fc.constant('lookup_card_charge'), fc.constant('get_owner_context'), value),
+    args: fc.oneof(fc.constant({}), value),
+    version: value,
+    capabilities: value,
+    clientInfo: value,
+    requestState: value,
+    headerVersion: value,
+    headerMethod: value,
+    headerName: value,
+    batch: fc.boolean(),
+  });
+}
+
+type MutatedRequest = ReturnType<typeof mutatedModernRequest> extends fc.Arbitrary<infer T> ? T : never;
+
+/** The headers and body of a mutated request (with a bearer token for the owner server). */
+function wireOf(r: MutatedRequest, token?: string): { headers: Record<string, string>; body: unknown } {
+  const meta: Json = {};
+  if (r.version !== undefined) meta['io.modelcontextprotocol/protocolVersion'] = r.version;
+  if (r.capabilities !== undefined) meta['io.modelcontextprotocol/clientCapabilities'] = r.capabilities;
+  if (r.clientInfo !== undefined) meta['io.modelcontextprotocol/clientInfo'] = r.clientInfo;
+  const message: Json = {
+    jsonrpc: '2.0',
+    method: r.method,
+    params: { name: r.name, arguments: r.args, requestState: r.requestState, _meta: meta },
+  };
+  if (r.id !== undefined) message.id = r.id;
+  const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+  for (const [header, v] of [
+    ['mcp-protocol-version', r.headerVersion],
+    ['mcp-method', r.headerMethod],
+    ['mcp-name', r.headerName],
+  ] as const)
+    if (v !== undefined && v !== null && typeof v !== 'object') headers[header] = String(v);
+  return { headers, body: r.batch ? [message] : message };
+}
+
 describe.each(dialects)('both MCP eras on both servers (%s)', (dialect) => {
   let service: TestService;
   let site: FixtureSite;
@@ -307,70 +361,76 @@ describe.each(dialects)('both MCP eras on both servers (%s)', (dialect) => {
     });
 
     it('never answers a 5xx to a mutated 2026-07-28 request, on either server', async () => {
-      const value = fc.oneof(
-        fc.constant(undefined),
-        fc.constant(null),
-        fc.string({ maxLength: 12 }),
-        fc.integer(),
-        fc.boolean(),
-        fc.constant({}),
-        fc.constant([]),
-        fc.constant(MODERN),
-        fc.constant('2025-11-25'),
-      );
-      const request = fc.record({
-        server: fc.constantFrom('public', 'owner'),
-        method: fc.constantFrom(
-          'tools/call',
-          'tools/list',
-          'server/discover',
-          'initialize',
-          'ping',
-          'x/y',
-          5,
-        ),
-        id: fc.oneof(fc.integer(), fc.string({ maxLength: 5 }), fc.constant(null), fc.constant(undefined)),
-        name: fc.oneof(fc.constant('lookup_card_charge'), fc.constant('get_owner_context'), value),
-        args: fc.oneof(fc.constant({}), value),
-        version: value,
-        capabilities: value,
-        clientInfo: value,
-        requestState: value,
-        headerVersion: value,
-        headerMethod: value,
-        headerName: value,
-        batch: fc.boolean(),
-      });
       await fc.assert(
-        fc.asyncProperty(request, async (r) => {
-          const meta: Json = {};
-          if (r.version !== undefined) meta['io.modelcontextprotocol/protocolVersion'] = r.version;
-          if (r.capabilities !== undefined)
-            meta['io.modelcontextprotocol/clientCapabilities'] = r.capabilities;
-          if (r.clientInfo !== undefined) meta['io.modelcontextprotocol/clientInfo'] = r.clientInfo;
-          const message: Json = {
-            jsonrpc: '2.0',
-            method: r.method,
-            params: { name: r.name, arguments: r.args, requestState: r.requestState, _meta: meta },
-          };
-          if (r.id !== undefined) message.id = r.id;
-          const headers: Record<string, string> =
-            r.server === 'owner' ? { authorization: `Bearer ${token}` } : {};
-          for (const [header, v] of [
-            ['mcp-protocol-version', r.headerVersion],
-            ['mcp-method', r.headerMethod],
-            ['mcp-name', r.headerName],
-          ] as const)
-            if (v !== undefined && v !== null && typeof v !== 'object') headers[header] = String(v);
-          const answer = await post(
-            r.server === 'public' ? publicUrl : ownerUrl,
-            headers,
-            r.batch ? [message] : message,
-          );
+        fc.asyncProperty(mutatedModernRequest(), async (r) => {
+          const { headers, body } = wireOf(r, r.server === 'owner' ? token : undefined);
+          const answer = await post(r.server === 'public' ? publicUrl : ownerUrl, headers, body);
           expect(answer.status, `${JSON.stringify(r)} -> ${answer.text}`).toBeLessThan(500);
         }),
         { numRuns: 300 },
       );
+    });
+
+    it('answers every 2026-07-28 request on the shared server exactly as the SDK entry does (mcp.shared_modern_server off)', async () => {
+      // The same database, the same tools; the second service serves every 2026-07-28 request
+      // through the SDK's createMcpHandler, a server per request.
+      const entry = await startTestService(
+        dialect,
+        { 'payments.pay_to': payTo, 'mcp.shared_modern_server': false },
+        { operations: withTestSku(), database: service.db },
+      );
+      try {
+        const entryUrl = entry.config.mcp_url;
+        /** An answer with each service's own origin (in x402 resource URLs) made alike; JSON as values (members in any order). */
+        const comparable = (answer: Awaited<ReturnType<typeof post>>) => {
+          const alike = (text: string) => text.replace(/http:\/\/127\.0\.0\.1:\d+/g, 'http://origin');
+          return {
+            status: answer.status,
+            type: answer.headers.get('content-type'),
+            body: answer.json ? JSON.parse(alike(JSON.stringify(answer.json))) : alike(answer.text),
+          };
+        };
+        const same = async (headers: Record<string, string>, body: unknown) => {
+          const [shared, perRequest] = await Promise.all([
+            post(publicUrl, headers, body),
+            post(entryUrl, headers, body),
+          ]);
+          const label = `${JSON.stringify(headers)} ${JSON.stringify(body)}`;
+          expect(comparable(shared), label).toEqual(comparable(perRequest));
+          return shared;
+        };
+        const call = (name: string, params: Json = {}, nameHeader: string | undefined = name) =>
+          modernRequest('tools/call', { name, ...params }, nameHeader);
+        const args = { charge: 'CHECKCARD 0312 NETFLIX.COM 866-579-7172 CA' };
+        const cases = [
+          modernRequest('tools/list'),
+          call('lookup_card_charge', { arguments: args }),
+          call('lookup_card_charge', { arguments: {} }),
+          call('lookup_card_charge'),
+          call('no_such_tool', { arguments: {} }),
+          call('test_echo', { arguments: { text: 'unpaid' } }),
+          call('test_echo', { arguments: { text: 7 } }),
+          // Not the shared server's: the SDK entry answers them on both.
+          call('lookup_card_charge', { arguments: [] }),
+          call('lookup_card_charge', { arguments: args, requestState: 'forged' }),
+          call('lookup_card_charge', { arguments: args, task: { ttl: 1 } }),
+          call('lookup_card_charge', { arguments: args }, `=?base64?${btoa('lookup_card_charge')}?=`),
+          modernRequest('tools/list', { cursor: 'x' }),
+          modernRequest('ping'),
+        ];
+        for (const { headers, body } of cases) await same(headers, body);
+        const listed = await same(modernRequest('tools/list').headers, modernRequest('tools/list').body);
+        expect(listed.json?.result).toMatchObject({ resultType: 'complete', cacheScope: 'public' });
+        await fc.assert(
+          fc.asyncProperty(mutatedModernRequest(), async (r) => {
+            const { headers, body } = wireOf(r);
+            await same(headers, body);
+          }),
+          { numRuns: 150 },
+        );
+      } finally {
+        await entry.close();
+      }
     });
 
     describe.each(['public', 'owner'] as const)('error paths on the %s server', (server) => {

@@ -7,20 +7,40 @@
  *   renames them, changes their arguments or what they send fails here, loudly; the endpoint itself
  *   falls back to the public entry and says so once in the log (second test);
  * - `RegistryServer` overrides `_wrapHandler` (the Protocol's documented subclass hook) so that
- *   tools/call runs as registered (third test).
+ *   tools/call runs as registered (third test);
+ * - the shared 2026-07-28 server (`sharedModernServer`): a server connected to a `ModernBinding`
+ *   (a `PerRequestHTTPServerTransport` by class) is bound to the revision and encodes its answers
+ *   as the revision does, and the SDK answers what it refuses in front of a handler while the
+ *   request is delivered, so `dispatchModern` can leave those to the SDK's entry;
+ * - `claimsModernEra` asks what the SDK's classifier asks before it answers `modern`, so a POST
+ *   it says claims nothing can skip the classifier.
  */
 import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  classifyInboundRequest,
   type JSONRPCMessage,
   type JSONRPCNotification,
   type JSONRPCRequest,
+  PROTOCOL_VERSION_META_KEY,
   ProtocolError,
   ProtocolErrorCode,
   Server,
+  SUPPORTED_PROTOCOL_VERSIONS,
   type TransportSendOptions,
 } from '@modelcontextprotocol/server';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { connectMultiplexed, MultiplexTransport, RegistryServer } from '../../servers/adapters/mcp.ts';
+import {
+  type Caller,
+  claimsModernEra,
+  connectMultiplexed,
+  Exchange,
+  ModernBinding,
+  MultiplexTransport,
+  RegistryServer,
+} from '../../servers/adapters/mcp.ts';
 
 type Sent = { message: JSONRPCMessage; relatedRequestId: unknown };
 
@@ -211,5 +231,155 @@ describe('MCP SDK internals the adapter relies on', () => {
       result: { content: [{ type: 'not-a-content-type', text: 'x' }] },
     });
     expect(answers[1]).toMatchObject({ id: 1, error: { code: ProtocolErrorCode.InvalidParams } });
+  });
+
+  it('binds a server connected to a ModernBinding to 2026-07-28; what it refuses before a handler is answered while delivered', async () => {
+    const revision = '2026-07-28';
+    const mux = new MultiplexTransport();
+    const server = new RegistryServer(
+      { name: 'modern', version: '1' },
+      {
+        capabilities: { tools: {} },
+        supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS, revision],
+        cacheHints: { 'tools/list': { ttlMs: 60_000, cacheScope: 'public' } },
+      },
+    );
+    server.setRequestHandler('tools/list', async () => ({
+      tools: [{ name: 'echo', inputSchema: { type: 'object' } }],
+    }));
+    server.setRequestHandler('tools/call', { params: z.unknown() }, async () => ({
+      content: [{ type: 'text', text: 'ok' }],
+    }));
+    await server.connect(new ModernBinding(mux, revision));
+    expect(server.getNegotiatedProtocolVersion()).toBe(revision);
+    expect(mux.bindDirect(server)).toBe(true);
+    const envelope = {
+      [PROTOCOL_VERSION_META_KEY]: revision,
+      [CLIENT_INFO_META_KEY]: { name: 'c', version: '1' },
+      [CLIENT_CAPABILITIES_META_KEY]: {},
+    };
+    const extra = { classification: { era: 'modern' as const, revision } };
+    /** One request through `dispatchModern`, on a response that records what is written. */
+    const dispatch = async (method: string, params: Record<string, unknown>) => {
+      const written: { status?: number; body?: string } = {};
+      const res = {
+        headersSent: false,
+        writableEnded: false,
+        writeHead(status: number) {
+          written.status = status;
+          this.headersSent = true;
+        },
+        end(body: string) {
+          written.body = body;
+        },
+      };
+      const caller: Caller = {
+        request: { id: 'r', ip: '127.0.0.1', via: 'mcp', headers: {} },
+        log: () => {
+          throw new Error('no log in this test');
+        },
+      };
+      const exchange = new Exchange(caller, res as never, false, false);
+      const delivered = mux.dispatchModern(exchange, request(3, method, params), extra);
+      for (let i = 0; i < 20 && written.body === undefined; i++) await new Promise((r) => setImmediate(r));
+      return {
+        delivered,
+        open: exchange.open,
+        written,
+        json: written.body ? JSON.parse(written.body) : undefined,
+      };
+    };
+    const call = await dispatch('tools/call', { name: 'echo', arguments: {}, _meta: envelope });
+    expect(call).toMatchObject({ delivered: true, open: false, written: { status: 200 } });
+    expect(call.json).toEqual({
+      jsonrpc: '2.0',
+      id: 3,
+      result: {
+        content: [{ type: 'text', text: 'ok' }],
+        resultType: 'complete',
+        _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'modern', version: '1' } },
+      },
+    });
+    const list = await dispatch('tools/list', { _meta: envelope });
+    expect(list.json.result).toMatchObject({ resultType: 'complete', ttlMs: 60_000, cacheScope: 'public' });
+    // Refused in front of a handler - an envelope that is not the revision's, a method it does not
+    // have - answered while delivered: nothing written, nothing owed, for the entry to answer.
+    for (const [method, params] of [
+      ['tools/call', { name: 'echo', _meta: { ...envelope, [CLIENT_CAPABILITIES_META_KEY]: 'none' } }],
+      ['no/such/method', { _meta: envelope }],
+      [
+        'initialize',
+        {
+          protocolVersion: '2025-11-25',
+          capabilities: {},
+          clientInfo: { name: 'c', version: '1' },
+          _meta: envelope,
+        },
+      ],
+    ] as const) {
+      const refused = await dispatch(method, params);
+      expect(refused, method).toMatchObject({ delivered: false, open: false, written: {} });
+    }
+    await server.close();
+  });
+
+  it('finds no claim in a POST the SDK classifier would not route to 2026-07-28', () => {
+    const value = fc.oneof(
+      fc.constant(undefined),
+      fc.constant('2025-11-25'),
+      fc.constant('2026-07-28'),
+      fc.constant(' 2026-07-28 '),
+      fc.constant('2027-01-01'),
+      fc.string({ maxLength: 12 }),
+      fc.integer(),
+      fc.constant({}),
+    );
+    const message = fc.record({
+      kind: fc.constantFrom('request', 'notification', 'response'),
+      method: fc.constantFrom('tools/call', 'initialize', 'notifications/cancelled', 'ping'),
+      meta: fc.oneof(
+        fc.constant(undefined),
+        fc.constant('x'),
+        fc.constant([]),
+        fc.dictionary(
+          fc.constantFrom(PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, 'progressToken'),
+          value,
+        ),
+      ),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(message, { minLength: 1, maxLength: 3 }),
+        fc.boolean(),
+        value,
+        value,
+        (parts, batch, version, method) => {
+          const messages = parts.map((m, i) =>
+            m.kind === 'response'
+              ? { jsonrpc: '2.0', id: i, result: {} }
+              : {
+                  jsonrpc: '2.0',
+                  method: m.method,
+                  ...(m.kind === 'request' ? { id: i } : {}),
+                  ...(m.meta === undefined ? {} : { params: { _meta: m.meta } }),
+                },
+          ) as JSONRPCMessage[];
+          const headers: Record<string, string> = {};
+          if (typeof version === 'string') headers['mcp-protocol-version'] = version;
+          if (typeof method === 'string') headers['mcp-method'] = method;
+          const body = batch || messages.length > 1 ? messages : messages[0];
+          const route = classifyInboundRequest({
+            httpMethod: 'POST',
+            ...(headers['mcp-protocol-version'] !== undefined
+              ? { protocolVersionHeader: headers['mcp-protocol-version'] }
+              : {}),
+            ...(headers['mcp-method'] !== undefined ? { mcpMethodHeader: headers['mcp-method'] } : {}),
+            body,
+          });
+          if (!claimsModernEra({ headers }, messages)) expect(route.kind).not.toBe('modern');
+        },
+      ),
+      { numRuns: 2000 },
+    );
   });
 });
