@@ -146,6 +146,75 @@ function mutatedModernRequest() {
   });
 }
 
+/**
+ * A 2026-07-28 tools/call or tools/list the shared server would take, with a few of its members
+ * changed or added: the id, extra members at each level, each envelope key, progress and other
+ * `_meta` keys, the tool name and arguments, and each standard header.
+ */
+function nearMissModernRequest() {
+  /** Each member's value in a request the shared server takes, then its changes. */
+  const choices = {
+    method: ['tools/call', 'tools/list', 'tools/List'],
+    id: [7, 'seven', 2 ** 53, 1.5, null, undefined],
+    extra: [undefined, { result: {} }, { error: 1 }, { other: 1 }],
+    name: [
+      'lookup_card_charge',
+      'test_echo',
+      'no_such_tool',
+      '=?base64?bG9va3VwX2NhcmRfY2hhcmdl?=',
+      5,
+      undefined,
+    ],
+    args: [{ charge: 'NETFLIX.COM' }, {}, [], 'x', null, undefined, { text: 'near' }],
+    params: [undefined, { cursor: 'c' }, { task: { ttl: 1 } }, { requestState: 's' }, { inputResponses: {} }],
+    version: [MODERN, '2025-11-25', '2026-07-29', 5, undefined],
+    clientInfo: [{ name: 'near', version: '1' }, undefined, 'x', { name: 1 }, {}],
+    capabilities: [{}, undefined, 'none', { sampling: 5 }, []],
+    meta: [
+      undefined,
+      { progressToken: 'p' },
+      { 'x402/payment': { x402Version: 2 } },
+      { traceparent: 'x' },
+      { 'io.modelcontextprotocol/logLevel': 'debug' },
+      { 'io.modelcontextprotocol/related-task': { taskId: 1 } },
+    ],
+    headerVersion: [MODERN, undefined, '2025-11-25', ` ${MODERN}`],
+    headerMethod: ['same', undefined, 'tools/list', 'TOOLS/CALL'],
+    headerName: ['same', undefined, 'other', 'LOOKUP_CARD_CHARGE'],
+    batch: [false, true],
+  } as const;
+  type Choice = keyof typeof choices;
+  const keys = Object.keys(choices) as Choice[];
+  // Up to three members changed, each to one of its other values.
+  return fc
+    .array(fc.tuple(fc.constantFrom(...keys), fc.nat()), { maxLength: 3 })
+    .map((changes) => {
+      const r = Object.fromEntries(keys.map((k) => [k, choices[k][0]])) as Record<Choice, unknown>;
+      for (const [key, n] of changes) r[key] = choices[key][1 + (n % (choices[key].length - 1))];
+      return r;
+    })
+    .map((r) => {
+      const meta: Json = { ...(r.meta as Json | undefined) };
+      if (r.version !== undefined) meta['io.modelcontextprotocol/protocolVersion'] = r.version;
+      if (r.clientInfo !== undefined) meta['io.modelcontextprotocol/clientInfo'] = r.clientInfo;
+      if (r.capabilities !== undefined) meta['io.modelcontextprotocol/clientCapabilities'] = r.capabilities;
+      const params: Json = { ...(r.params as Json | undefined), _meta: meta };
+      if (r.method !== 'tools/list') {
+        if (r.name !== undefined) params.name = r.name;
+        if (r.args !== undefined) params.arguments = r.args;
+      }
+      const message: Json = { jsonrpc: '2.0', method: r.method, params, ...(r.extra as Json | undefined) };
+      if (r.id !== undefined) message.id = r.id;
+      const headers: Record<string, string> = {};
+      if (r.headerVersion !== undefined) headers['mcp-protocol-version'] = r.headerVersion as string;
+      if (r.headerMethod !== undefined)
+        headers['mcp-method'] = r.headerMethod === 'same' ? String(r.method) : (r.headerMethod as string);
+      if (r.headerName !== undefined && typeof params.name === 'string')
+        headers['mcp-name'] = r.headerName === 'same' ? params.name : (r.headerName as string);
+      return { headers, body: r.batch ? [message] : message };
+    });
+}
+
 type MutatedRequest = ReturnType<typeof mutatedModernRequest> extends fc.Arbitrary<infer T> ? T : never;
 
 /** The headers and body of a mutated request (with a bearer token for the owner server). */
@@ -426,7 +495,14 @@ describe.each(dialects)('both MCP eras on both servers (%s)', (dialect) => {
             const { headers, body } = wireOf(r);
             await same(headers, body);
           }),
-          { numRuns: 150 },
+          { numRuns: 100 },
+        );
+        // Near misses of what the shared server takes: one valid request, a few members changed.
+        await fc.assert(
+          fc.asyncProperty(nearMissModernRequest(), async ({ headers, body }) => {
+            await same(headers, body);
+          }),
+          { numRuns: 250 },
         );
       } finally {
         await entry.close();
