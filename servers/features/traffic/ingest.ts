@@ -30,6 +30,7 @@
 
 import type { Database as SQLiteClient, Statement as SQLiteStatement } from 'better-sqlite3';
 import { CompiledQuery, type Kysely } from 'kysely';
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { DatabaseHandle, Dialect } from '../../../db/database.ts';
 import type { Database } from '../../../db/schema.ts';
@@ -410,9 +411,12 @@ function sqliteWriter(client: SQLiteClient): BatchWriter {
 /**
  * With `asyncCommit`, the statement runs as a transaction of its own (no BEGIN, no COMMIT: one
  * round trip) that sets `synchronous_commit = off` for itself (`set_config(..., true)`: local to
- * the transaction, read at its commit) - see `commitAcknowledgement`.
+ * the transaction, read at its commit) - see `commitAcknowledgement` - and, given the `pool`, as a
+ * named prepared statement on whichever pooled connection runs it: PostgreSQL parses and plans
+ * the seven-insert statement once per connection instead of once per batch (its planning took
+ * about 0.6 of 1.8 ms a batch of 16 hits).
  */
-function postgresWriter(asyncCommit = false): BatchWriter {
+function postgresWriter(asyncCommit = false, pool?: pg.Pool): BatchWriter {
   let n = 0;
   const writes = BATCH_TABLES.map((table, i) => {
     const arrays = Object.values(table.columns).map((type) => `$${++n}::${type}[]`);
@@ -422,13 +426,15 @@ function postgresWriter(asyncCommit = false): BatchWriter {
   const text = asyncCommit
     ? `with ${writes.join(', ')} select set_config('synchronous_commit', 'off', true)`
     : `with ${writes.join(', ')} select 1`;
+  const name = `traffic batch ${asyncCommit ? 'at commit' : 'on disk'}`;
   return async (trx, batch) => {
     const parameters = BATCH_TABLES.flatMap((table, i) =>
       columnsOf(table).map((c) =>
         (batch[i] as readonly object[]).map((row) => (row as Record<string, unknown>)[c]),
       ),
     );
-    await trx.executeQuery(CompiledQuery.raw(text, parameters));
+    if (pool) await pool.query({ name, text, values: parameters });
+    else await trx.executeQuery(CompiledQuery.raw(text, parameters));
   };
 }
 
@@ -458,7 +464,7 @@ export function commitAcknowledgement(raw: DatabaseHandle['raw']): CommitAcknowl
         acknowledgeAtCommit(() => db.transaction().execute((trx) => writeEvents(trx, events, write))),
     };
   }
-  const write = postgresWriter(true);
+  const write = postgresWriter(true, raw.pool);
   return { write: (db, events) => writeEvents(db, events, write) };
 }
 
