@@ -236,7 +236,7 @@ export const Config = z
       shared_modern_server: z
         .boolean()
         .describe(
-          "serve MCP 2026-07-28 `tools/call` and `tools/list` on one long-lived SDK server bound to the revision, as 2025-11-25 requests are (a quarter of the CPU of a server per request); off: every 2026-07-28 request through the SDK's stateless entry, a server per request. The answers are the same either way",
+          "serve MCP 2026-07-28 `tools/call` and `tools/list` on one long-lived SDK server bound to the revision, as 2025-11-25 requests are (about a quarter of the CPU of a server per request); off: every 2026-07-28 request through the SDK's stateless entry, a server per request. The answers are the same either way",
         ),
     }),
     http: z.strictObject({
