@@ -47,12 +47,8 @@ const DAY_MS = 86_400_000;
 
 export type CandidateOutcome =
   | 'accepted'
-  | 'parked'
-  | 'directory'
-  | 'name_absent'
-  | 'city_mismatch'
-  | 'region_mismatch'
-  | 'country_mismatch'
+  // Why the merchant's site judged it another business's (`judgeSite`).
+  | NonNullable<SiteVerdict['reason']>
   | 'no_address'
   | 'blocked'
   | 'not_html'

@@ -323,7 +323,8 @@ export interface OAuthChain {
   authorization_servers: string[];
 }
 
-const jsonObject = (body: string): Record<string, unknown> | null => {
+/** A JSON body that is an object, or null (not JSON, or another value). */
+export const jsonObject = (body: string): Record<string, unknown> | null => {
   try {
     const value = JSON.parse(body) as unknown;
     return value && typeof value === 'object' && !Array.isArray(value)

@@ -8,7 +8,7 @@
  * registering is not a scanner's business (a passive scan, as isitagentready.com's skill says too).
  */
 import type { AuthMdFacts } from '../site-facts.ts';
-import { authorizationServerMetadataUrls, type OAuthChain } from '../verify.ts';
+import { authorizationServerMetadataUrls, jsonObject, type OAuthChain } from '../verify.ts';
 import type { SiteDocuments, UnknownPathJudge } from './documents.ts';
 import { type FetchOutcome, textOf } from './session.ts';
 import type { Site } from './site.ts';
@@ -184,17 +184,6 @@ async function askEndpoints(
       return { name, url, status: got.status, ok, note: ok ? null : `HTTP ${got.status}` };
     }),
   );
-}
-
-function jsonObject(body: string): Record<string, unknown> | null {
-  try {
-    const value = JSON.parse(body) as unknown;
-    return value && typeof value === 'object' && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : null;
-  } catch {
-    return null;
-  }
 }
 
 const urlsOf = (list: unknown[]): string[] =>
