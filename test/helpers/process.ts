@@ -67,6 +67,9 @@ export async function spawnService(
     keep(d);
   });
   child.stdout?.on('data', keep);
+  // With WORKERS=N, each worker says it listens once its app is up; until then a worker answers
+  // 503 (servers/server.ts), so the service is started when all N have said it.
+  const workers = Number(env.WORKERS ?? 1);
   const url = await new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
     // Generous: a loaded CI machine starting several workers (WORKERS=N) at once is slow.
@@ -75,9 +78,10 @@ export async function spawnService(
       child.kill('SIGKILL');
       reject(new Error(`service did not start (no "listening on" line at LOG_LEVEL info): ${stderr}`));
     }, 150_000);
+    let listening = 0;
     lines.on('line', (line) => {
       const match = /listening on (http:\/\/[^"\s]+)/.exec(line);
-      if (match?.[1]) {
+      if (match?.[1] && ++listening >= workers) {
         clearTimeout(timer);
         resolve(match[1]);
       }

@@ -5,22 +5,6 @@ import { expect } from 'vitest';
 import type { Database } from '../../db/schema.ts';
 import type { TestDatabase } from './databases.ts';
 
-/**
- * A request to a service that may still be starting: with `WORKERS=N` the first worker to listen
- * tells the test the service is up, and a request that reaches another worker before its app is
- * ready is answered 503 with `Retry-After` (servers/server.ts) - nothing done, so it is sent again,
- * as a client would, within a minute.
- */
-async function fetchWhenReady(url: string, init: RequestInit): Promise<Response> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const res = await fetch(url, init);
-    if (res.status !== 503 || !res.headers.has('retry-after') || Date.now() > deadline) return res;
-    await res.arrayBuffer();
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
 /** A new account (`POST /account`) and a site of it (`POST /pixel-install`) on the service at `api`. */
 export async function accountWithSite(
   api: string,
@@ -28,14 +12,14 @@ export async function accountWithSite(
   shareNetwork = false,
 ): Promise<{ key: string; siteId: string }> {
   const email = `owner-${domain}-${Math.random().toString(36).slice(2)}@example.com`;
-  const account = await fetchWhenReady(`${api}/account`, {
+  const account = await fetch(`${api}/account`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ email, password: 'correct horse battery' }),
   });
   expect(account.status).toBe(201);
   const key: string = (await account.json()).key.service_key;
-  const install = await fetchWhenReady(`${api}/pixel-install`, {
+  const install = await fetch(`${api}/pixel-install`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-service-key': key },
     body: JSON.stringify({ domain, share_network: shareNetwork }),
