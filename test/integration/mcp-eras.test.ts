@@ -490,6 +490,17 @@ describe.each(dialects)('both MCP eras on both servers (%s)', (dialect) => {
         for (const { headers, body } of cases) await same(headers, body);
         const listed = await same(modernRequest('tools/list').headers, modernRequest('tools/list').body);
         expect(listed.json?.result).toMatchObject({ resultType: 'complete', cacheScope: 'public' });
+        // Which path answered a tool call shows in the framing alone: the multiplexing transport
+        // writes a tool result with `jsonrpc` and `id` first (`replyJson`), the SDK's per-request
+        // transport the SDK's message as it is (`result` first). Same answers: the shared server
+        // did answer.
+        const lookup = call('lookup_card_charge', { arguments: args });
+        const [shared, perRequest] = await Promise.all([
+          post(publicUrl, lookup.headers, lookup.body),
+          post(entryUrl, lookup.headers, lookup.body),
+        ]);
+        expect(shared.text.startsWith('{"jsonrpc":"2.0","id":7,"result":')).toBe(true);
+        expect(perRequest.text.startsWith('{"result":')).toBe(true);
         await fc.assert(
           fc.asyncProperty(mutatedModernRequest(), async (r) => {
             const { headers, body } = wireOf(r);
