@@ -108,6 +108,38 @@ describe.each(dialects)('traffic ingestion queue (%s)', (dialect) => {
     await queue.close();
   });
 
+  it('writes a batch of more rows than one INSERT carries: every event in order, every rollup row merged', async () => {
+    db = await createTestDatabase(dialect);
+    const siteId = randomUUID();
+    const queue = queueOn(db, {});
+    // 150 pages: the raw events and the page rollup span three SQLite statements (64 rows each at most).
+    const paths = Array.from({ length: 150 }, (_, i) => `/p/${String(i).padStart(3, '0')}`);
+    expect(await queue.enqueue(paths.map((path) => event(siteId, path)))).toBe('written');
+    expect(
+      await queue.enqueue(
+        paths.map((path) => event(siteId, path)),
+        undefined,
+        'commit',
+      ),
+    ).toBe('written');
+    const stored = await (db as TestDatabase).handle.db
+      .selectFrom('traffic_events')
+      .select('path')
+      .where('site_id', '=', siteId)
+      .orderBy('id')
+      .execute();
+    expect(stored.map((row) => row.path)).toEqual([...paths, ...paths]);
+    const pages = await (db as TestDatabase).handle.db
+      .selectFrom('traffic_pages_daily')
+      .select(['path', 'events'])
+      .where('site_id', '=', siteId)
+      .orderBy('path')
+      .execute();
+    expect(pages.map((row) => [row.path, Number(row.events)])).toEqual(paths.map((path) => [path, 2]));
+    expect(await counted(siteId)).toBe(300);
+    await queue.close();
+  });
+
   it('answers the callers of a write whose COMMIT answer was lost 503, and writes nothing twice', async () => {
     db = await createTestDatabase(dialect);
     const siteId = randomUUID();
