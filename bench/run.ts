@@ -25,7 +25,7 @@
  * the rates are taken, so POST /return reads it cached, as in production between refreshes.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -133,18 +133,54 @@ interface Load {
   ok: number;
   /** CPU time (user + system) the server spent per request of the measured run, in microseconds. */
   cpuUs?: number;
+  /** The same for the database server's processes (`Scenario.databaseCpu`). */
+  dbCpuUs?: number;
 }
 
 /** User + system CPU time of a process in milliseconds (Linux /proc; undefined elsewhere). */
 function cpuTimeMs(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
-    return (Number(fields[11]) + Number(fields[12])) * 10;
+    return cpuOfStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return undefined;
   }
+}
+
+/** User + system CPU milliseconds in a `/proc/<pid>/stat` line. */
+function cpuOfStat(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * CPU milliseconds of every PostgreSQL server process on this machine (postmaster, backends, WAL
+ * writer...), or undefined when there is none to read (a remote server, no /proc). A beacon hit on
+ * PostgreSQL costs the database server CPU too; on a small host it shares the cores with the service
+ * and the load generator, which the service's own CPU time does not show.
+ */
+function postgresCpuMs(): number | undefined {
+  let total = 0;
+  let found = false;
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return undefined;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (!stat.includes(' (postgres) ')) continue;
+      total += cpuOfStat(stat);
+      found = true;
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return found ? total : undefined;
 }
 
 /** Seconds of one turn of a paired run (`BENCH_SLICE`, default 1). */
@@ -154,6 +190,8 @@ interface Slice {
   requests: number;
   seconds: number;
   cpuMs?: number;
+  /** CPU time of the database server's processes over the run (`Scenario.databaseCpu`). */
+  dbCpuMs?: number;
   p99: number;
   errors: number;
   non2xx: number;
@@ -165,11 +203,15 @@ async function measureSlice(
   options: autocannon.Options,
   pid: number | undefined,
   seconds = slice,
+  databaseCpu?: () => number | undefined,
 ): Promise<Slice> {
   const before = cpuTimeMs(pid);
+  const dbBefore = databaseCpu?.();
   const result = await autocannon({ ...options, duration: seconds });
   const after = cpuTimeMs(pid);
+  const dbAfter = databaseCpu?.();
   return {
+    ...(dbBefore !== undefined && dbAfter !== undefined ? { dbCpuMs: dbAfter - dbBefore } : {}),
     requests: result.requests.total,
     seconds: (result.finish.getTime() - result.start.getTime()) / 1000,
     ...(before !== undefined && after !== undefined ? { cpuMs: after - before } : {}),
@@ -187,6 +229,9 @@ function loadOfSlices(slices: Slice[], warmOk: number): Load {
   const cpu = slices.every((s) => s.cpuMs !== undefined)
     ? slices.reduce((n, s) => n + (s.cpuMs as number), 0)
     : undefined;
+  const dbCpu = slices.every((s) => s.dbCpuMs !== undefined)
+    ? slices.reduce((n, s) => n + (s.dbCpuMs as number), 0)
+    : undefined;
   return {
     rps: seconds > 0 ? requests / seconds : 0,
     p99: median(slices.map((s) => s.p99)),
@@ -194,6 +239,7 @@ function loadOfSlices(slices: Slice[], warmOk: number): Load {
     non2xx: slices.reduce((n, s) => n + s.non2xx, 0),
     ok: warmOk + slices.reduce((n, s) => n + s.ok, 0),
     ...(cpu !== undefined && requests > 0 ? { cpuUs: (cpu * 1000) / requests } : {}),
+    ...(dbCpu !== undefined && requests > 0 ? { dbCpuUs: (dbCpu * 1000) / requests } : {}),
   };
 }
 
@@ -219,6 +265,7 @@ async function pairedLoad(
   baseline: Scenario,
   options: autocannon.Options,
   pid: number | undefined,
+  databaseCpu?: () => number | undefined,
 ): Promise<{ base: Load; result: Load }> {
   const baseRun = { connections, ...baseline.options };
   const run = { connections, ...options };
@@ -229,7 +276,7 @@ async function pairedLoad(
   const turns = Math.max(1, Math.round(duration / slice));
   for (let i = 0; i < turns; i++) {
     baseSlices.push(await measureSlice(baseRun, baseline.pid));
-    slices.push(await measureSlice(run, pid));
+    slices.push(await measureSlice(run, pid, slice, databaseCpu));
   }
   return { base: loadOfSlices(baseSlices, warmBase['2xx']), result: loadOfSlices(slices, warm['2xx']) };
 }
@@ -258,6 +305,8 @@ interface Scenario {
   events?: number;
   /** The server's inspector: the bytes a request allocates are measured too. */
   inspector?: string;
+  /** CPU milliseconds of the database server the service writes to, when it runs on this machine. */
+  databaseCpu?: () => number | undefined;
 }
 
 const mcpHeaders = {
@@ -415,6 +464,7 @@ interface Measured {
   ratio: number[];
   p99: number[];
   cpuUs: number[];
+  dbCpuUs: number[];
   problems: number;
   ok: number;
   /** Bytes allocated on the server's heap per request (`allocatedPerRequest`), once rates are taken. */
@@ -434,6 +484,7 @@ async function runScenarios(baseline: Scenario, targets: Scenario[]): Promise<Ma
       ratio: [],
       p99: [],
       cpuUs: [],
+      dbCpuUs: [],
       problems: 0,
       ok: 0,
     };
@@ -441,6 +492,7 @@ async function runScenarios(baseline: Scenario, targets: Scenario[]): Promise<Ma
     entry.ratio.push(ratio);
     entry.p99.push(result.p99);
     if (result.cpuUs !== undefined) entry.cpuUs.push(result.cpuUs);
+    if (result.dbCpuUs !== undefined) entry.dbCpuUs.push(result.dbCpuUs);
     entry.problems += result.errors + result.non2xx;
     entry.ok += result.ok;
     results.set(scenario.name, entry);
@@ -448,7 +500,7 @@ async function runScenarios(baseline: Scenario, targets: Scenario[]): Promise<Ma
   for (let round = 1; round <= rounds; round++) {
     for (const scenario of targets) {
       const options = scenario.prepare ? await scenario.prepare() : scenario.options;
-      const { base, result } = await pairedLoad(baseline, options, scenario.pid);
+      const { base, result } = await pairedLoad(baseline, options, scenario.pid, scenario.databaseCpu);
       record(baseline, base, 1);
       record(scenario, result, result.rps / base.rps);
       process.stdout.write(
@@ -501,6 +553,14 @@ function printResults(scenarios: Scenario[], results: Map<string, Measured>): vo
     const allocated = entry.allocated === undefined ? '-' : format(entry.allocated / 1024, 1);
     process.stdout.write(
       `${scenario.name.padEnd(76)}${format(rps).padStart(9)}${format(p99).padStart(8)}${cpu.padStart(8)}${allocated.padStart(8)}${`${format(ratio, 2)}x`.padStart(8)}${range.padStart(13)}  ${verdict}${problems}${events}\n`,
+    );
+  }
+  for (const scenario of scenarios) {
+    const entry = results.get(scenario.name);
+    if (!entry?.dbCpuUs.length) continue;
+    process.stdout.write(
+      `  ${scenario.name.trim()}: the local PostgreSQL server's processes spent ${format(median(entry.dbCpuUs))} us ` +
+        `of CPU per request besides the service's ${entry.cpuUs.length ? format(median(entry.cpuUs)) : '-'} us\n`,
     );
   }
 }
@@ -557,7 +617,12 @@ const baselineScenario = (baseline: Started): Scenario => ({
 });
 
 /** The traffic ingestion scenarios of a service (`label` tells two services' apart). */
-const trafficTargets = (traffic: TrafficTarget, service: Started, label = ''): Scenario[] => [
+const trafficTargets = (
+  traffic: TrafficTarget,
+  service: Started,
+  label = '',
+  databaseCpu?: () => number | undefined,
+): Scenario[] => [
   {
     name: `GET /beacon (pixel hit, committed before 204)${label}`,
     options: traffic.beacon,
@@ -565,12 +630,14 @@ const trafficTargets = (traffic: TrafficTarget, service: Started, label = ''): S
     target: 1,
     events: 1,
     ...pidOf(service),
+    ...(databaseCpu ? { databaseCpu } : {}),
   },
   {
     name: `POST /events (${BATCH_SIZE} events per request, durable before 2xx)${label}`,
     options: traffic.batch,
     events: BATCH_SIZE,
     ...pidOf(service),
+    ...(databaseCpu ? { databaseCpu } : {}),
   },
 ];
 
@@ -882,7 +949,8 @@ async function trafficIngestion(): Promise<void> {
       const service = await spawnService(env, 'info');
       children.push(service.child);
       const traffic = await trafficScenarios(service.url);
-      const scenarios = [baselineScenario(baseline), ...trafficTargets(traffic, service, label)];
+      const local = 'DATABASE_URL' in env && postgresCpuMs() !== undefined ? postgresCpuMs : undefined;
+      const scenarios = [baselineScenario(baseline), ...trafficTargets(traffic, service, label, local)];
       const [base, ...targets] = scenarios as [Scenario, ...Scenario[]];
       const results = await runScenarios(base, targets);
       printResults(scenarios, results);
