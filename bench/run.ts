@@ -158,7 +158,9 @@ function cpuOfStat(stat: string): number {
  * CPU milliseconds of every PostgreSQL server process on this machine (postmaster, backends, WAL
  * writer...), or undefined when there is none to read (a remote server, no /proc). A beacon hit on
  * PostgreSQL costs the database server CPU too; on a small host it shares the cores with the service
- * and the load generator, which the service's own CPU time does not show.
+ * and the load generator, which the service's own CPU time does not show. Every local PostgreSQL
+ * process counts (run nothing else against it meanwhile), and a backend that exits during a run
+ * takes its CPU time out of the sum.
  */
 function postgresCpuMs(): number | undefined {
   let total = 0;

@@ -396,9 +396,10 @@ const SQLITE_ROWS_PER_INSERT = 64;
 
 /**
  * SQLite: one multi-row `INSERT ... VALUES (...), (...)` per table and up to
- * `SQLITE_ROWS_PER_INSERT` rows, prepared once for each number of rows met, run on the connection
- * the surrounding transaction holds. A statement run per row cost about a fifth of a beacon hit's
- * CPU here (better-sqlite3's call, bind, step and reset, once per row).
+ * `SQLITE_ROWS_PER_INSERT` rows, prepared once for each number of rows met (at most 64 statements a
+ * table), run on the connection the surrounding transaction holds. A statement run per row -
+ * better-sqlite3's call, bind, step and reset, once per row - was about a tenth of a pixel hit's CPU
+ * under load; a batch of 16 hits now costs 512-574 us of CPU instead of 629-657 (in process).
  */
 function sqliteWriter(client: SQLiteClient): BatchWriter {
   const columns = BATCH_TABLES.map(columnsOf);
