@@ -6,15 +6,15 @@
  * there): 503, never a 2xx for an unknown outcome, and nothing written twice behind the caller's back.
  */
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Database } from '../../db/schema.ts';
+import type { DatabaseHandle } from '../../db/database.ts';
 import {
   batchWriter,
-  commitAcknowledgement,
   IngestQueue,
   type PreparedEvent,
+  type StandaloneWriter,
+  standaloneWriter,
 } from '../../servers/features/traffic/ingest.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
 import { storedPaths } from '../helpers/traffic.ts';
@@ -35,30 +35,23 @@ const event = (siteId: string, path: string): PreparedEvent => ({
 });
 
 /**
- * The database, except that each transaction calls `started` first and, with `loseFirstAnswer`,
- * the answer of the first one that committed is lost.
+ * The service's writer of unkeyed events, except that each write calls `started` first and, with
+ * `loseFirstAnswer`, the answer of the first write that committed is lost.
  */
 function observed(
-  db: Kysely<Database>,
+  raw: DatabaseHandle['raw'],
   options: { started?: () => void; loseFirstAnswer?: boolean },
-): Kysely<Database> {
+): StandaloneWriter {
+  const write = standaloneWriter(raw);
   let lost = !options.loseFirstAnswer;
-  return new Proxy(db, {
-    get(target, prop, receiver) {
-      if (prop !== 'transaction') return Reflect.get(target, prop, receiver);
-      return () => ({
-        execute: async <T>(fn: (trx: Kysely<Database>) => Promise<T>) => {
-          options.started?.();
-          const result = await target.transaction().execute(fn);
-          if (!lost) {
-            lost = true;
-            throw new Error('Connection terminated unexpectedly');
-          }
-          return result;
-        },
-      });
-    },
-  });
+  return async (db, events, acknowledgement) => {
+    options.started?.();
+    await write(db, events, acknowledgement);
+    if (!lost) {
+      lost = true;
+      throw new Error('Connection terminated unexpectedly');
+    }
+  };
 }
 
 describe.each(dialects)('traffic ingestion queue (%s)', (dialect) => {
@@ -68,9 +61,9 @@ describe.each(dialects)('traffic ingestion queue (%s)', (dialect) => {
   });
 
   const queueOn = (database: TestDatabase, observe: Parameters<typeof observed>[1]) =>
-    new IngestQueue(observed(database.handle.db, observe), pino({ level: 'silent' }), {
+    new IngestQueue(database.handle.db, pino({ level: 'silent' }), {
       write: batchWriter(database.handle.raw),
-      atCommit: commitAcknowledgement(database.handle.raw),
+      standalone: observed(database.handle.raw, observe),
       queueMaxEvents: 1000,
       flushMaxEvents: 100,
       writeTimeoutMs: 60_000,
@@ -137,6 +130,45 @@ describe.each(dialects)('traffic ingestion queue (%s)', (dialect) => {
       .execute();
     expect(pages.map((row) => [row.path, Number(row.events)])).toEqual(paths.map((path) => [path, 2]));
     expect(await counted(siteId)).toBe(300);
+    await queue.close();
+  });
+
+  it('writes keyed and unkeyed callers of one turn in one transaction with the key, a key met again left out', async () => {
+    db = await createTestDatabase(dialect);
+    const siteId = randomUUID();
+    let standalone = 0;
+    const queue = queueOn(db, { started: () => standalone++ });
+    const claim = (key: string) => ({ operation: `test:${siteId}`, key, fingerprint: 'f', response: '{}' });
+    const outcomes = await Promise.all([
+      queue.enqueue([event(siteId, '/pixel')], undefined, 'commit'),
+      queue.enqueue([event(siteId, '/unkeyed')]),
+      queue.enqueue([event(siteId, '/keyed')], claim('k1')),
+      queue.enqueue([event(siteId, '/again')], claim('k1')),
+    ]);
+    expect(outcomes).toEqual(['written', 'written', 'written', 'duplicate']);
+    // A key to record: the write ran as the transaction that records it, not as a standalone write.
+    expect(standalone).toBe(0);
+    expect(await storedPaths((db as TestDatabase).handle.db, siteId)).toEqual([
+      '/keyed',
+      '/pixel',
+      '/unkeyed',
+    ]);
+    expect(await counted(siteId)).toBe(3);
+    const keys = await (db as TestDatabase).handle.db
+      .selectFrom('idempotency_keys')
+      .select('key')
+      .where('operation', '=', `test:${siteId}`)
+      .execute();
+    expect(keys.map((row) => row.key)).toEqual(['k1']);
+    // Without a key, the next turn's callers - a pixel hit and a batch - share one standalone write.
+    expect(
+      await Promise.all([
+        queue.enqueue([event(siteId, '/pixel-2')], undefined, 'commit'),
+        queue.enqueue([event(siteId, '/unkeyed-2')]),
+      ]),
+    ).toEqual(['written', 'written']);
+    expect(standalone).toBe(1);
+    expect(await counted(siteId)).toBe(5);
     await queue.close();
   });
 

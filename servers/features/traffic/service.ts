@@ -17,10 +17,10 @@ import { aiAgentCategories, type TrafficCategory, trafficCategories } from './ag
 import type { Classifier, Hit } from './classify.ts';
 import {
   batchWriter,
-  commitAcknowledgement,
   type DurableOutcome,
   IngestQueue,
   type PreparedEvent,
+  standaloneWriter,
 } from './ingest.ts';
 import { networkPrefix, pagePath, urlHost } from './privacy.ts';
 import { type DailyRow, rollupReads, type TrafficReads } from './rollups.ts';
@@ -95,7 +95,7 @@ export class TrafficService {
     const { traffic } = deps.config;
     this.queue = new IngestQueue(deps.db, deps.log.child({ component: 'traffic' }), {
       write: batchWriter(deps.raw),
-      atCommit: commitAcknowledgement(deps.raw),
+      standalone: standaloneWriter(deps.raw),
       queueMaxEvents: traffic.queue_max_events,
       flushMaxEvents: traffic.flush_max_events,
       writeTimeoutMs: traffic.write_timeout_ms,
