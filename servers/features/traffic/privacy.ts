@@ -4,10 +4,14 @@
  * regions, not to single out a household); never the query string of a page or a referrer (they
  * carry search terms, session ids and email addresses), only the path and the referrer's host.
  */
+import { isIPv4 } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
+/** The /24 (IPv4) or /48 (IPv6) network of an address, or null when it is none. */
 export function networkPrefix(ip: string | null | undefined): string | null {
   if (!ip) return null;
+  // A socket's peer, as every pixel hit has one: dotted decimal, the prefix its first three parts.
+  if (isIPv4(ip)) return `${ip.slice(0, ip.lastIndexOf('.'))}.0/24`;
   let address: ipaddr.IPv4 | ipaddr.IPv6;
   try {
     address = ipaddr.parse(ip.trim().replace(/^\[|\]$/g, ''));
