@@ -232,6 +232,31 @@ describe('group commit on SQLite', () => {
     }
   });
 
+  it('answers a transaction run under acknowledgeAtCommit without waiting for the transactions queued behind it', async () => {
+    const { dir, file, writer, reader } = walFile();
+    const db = new Kysely<{ t: { v: string } }>({
+      dialect: new GroupCommitSqliteDialect({ writer, reader, syncWal: (done) => done(null) }),
+    });
+    try {
+      const pixel = acknowledgeAtCommit(() =>
+        db.transaction().execute((trx) => trx.insertInto('t').values({ v: 'pixel' }).execute()),
+      );
+      // Queued on the write connection behind it, and open until the pixel's write is answered: had
+      // the two shared a COMMIT, each would wait for the other for ever.
+      const behind = db.transaction().execute(async (trx) => {
+        await trx.insertInto('t').values({ v: 'behind' }).execute();
+        await pixel;
+      });
+      await pixel;
+      expect(committedKeysOf(file)).toEqual(['pixel']);
+      await behind;
+      expect(committedKeysOf(file)).toEqual(['behind', 'pixel']);
+    } finally {
+      await db.destroy();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('checkpoints the WAL in a worker thread once commits keep coming, and closes cleanly', async () => {
     db = await createTestDatabase('sqlite');
     const { handle } = db;
