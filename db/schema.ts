@@ -603,17 +603,6 @@ export interface DeclaredDescriptorsTable {
 // `traffic.rollup_retention_days` (default 400). `day` is a UTC calendar date `YYYY-MM-DD`,
 // `hour` a UTC hour `YYYY-MM-DDTHH`; `agent` is '' where none applies (plain human visits).
 
-/**
- * Ids of traffic ingestion batches written, a day long (migration 2026-11-26T1200Z_traffic_batches),
- * by versions that retried acknowledged beacon hits after a lost answer. No longer written: every
- * caller now waits for its own write, and a failed one is answered 503, never retried. Swept
- * empty a day after an upgrade.
- */
-export interface TrafficBatchesTable {
-  id: string;
-  written_at: string;
-}
-
 /** One hit on a site, classified when received. `path` never includes the query string. */
 export interface TrafficEventsTable {
   id: Generated<number>;
@@ -1290,7 +1279,6 @@ export interface Database {
   channel_failures: ChannelFailuresTable;
   declared_descriptors: DeclaredDescriptorsTable;
   traffic_events: TrafficEventsTable;
-  traffic_batches: TrafficBatchesTable;
   traffic_daily: TrafficDailyTable;
   traffic_pages_daily: TrafficPagesDailyTable;
   traffic_hourly: TrafficHourlyTable;

@@ -497,11 +497,6 @@ export class TrafficService {
       .execute();
     const hour = new Date(now().getTime() - 7 * DAY_MS).toISOString().slice(0, 13);
     await db.deleteFrom('traffic_hourly').where('hour', '<', hour).execute();
-    // No longer written (db/schema.ts); what earlier versions wrote goes after a day.
-    await db
-      .deleteFrom('traffic_batches')
-      .where('written_at', '<', new Date(now().getTime() - DAY_MS).toISOString())
-      .execute();
     return { events };
   }
 
