@@ -395,14 +395,27 @@ const columnsOf = (table: TableWrite) => Object.keys(table.columns);
 /** Most rows one SQLite INSERT statement carries (11 columns each: far below SQLite's 32,766 parameters). */
 const SQLITE_ROWS_PER_INSERT = 64;
 
+/** The SQLite writer of each connection: its statements are prepared once, whoever writes. */
+const sqliteWriters = new WeakMap<SQLiteClient, BatchWriter>();
+
 /**
  * SQLite: one multi-row `INSERT ... VALUES (...), (...)` per table and up to
  * `SQLITE_ROWS_PER_INSERT` rows, prepared once for each number of rows met (at most 64 statements a
  * table), run on the connection the surrounding transaction holds. A statement run per row -
  * better-sqlite3's call, bind, step and reset, once per row - was about a tenth of a pixel hit's CPU
  * under load; a batch of 16 hits now costs 512-574 us of CPU instead of 629-657 (in process).
+ * One writer per connection (`sqliteWriters`): keyed and unkeyed writes share its statements.
  */
 function sqliteWriter(client: SQLiteClient): BatchWriter {
+  let writer = sqliteWriters.get(client);
+  if (!writer) {
+    writer = newSqliteWriter(client);
+    sqliteWriters.set(client, writer);
+  }
+  return writer;
+}
+
+function newSqliteWriter(client: SQLiteClient): BatchWriter {
   const columns = BATCH_TABLES.map(columnsOf);
   /** Per table, its statement for each number of rows. */
   const statements = BATCH_TABLES.map(() => new Map<number, SQLiteStatement>());
